@@ -1,0 +1,38 @@
+"""Environment replication: prim-path algebra, clone plans and plan queries (the isaaclab-cloner seed).
+
+Submodules: :mod:`~simulo_envs.cloner.path` (segment-boundary-safe path primitives, reached as
+``cloner.path.rebase(...)``), :mod:`~simulo_envs.cloner.plan` (:class:`ClonePlan` and its
+constructors), :mod:`~simulo_envs.cloner.query` (walking a plan) and
+:mod:`~simulo_envs.cloner.grid` (:func:`grid_transforms`, scalar-first quaternions).
+"""
+
+from . import path, plan, query
+from .grid import grid_transforms
+from .path import TemplateMatch, match, rebase, relative_to, relativize, split, under
+from .plan import (
+    DEFAULT_ENV_TEMPLATE,
+    CloneCfg,
+    ClonePlan,
+    InclusionSet,
+    clone_plan_from_env_0,
+    make_clone_plan,
+    make_valid_clone_combinations,
+    num_spawn_variants,
+    random,
+    sequential,
+)
+from .query import iter_sources, path_env_ids, path_to_clone, path_to_source
+
+__all__ = [
+    # path
+    "TemplateMatch", "split", "match", "relative_to", "under", "rebase", "relativize",
+    # plan
+    "DEFAULT_ENV_TEMPLATE", "ClonePlan", "CloneCfg", "InclusionSet", "num_spawn_variants",
+    "make_valid_clone_combinations", "sequential", "random", "make_clone_plan", "clone_plan_from_env_0",
+    # query
+    "path_env_ids", "path_to_clone", "path_to_source", "iter_sources",
+    # grid
+    "grid_transforms",
+    # submodules
+    "path", "plan", "query",
+]
