@@ -80,10 +80,8 @@ class ClonePlan:
             raise TypeError("ClonePlan.clone_mask must be a 2-D bool tensor [rows, num_clones]")
         rows, n = mask.shape
         if len(self.sources) != rows or len(self.destinations) != rows:
-            raise ValueError(
-                f"ClonePlan: {len(self.sources)} sources and {len(self.destinations)} destinations "
-                f"for a clone_mask with {rows} rows; all three must agree"
-            )
+            raise ValueError(f"ClonePlan: {len(self.sources)} sources and {len(self.destinations)} "
+                             f"destinations for a clone_mask with {rows} rows; all three must agree")
         for s in self.sources:
             pth.relative_to(s, "/")  # type/emptiness check of every source path
         for d in self.destinations:
@@ -155,13 +153,8 @@ def sequential(combos: torch.Tensor, num_clones: int, device: str | torch.device
     return combos[idx].to(device)
 
 
-def random(
-    combos: torch.Tensor,
-    num_clones: int,
-    device: str | torch.device = "cpu",
-    *,
-    generator: torch.Generator | None = None,
-) -> torch.Tensor:
+def random(combos: torch.Tensor, num_clones: int, device: str | torch.device = "cpu", *,
+           generator: torch.Generator | None = None) -> torch.Tensor:
     """Clone strategy: each env draws a combination uniformly, with replacement.
 
     Args:
@@ -241,14 +234,10 @@ def num_spawn_variants(spawn_cfg: Any) -> int:
     return len(variants)
 
 
-def make_valid_clone_combinations(
-    asset_names: Sequence[str],
-    variant_counts: Sequence[int],
-    clone_combinations: Sequence[InclusionSet] | None = None,
-    device: str | torch.device = "cpu",
-    *,
-    all_asset_names: Sequence[str] | None = None,
-) -> torch.Tensor:
+def make_valid_clone_combinations(asset_names: Sequence[str], variant_counts: Sequence[int],
+                                  clone_combinations: Sequence[InclusionSet] | None = None,
+                                  device: str | torch.device = "cpu", *,
+                                  all_asset_names: Sequence[str] | None = None) -> torch.Tensor:
     """Build the weighted table of valid variant combinations.
 
     Each combination expands to the cartesian product of its active assets' variants. With
@@ -326,9 +315,9 @@ def _env_scoped_destination(cfg: Any, env_template: str) -> str | None:
 
 def _check_table(what: str, table: torch.Tensor, counts: list[int]) -> None:
     """Raise ValueError unless ``table`` is int ``[rows, len(counts)]`` with column ``g`` in ``-1..counts[g]-1``."""
-    if not isinstance(table, torch.Tensor) or table.ndim != 2 or table.shape[1] != len(counts):
+    if not isinstance(table, torch.Tensor) or table.ndim != 2 or table.shape[1] != len(counts) or not len(table):
         shape = tuple(table.shape) if isinstance(table, torch.Tensor) else type(table).__name__
-        raise ValueError(f"make_clone_plan: {what} must be an int tensor [rows, {len(counts)}], got {shape}")
+        raise ValueError(f"make_clone_plan: {what} must be an int tensor [rows >= 1, {len(counts)}], got {shape}")
     for g, n in enumerate(counts):
         if ((table[:, g] < -1) | (table[:, g] >= n)).any():
             raise ValueError(f"make_clone_plan: {what} column {g} holds a variant outside -1..{n - 1}")
@@ -357,7 +346,8 @@ def make_clone_plan(
     Each variant's prototype is its first populated env: its source is the template filled
     with that env id. Every cfg that enters the plan is mutated: ``cfg.spawn_paths``
     becomes a tuple with one source path per variant (None for a variant no env uses) and
-    ``cfg.spawn_path`` the first non-None of them, so the asset constructor spawns there.
+    ``cfg.spawn_path`` the first non-None of them, so the asset constructor spawns there. A
+    variant no env uses still owns a row, with an all-False mask and env 0's slot as source.
 
     Args:
         cfgs: asset cfgs with resolved ``prim_path`` (no macros) and ``spawn``.
@@ -424,15 +414,8 @@ def make_clone_plan(
     return ClonePlan(tuple(sources), tuple(destinations), clone_mask, env_ids, positions, cfg_rows)
 
 
-def clone_plan_from_env_0(
-    source: str,
-    destination: str,
-    num_clones: int,
-    device: str | torch.device = "cpu",
-    positions: torch.Tensor | None = None,
-    *,
-    cfgs: Iterable[Any] = (),
-) -> ClonePlan:
+def clone_plan_from_env_0(source: str, destination: str, num_clones: int, device: str | torch.device = "cpu",
+                          positions: torch.Tensor | None = None, *, cfgs: Iterable[Any] = ()) -> ClonePlan:
     """A one-row plan: every env ``0 .. num_clones - 1`` is a copy of ``source``.
 
     Args:
