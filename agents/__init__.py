@@ -1,0 +1,1 @@
+"""Robot agents, installed as simulo_envs.agents."""

@@ -1,0 +1,21 @@
+"""simulo_envs: Gymnasium-compatible, vectorized robot-learning environments on SAPIEN 3 PhysX.
+
+``import simulo_envs`` registers the task suite, so ``gym.make("FrankaLift-v1", num_envs=4)``
+works (as does ``gym.make("simulo_envs:FrankaLift-v1")``).
+"""
+
+from simulo_envs.authoring import Capsule, Cuboid, Cylinder, Material, Physics, Pose, PrimitiveShape, Sphere
+from simulo_envs.envs import BaseEnv, make
+from simulo_envs.prop import Prop, PropProtocol, PropState, PropStateProtocol
+from simulo_envs.robot import Robot, RobotState
+from simulo_envs.scene import Scene
+from simulo_envs.sim.config import SimConfig
+
+from simulo_envs import tasks as _tasks  # noqa: E402,F401  (registers the tasks)
+
+__version__ = "0.1.0"
+__all__ = [
+    "Pose", "Physics", "Material", "Cuboid", "Sphere", "Cylinder", "Capsule", "PrimitiveShape",
+    "Prop", "PropProtocol", "PropState", "PropStateProtocol", "Robot", "RobotState", "Scene",
+    "SimConfig", "BaseEnv", "make",
+]

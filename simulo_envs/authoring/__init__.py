@@ -1,0 +1,7 @@
+"""Authoring types: plain data describing what to simulate. Nothing here touches SAPIEN."""
+
+from simulo_envs.authoring.physics import DEFAULT_DENSITY, Material, Physics
+from simulo_envs.authoring.pose import Pose
+from simulo_envs.authoring.shapes import Capsule, Cuboid, Cylinder, PrimitiveShape, Sphere
+
+__all__ = ["Pose", "Physics", "Material", "Cuboid", "Sphere", "Cylinder", "Capsule", "PrimitiveShape", "DEFAULT_DENSITY"]

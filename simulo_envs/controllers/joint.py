@@ -1,0 +1,82 @@
+"""PD joint-position controllers: actions become PD drive targets of a ``Robot``.
+
+A controller owns a set of joints (by name) and maps its slice of the action to their drive
+targets. PhysX's joint drives do the PD control; the gains live on the robot spec.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import torch
+
+
+@dataclass(frozen=True)
+class JointPosConfig:
+    """Position control of ``joint_names``.
+
+    Attributes:
+        joint_names: the joints this controller drives, in action order.
+        lower / upper: action range in joint units (rad or m). For ``use_delta`` the range of the
+            per-step increment; for absolute control ``None`` means the joint limits.
+        use_delta: targets are ``current qpos + action`` (ManiSkill's ``use_target=False``) instead of
+            the action itself.
+        normalize_action: the action space is ``[-1, 1]`` and maps linearly onto ``[lower, upper]``.
+        mimic: one action drives every joint in ``joint_names`` to the same target (a parallel gripper).
+    """
+
+    joint_names: Sequence[str]
+    lower: Optional[float]
+    upper: Optional[float]
+    use_delta: bool = False
+    normalize_action: bool = True
+    mimic: bool = False
+
+
+class JointPosController:
+    """Runtime of one ``JointPosConfig`` on an attached robot.
+
+    Args:
+        config: the controller's settings.
+        robot: the attached ``Robot``.
+    Raises:
+        KeyError: a joint name the robot does not have.
+    """
+
+    def __init__(self, config: JointPosConfig, robot):
+        self.config = config
+        names = robot.joint_names
+        missing = [j for j in config.joint_names if j not in names]
+        if missing:
+            raise KeyError(f"robot {robot.name!r} has no joints {missing}; joints: {names}")
+        self.joint_index = torch.tensor([names.index(j) for j in config.joint_names], dtype=torch.long)
+        limits = robot.qlimits[self.joint_index].to(torch.float32)
+        self.qlim_low, self.qlim_high = limits[:, 0].clone(), limits[:, 1].clone()
+        if config.lower is None or config.upper is None:
+            if config.use_delta or config.mimic:
+                raise ValueError("a delta or mimic controller needs explicit lower/upper bounds")
+            low, high = self.qlim_low.clone(), self.qlim_high.clone()
+        else:
+            width = 1 if config.mimic else len(config.joint_names)
+            low = torch.full((width,), float(config.lower))
+            high = torch.full((width,), float(config.upper))
+        self.target_low, self.target_high = low, high
+        self.action_dim = low.shape[0]
+        if config.normalize_action:
+            self.action_low = -torch.ones(self.action_dim)
+            self.action_high = torch.ones(self.action_dim)
+        else:
+            self.action_low, self.action_high = low.clone(), high.clone()
+
+    def targets(self, action: torch.Tensor, qpos: torch.Tensor) -> torch.Tensor:
+        """Drive targets ``(N, len(joint_names))`` from a clipped action slice ``(N, action_dim)``
+        and the current ``qpos`` ``(N, dof)``; delta targets are clipped to the joint limits."""
+        cfg = self.config
+        if cfg.normalize_action:
+            action = self.target_low + (action + 1.0) * (0.5 * (self.target_high - self.target_low))
+        if cfg.mimic:
+            return action.expand(-1, len(cfg.joint_names))
+        if cfg.use_delta:
+            return torch.clamp(qpos[:, self.joint_index] + action, self.qlim_low, self.qlim_high)
+        return action

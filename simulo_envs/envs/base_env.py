@@ -1,0 +1,448 @@
+"""``BaseEnv``: the batched Gymnasium environment every task subclasses (maniskill-baseenv seed).
+
+Lifecycle (a task overrides the hooks, in this order)::
+
+    __init__ -> _reconfigure: Scene -> _load_agent -> _load_scene -> _load_lighting -> attach backend
+    reset(seed, options) -> _initialize_episode(env_idx, options) for the reset envs only
+    step(action) -> _before_control_step -> agent.set_action -> sim_steps_per_control x
+                    (_before_simulation_step, PhysX step, _after_simulation_step)
+                 -> _after_control_step -> evaluate -> obs, reward, terminated, truncated, info
+
+Everything is batched over ``num_envs``: observations, rewards, ``terminated`` and
+``truncated`` have the env dimension first, on ``env.device``.
+
+Episode end (Gymnasium's contract, per env):
+- ``terminated[i]``: env ``i`` reached a terminal state of the task (``info["success"]`` or
+  ``info["fail"]``); the value of later states is zero.
+- ``truncated[i]``: env ``i`` ran ``max_episode_steps`` steps without terminating (a time-out,
+  not a terminal state); bootstrap from its value.
+The env does not reset by itself: reset the done envs with
+``reset(options={"env_idx": done_ids})`` (a partial reset), or use the vector wrapper's autoreset.
+Per-env truncation happens inside the env (``max_episode_steps``, a registration keyword).
+``gym.make(id, max_episode_steps=k)`` is intercepted by gymnasium, which adds its own
+``TimeLimit`` wrapper (one counter for all envs, a Python bool): to change the per-env limit use
+``gym.make_vec(id, num_envs, vectorization_mode="vector_entry_point", max_episode_steps=k)``
+(forwarded to the env) or ``simulo_envs.make(id, max_episode_steps=k)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence, Union
+
+import gymnasium as gym
+import numpy as np
+import torch
+from gymnasium.vector.utils import batch_space
+
+from simulo_envs.env_ids import normalize_env_ids
+from simulo_envs.envs.observations import flatten_obs, space_from_obs
+from simulo_envs.envs.rng import BatchedRNG
+from simulo_envs.scene import Scene
+from simulo_envs.sim import make_backend, resolve_backend_name
+from simulo_envs.sim.config import SimConfig
+
+
+class BaseEnv(gym.Env):
+    """Superclass of simulo_envs tasks.
+
+    Args:
+        num_envs: parallel envs, stepped together (CPU or GPU).
+        obs_mode: ``"state"`` (flat float32 ``(N, D)``), ``"state_dict"`` (nested dict of tensors)
+            or ``"none"`` (empty dict).
+        reward_mode: ``"dense"``, ``"normalized_dense"`` (in [0, 1]), ``"sparse"`` (+1 success,
+            -1 fail, else 0) or ``"none"`` (zeros).
+        control_mode: the agent's control mode; None takes the agent's default.
+        render_mode: None (rendering lands with the cameras issue).
+        sim_config: a dict of ``SimConfig`` fields overriding the task's defaults, or a ``SimConfig``.
+        sim_backend: ``"auto"``, ``"physx_cpu"`` (``"physx_cuda"`` is not built yet).
+        max_episode_steps: per-env truncation limit; None takes the task's default.
+
+    Raises:
+        ValueError: an unknown mode or bad ``num_envs`` / ``sim_config``.
+    """
+
+    SUPPORTED_OBS_MODES = ("state", "state_dict", "none")
+    SUPPORTED_REWARD_MODES = ("normalized_dense", "dense", "sparse", "none")
+    SUPPORTED_RENDER_MODES: tuple[str, ...] = ()
+    metadata: dict[str, Any] = {"render_modes": []}
+
+    default_sim_config = SimConfig()
+    default_max_episode_steps: Optional[int] = None
+
+    def __init__(
+        self,
+        num_envs: int = 1,
+        obs_mode: str = "state",
+        reward_mode: str = "dense",
+        control_mode: Optional[str] = None,
+        render_mode: Optional[str] = None,
+        sim_config: Union[None, dict, SimConfig] = None,
+        sim_backend: str = "auto",
+        max_episode_steps: Optional[int] = None,
+    ):
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
+            raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
+        if obs_mode not in self.SUPPORTED_OBS_MODES:
+            raise ValueError(f"obs_mode {obs_mode!r} not supported; choose from {self.SUPPORTED_OBS_MODES}")
+        if reward_mode not in self.SUPPORTED_REWARD_MODES:
+            raise ValueError(f"reward_mode {reward_mode!r} not supported; choose from {self.SUPPORTED_REWARD_MODES}")
+        if render_mode is not None and render_mode not in self.SUPPORTED_RENDER_MODES:
+            raise ValueError(f"render_mode {render_mode!r} not supported; choose from {self.SUPPORTED_RENDER_MODES} or None")
+        limit = self.default_max_episode_steps if max_episode_steps is None else max_episode_steps
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 1):
+            raise ValueError(f"max_episode_steps must be an int >= 1 or None, got {limit!r}")
+        self.num_envs = int(num_envs)
+        self.obs_mode = obs_mode
+        self.reward_mode = reward_mode
+        self.render_mode = render_mode
+        self.max_episode_steps = None if limit is None else int(limit)
+        self.sim_config = self.default_sim_config.merged(sim_config)
+        self.sim_backend = resolve_backend_name(sim_backend)
+        self.device = torch.device("cpu")
+        self._requested_control_mode = control_mode
+        self._closed = False
+        self._backend = None
+        self._rng = BatchedRNG(self.num_envs)
+        self._elapsed_steps = torch.zeros(self.num_envs, dtype=torch.int32, device=self.device)
+        self._reconfigure({})
+        self.single_action_space = self.agent.single_action_space
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+        self._action_low = torch.from_numpy(self.single_action_space.low).to(self.device)
+        self._action_high = torch.from_numpy(self.single_action_space.high).to(self.device)
+        obs, _ = self.reset()
+        self._init_raw_obs = obs
+        self.single_observation_space = space_from_obs(obs, batched=False)
+        self.observation_space = space_from_obs(obs, batched=True)
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def control_mode(self) -> str:
+        """The agent's control mode."""
+        return self.agent.control_mode
+
+    @property
+    def sim_freq(self) -> int:
+        """Physics rate [Hz]."""
+        return self.sim_config.sim_freq
+
+    @property
+    def control_freq(self) -> int:
+        """Env step rate [Hz]."""
+        return self.sim_config.control_freq
+
+    @property
+    def control_timestep(self) -> float:
+        """Seconds of simulated time per env step."""
+        return 1.0 / self.sim_config.control_freq
+
+    @property
+    def elapsed_steps(self) -> torch.Tensor:
+        """int32 (N,) steps since each env's last reset; fresh."""
+        return self._elapsed_steps.clone()
+
+    @property
+    def backend(self):
+        """The simulation backend (``simulo_envs.sim``): the only object that talks to SAPIEN."""
+        return self._backend
+
+    @property
+    def episode_rng(self) -> BatchedRNG:
+        """Per-env random streams for ``_initialize_episode`` (see ``BatchedRNG``)."""
+        return self._rng
+
+    # ------------------------------------------------------------------ hooks for tasks
+    def _load_agent(self, options: dict) -> None:
+        """Create ``self.agent`` and add its robot to ``self.scene``."""
+        raise NotImplementedError
+
+    def _load_scene(self, options: dict) -> None:
+        """Add props (``self.scene.add``) and global things (ground)."""
+
+    def _load_lighting(self, options: dict) -> None:
+        """Add lights (used once rendering exists)."""
+
+    def _after_reconfigure(self, options: dict) -> None:
+        """Runs after the scene is attached to a backend."""
+
+    def _initialize_episode(self, env_idx: torch.Tensor, options: dict) -> None:
+        """Set the initial state of the envs in ``env_idx`` (int64 (k,)) only."""
+
+    def evaluate(self) -> dict:
+        """Task predicates, batched: ``{"success": bool (N,), "fail": bool (N,), ...}``."""
+        return {}
+
+    def compute_dense_reward(self, obs: Any, action: torch.Tensor, info: dict) -> torch.Tensor:
+        raise NotImplementedError(f"{type(self).__name__} has no dense reward")
+
+    def compute_normalized_dense_reward(self, obs: Any, action: torch.Tensor, info: dict) -> torch.Tensor:
+        raise NotImplementedError(f"{type(self).__name__} has no normalized dense reward")
+
+    def compute_sparse_reward(self, obs: Any, action: torch.Tensor, info: dict) -> torch.Tensor:
+        """+1 where ``info["success"]``, -1 where ``info["fail"]``, else 0; float32 (N,)."""
+        reward = torch.zeros(self.num_envs, device=self.device)
+        if "success" in info:
+            reward = reward + info["success"].to(torch.float32)
+        if "fail" in info:
+            reward = reward - info["fail"].to(torch.float32)
+        return reward
+
+    def _get_obs_agent(self) -> dict:
+        """Proprioception: ``{"qpos": (N, dof), "qvel": (N, dof)}``."""
+        state = self.agent.robot.state
+        return {"qpos": state.qpos, "qvel": state.qvel}
+
+    def _get_obs_extra(self, info: dict) -> dict:
+        """Task observations (env-local frame), a dict of (N, ...) tensors."""
+        return {}
+
+    def _before_control_step(self) -> None: ...
+
+    def _after_control_step(self) -> None: ...
+
+    def _before_simulation_step(self) -> None: ...
+
+    def _after_simulation_step(self) -> None: ...
+
+    # ------------------------------------------------------------------ reconfigure
+    def _reconfigure(self, options: dict) -> None:
+        if self._backend is not None:
+            self._backend.close()
+        self.scene = Scene(self.num_envs, self.sim_config.env_spacing, self.device)
+        self._load_agent(options)
+        self._load_scene(options)
+        self._load_lighting(options)
+        origins = self.scene.env_origins.cpu().numpy()
+        self._backend = make_backend(self.sim_backend, self.num_envs, origins, self.sim_config)
+        self.scene.attach(self._backend)
+        self.agent.on_attached()
+        self._env_origins = self.scene.env_origins
+        self._after_reconfigure(options)
+        self._sim_hooks = self._overridden_sim_hooks()
+
+    def _overridden_sim_hooks(self):
+        base = BaseEnv
+        before = self._before_simulation_step if type(self)._before_simulation_step is not base._before_simulation_step else None
+        after = self._after_simulation_step if type(self)._after_simulation_step is not base._after_simulation_step else None
+        return before, after
+
+    # ------------------------------------------------------------------ reset
+    def reset(self, seed: Union[None, int, Sequence[int]] = None, options: Optional[dict] = None):
+        """Reset all envs, or only ``options["env_idx"]``.
+
+        Args:
+            seed: None (each env's stream continues), an int ``s`` (env ``i`` restarts its stream
+                at ``s + i``, so env ``k`` of a batch matches a single env seeded ``s + k``), or
+                one int per reset env.
+            options: ``"env_idx"``: envs to reset (any ``env_ids`` form; default all). Envs not
+                listed keep their state bit for bit. ``"reconfigure"``: True rebuilds the scene
+                (all envs). Other keys are passed to ``_initialize_episode``.
+
+        Returns:
+            ``(obs, info)`` for all envs; ``info["reconfigure"]`` says whether the scene was rebuilt.
+
+        Raises:
+            IndexError/ValueError/TypeError: bad ``env_idx``; ValueError: a seed list of the wrong length.
+        """
+        super().reset(seed=None)
+        self._require_open()
+        options = dict(options or {})
+        env_idx = normalize_env_ids(options.pop("env_idx", None), self.num_envs, "options['env_idx']")
+        reconfigure = bool(options.pop("reconfigure", False))
+        seeds = self._seeds_for(seed, env_idx)
+        if reconfigure:
+            env_idx = np.arange(self.num_envs)
+            self._reconfigure(options)
+        if seeds is not None:
+            self._rng.seed(env_idx, seeds)
+        idx = torch.from_numpy(env_idx).to(self.device)
+        if len(env_idx):
+            self._elapsed_steps[idx] = 0
+            self._initialize_episode(idx, options)
+        info = self.get_info()
+        obs = self.get_obs(info)
+        info["reconfigure"] = reconfigure
+        return obs, info
+
+    def _seeds_for(self, seed, env_idx: np.ndarray) -> Optional[list[int]]:
+        if seed is None:
+            return None
+        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+            return [int(seed) + int(i) for i in env_idx]
+        seeds = [int(s) for s in np.asarray(seed).reshape(-1)]
+        if len(seeds) != len(env_idx):
+            raise ValueError(f"reset: got {len(seeds)} seeds for {len(env_idx)} envs being reset")
+        return seeds
+
+    # ------------------------------------------------------------------ step
+    def step(self, action):
+        """Apply ``action`` to every env and advance ``sim_steps_per_control`` physics steps.
+
+        Args:
+            action: ``(N, action_dim)`` (or ``(action_dim,)`` when ``num_envs == 1``), torch or
+                numpy; clipped to ``action_space``. None steps physics with the previous targets.
+
+        Returns:
+            ``obs``, ``reward`` float32 (N,), ``terminated`` bool (N,), ``truncated`` bool (N,), ``info``.
+
+        Raises:
+            ValueError: wrong action shape or a NaN/inf entry; nothing is simulated.
+        """
+        self._require_open()
+        action = self._prepare_action(action)
+        self._before_control_step()
+        if action is not None:
+            self.agent.set_action(action)
+        before, after = self._sim_hooks
+        self._backend.step(self.sim_config.sim_steps_per_control, before, after)
+        self._after_control_step()
+        self._elapsed_steps += 1
+        info = self.get_info()
+        obs = self.get_obs(info)
+        reward = self.get_reward(obs, action, info)
+        terminated = self._terminated(info)
+        if self.max_episode_steps is None:
+            truncated = self._false()
+        else:
+            truncated = (self._elapsed_steps >= self.max_episode_steps) & ~terminated
+        return obs, reward, terminated, truncated, info
+
+    def _terminated(self, info: dict) -> torch.Tensor:
+        success, fail = info.get("success"), info.get("fail")
+        if success is None and fail is None:
+            return self._false()
+        if fail is None:
+            return success.clone()
+        if success is None:
+            return fail.clone()
+        return success | fail
+
+    def _false(self) -> torch.Tensor:
+        return torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+
+    def _prepare_action(self, action) -> Optional[torch.Tensor]:
+        if action is None:
+            return None
+        if not isinstance(action, torch.Tensor):
+            try:
+                action = torch.as_tensor(np.asarray(action, dtype=np.float32))
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"action must be numeric, shape ({self.num_envs}, {self.single_action_space.shape[0]}): {exc}") from None
+        action = action.to(self.device, torch.float32)
+        dim = self.single_action_space.shape[0]
+        if action.shape == (dim,) and self.num_envs == 1:
+            action = action.unsqueeze(0)
+        if action.shape != (self.num_envs, dim):
+            raise ValueError(f"action must have shape ({self.num_envs}, {dim}), got {tuple(action.shape)}")
+        if not torch.isfinite(action).all():
+            raise ValueError("action contains NaN or inf; no env was stepped")
+        return torch.clamp(action, self._action_low, self._action_high)
+
+    # ------------------------------------------------------------------ obs / info / reward
+    def get_info(self) -> dict:
+        """``evaluate()`` plus ``"elapsed_steps"`` (int32 (N,))."""
+        info = self.evaluate()
+        info["elapsed_steps"] = self._elapsed_steps.clone()
+        return info
+
+    def get_obs(self, info: Optional[dict] = None, unflattened: bool = False):
+        """The observation of every env in ``obs_mode`` (``unflattened=True``: the state dict)."""
+        if info is None:
+            info = self.get_info()
+        if self.obs_mode == "none":
+            return {}
+        obs = {"agent": self._get_obs_agent(), "extra": self._get_obs_extra(info)}
+        if self.obs_mode == "state" and not unflattened:
+            return flatten_obs(obs)
+        return obs
+
+    def get_reward(self, obs, action, info) -> torch.Tensor:
+        """float32 (N,) reward of ``reward_mode``."""
+        mode = self.reward_mode
+        if mode == "dense":
+            return self.compute_dense_reward(obs, action, info)
+        if mode == "normalized_dense":
+            return self.compute_normalized_dense_reward(obs, action, info)
+        if mode == "sparse":
+            return self.compute_sparse_reward(obs, action, info)
+        return torch.zeros(self.num_envs, device=self.device)
+
+    # ------------------------------------------------------------------ state
+    def _state_objects(self):
+        from simulo_envs.prop import Prop
+
+        props = {p: o for p, o in self.scene.objects.items() if isinstance(o, Prop)}
+        robots = {p: o for p, o in self.scene.objects.items() if not isinstance(o, Prop)}
+        return props, robots
+
+    def get_state_dict(self) -> dict:
+        """``{"actors": {path: (N, 13)}, "articulations": {path: (N, 13 + 2 dof)}}``, world frame.
+
+        Actor rows: ``[pose(7), linear velocity(3), angular velocity(3)]``; articulation rows:
+        ``[root pose(7), root velocity(6, zero for a fixed base), qpos, qvel]``. Fresh tensors.
+        """
+        props, robots = self._state_objects()
+        actors = {p: torch.cat([o.state.pose, o.state.linear_velocity, o.state.angular_velocity], 1) for p, o in props.items()}
+        arts = {}
+        for p, r in robots.items():
+            s = r.state
+            arts[p] = torch.cat([s.root_pose, torch.zeros(self.num_envs, 6, device=self.device), s.qpos, s.qvel], 1)
+        return {"actors": actors, "articulations": arts}
+
+    def set_state_dict(self, state: dict, env_idx=None) -> None:
+        """Write a state dict (rows = ``len(env_idx)``, or N) into ``env_idx`` (None: all).
+
+        Raises:
+            KeyError: a missing path; ValueError: wrong shapes or NaN (nothing written).
+        """
+        ids = normalize_env_ids(env_idx, self.num_envs, "env_idx")
+        props, robots = self._state_objects()
+        for p in props:
+            if state["actors"][p].shape != (len(ids), 13):
+                raise ValueError(f"state['actors'][{p!r}] must be ({len(ids)}, 13)")
+        for p, r in robots.items():
+            if state["articulations"][p].shape != (len(ids), 13 + 2 * r.dof):
+                raise ValueError(f"state['articulations'][{p!r}] must be ({len(ids)}, {13 + 2 * r.dof})")
+        for p, o in props.items():
+            row = torch.as_tensor(state["actors"][p])
+            o.set_pose(row[:, :7], ids)
+            o.set_velocity(row[:, 7:13], ids)
+        for p, r in robots.items():
+            row = torch.as_tensor(state["articulations"][p])
+            r.set_qpos(row[:, 13:13 + r.dof], ids)
+            r.set_qvel(row[:, 13 + r.dof:], ids)
+            r.set_drive_targets(row[:, 13:13 + r.dof], ids)
+
+    def get_state(self) -> torch.Tensor:
+        """The state dict flattened to float32 (N, D), actors then articulations, in scene order."""
+        sd = self.get_state_dict()
+        return torch.cat([*sd["actors"].values(), *sd["articulations"].values()], dim=1)
+
+    def set_state(self, state, env_idx=None) -> None:
+        """Inverse of ``get_state`` for ``env_idx`` (rows = ``len(env_idx)``)."""
+        state = torch.as_tensor(state, dtype=torch.float32)
+        props, robots = self._state_objects()
+        sd, col = {"actors": {}, "articulations": {}}, 0
+        for p in props:
+            sd["actors"][p] = state[:, col:col + 13]
+            col += 13
+        for p, r in robots.items():
+            w = 13 + 2 * r.dof
+            sd["articulations"][p] = state[:, col:col + w]
+            col += w
+        if state.ndim != 2 or state.shape[1] != col:
+            raise ValueError(f"state must have shape (k, {col}), got {tuple(state.shape)}")
+        self.set_state_dict(sd, env_idx)
+
+    # ------------------------------------------------------------------ close
+    def close(self) -> None:
+        """Release the simulation; calling it again does nothing."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._backend is not None:
+            self._backend.close()
+            self._backend = None
+
+    def _require_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("this env is closed; make a new one")

@@ -1,0 +1,41 @@
+"""Flattening observation dicts and deriving Gymnasium spaces from a sample observation."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from gymnasium import spaces
+
+
+def flatten_obs(obs: dict) -> torch.Tensor:
+    """Concatenate every leaf tensor of a nested dict along dim 1, depth first in key order.
+
+    Leaves of shape ``(N,)`` count as one column; ``(N, a, b)`` leaves are flattened. Bool and
+    integer leaves become float32. Returns float32 ``(N, D)``.
+    """
+    leaves: list[torch.Tensor] = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            for value in node.values():
+                walk(value)
+        else:
+            leaf = node if node.ndim > 1 else node.unsqueeze(1)
+            leaves.append(leaf.reshape(leaf.shape[0], -1).to(torch.float32))
+
+    walk(obs)
+    return torch.cat(leaves, dim=1)
+
+
+def space_from_obs(obs, batched: bool) -> spaces.Space:
+    """A Box (or Dict of Boxes) matching a batched observation; ``batched=False`` drops dim 0."""
+    if isinstance(obs, dict):
+        return spaces.Dict({k: space_from_obs(v, batched) for k, v in obs.items()})
+    shape = tuple(obs.shape) if batched else tuple(obs.shape[1:])
+    if obs.dtype == torch.bool:
+        return spaces.Box(0, 1, shape=shape, dtype=np.bool_)
+    if obs.dtype in (torch.uint8,):
+        return spaces.Box(0, 255, shape=shape, dtype=np.uint8)
+    if not torch.is_floating_point(obs):
+        return spaces.Box(np.iinfo(np.int32).min, np.iinfo(np.int32).max, shape=shape, dtype=np.int32)
+    return spaces.Box(-np.inf, np.inf, shape=shape, dtype=np.float32)

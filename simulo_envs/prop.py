@@ -1,0 +1,239 @@
+"""``Prop``: a rigid body whose batched pose and velocity you read and write per ``env_ids``.
+
+Implements the ``simulo-prop.txt`` contract. A Prop never holds a SAPIEN object: once the
+scene attaches it, it holds a group id in the backend's state buffers, and every read and
+write goes through the backend (DESIGN.md, Data flow).
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Protocol, Sequence, runtime_checkable
+
+import numpy as np
+import torch
+
+from simulo_envs.authoring import Capsule, Cuboid, Cylinder, PrimitiveShape, Sphere
+from simulo_envs.env_ids import EnvIds, normalize_env_ids
+from simulo_envs.tensors import as_float_array, normalized_poses
+
+_SHAPE_TYPES = (Cuboid, Sphere, Cylinder, Capsule)
+
+
+@runtime_checkable
+class PropStateProtocol(Protocol):
+    """The live state of a prop: batched over envs, world frame, fresh tensors."""
+
+    @property
+    def pose(self) -> torch.Tensor: ...
+
+    @property
+    def linear_velocity(self) -> torch.Tensor: ...
+
+    @property
+    def angular_velocity(self) -> torch.Tensor: ...
+
+
+@runtime_checkable
+class PropProtocol(Protocol):
+    """The prop authoring contract (``simulo-prop.txt``)."""
+
+    @property
+    def shape(self) -> PrimitiveShape: ...
+
+    @property
+    def name(self) -> Optional[str]: ...
+
+    @property
+    def path(self) -> Optional[str]: ...
+
+    @property
+    def state(self) -> PropStateProtocol: ...
+
+    @property
+    def default_pose(self) -> torch.Tensor: ...
+
+    def set_pose(self, pose, env_ids=None) -> None: ...
+
+    def set_velocity(self, velocity, env_ids=None) -> None: ...
+
+    def reset(self, env_ids=None) -> None: ...
+
+
+class PropState:
+    """Live prop state, read straight through to the backend's buffers.
+
+    Every member returns a fresh float32 tensor on the env's device (writing to it changes
+    nothing in the simulation) and raises RuntimeError until the prop is attached.
+    """
+
+    __slots__ = ("_prop",)
+
+    def __init__(self, prop: "Prop"):
+        self._prop = prop
+
+    def _body(self) -> torch.Tensor:
+        prop = self._prop
+        backend = prop._require_attached()
+        return torch.from_numpy(backend.rigid_state(prop._gid)).to(prop._device)
+
+    @property
+    def pose(self) -> torch.Tensor:
+        """(num_envs, 7) ``[x, y, z, qw, qx, qy, qz]``, world frame, m; fresh."""
+        return self._body()[:, :7]
+
+    @property
+    def linear_velocity(self) -> torch.Tensor:
+        """(num_envs, 3) ``[vx, vy, vz]`` of the centre of mass, world frame, m/s; fresh."""
+        return self._body()[:, 7:10]
+
+    @property
+    def angular_velocity(self) -> torch.Tensor:
+        """(num_envs, 3) ``[wx, wy, wz]``, world frame, rad/s; fresh."""
+        return self._body()[:, 10:13]
+
+
+class Prop:
+    """A rigid body built from one primitive shape, cloned into every env.
+
+    Args:
+        shape: a ``Cuboid``, ``Sphere``, ``Cylinder`` or ``Capsule``. Its ``pose`` is the spawn
+            pose in the env-local frame (relative to each env's origin).
+
+    Raises:
+        TypeError: ``shape`` is not one of the primitive shapes.
+
+    Example (the seed's franka_lift)::
+
+        block = Prop(Cuboid(name="Block", size=(0.05, 0.05, 0.05),
+                            pose=Pose(position=[0.5, 0.0, 0.025]), physics=Physics.rigid(mass=0.05)))
+        scene.add(block, at="/World/Block")
+    """
+
+    def __init__(self, shape: PrimitiveShape):
+        if not isinstance(shape, _SHAPE_TYPES):
+            raise TypeError(f"Prop needs a Cuboid, Sphere, Cylinder or Capsule, got {type(shape).__name__}")
+        self._shape = shape
+        self._name: Optional[str] = shape.name
+        self._path: Optional[str] = None
+        self._state = PropState(self)
+        self._backend = None
+        self._gid: Optional[int] = None
+        self._num_envs = 0
+        self._device = torch.device("cpu")
+        self._default_pose: Optional[torch.Tensor] = None
+
+    # ------------------------------------------------------------------ identity
+    @property
+    def shape(self) -> PrimitiveShape:
+        """The primitive shape this prop spawns; its pose is the env-local spawn pose."""
+        return self._shape
+
+    @property
+    def name(self) -> Optional[str]:
+        """Prop name: the shape's, or the last segment of the path the scene gave it."""
+        return self._name
+
+    @property
+    def path(self) -> Optional[str]:
+        """Scene path of the prototype (e.g. ``"/World/Block"``); None until added to a scene.
+        The clone in env ``i`` lives at ``/World/envs/env_{i}/Block``."""
+        return self._path
+
+    @property
+    def num_envs(self) -> int:
+        """Number of envs (0 until attached)."""
+        return self._num_envs
+
+    @property
+    def is_attached(self) -> bool:
+        """True once the scene has built the prop in the simulation."""
+        return self._backend is not None
+
+    # ------------------------------------------------------------------ state
+    @property
+    def state(self) -> PropState:
+        """The live state accessor (the same object on every access); see ``PropState``."""
+        return self._state
+
+    @property
+    def default_pose(self) -> torch.Tensor:
+        """(num_envs, 7) spawn pose ``[x, y, z, qw, qx, qy, qz]`` in the world frame: the shape's
+        pose offset by each env's origin. A fresh tensor.
+
+        Raises:
+            RuntimeError: the prop is not attached yet.
+        """
+        self._require_attached()
+        return self._default_pose.clone()
+
+    def set_pose(self, pose, env_ids: EnvIds = None) -> None:
+        """Teleport the prop (not control), world frame.
+
+        Args:
+            pose: ``(num_envs, 7)``, or ``(len(env_ids), 7)`` when ``env_ids`` is given, as
+                ``[x, y, z, qw, qx, qy, qz]``; quaternions are normalised before writing.
+            env_ids: envs to write (any form of ``normalize_env_ids``); None writes all.
+
+        Raises:
+            RuntimeError: not attached. TypeError/IndexError/ValueError: bad ``env_ids``.
+            ValueError: wrong shape, NaN/inf, or a zero quaternion; nothing is written.
+        """
+        backend = self._require_attached()
+        ids = normalize_env_ids(env_ids, self._num_envs)
+        values = normalized_poses(as_float_array(pose, (len(ids), 7), "pose"), "pose")
+        if len(ids):
+            backend.set_rigid_pose(self._gid, ids, values)
+
+    def set_velocity(self, velocity, env_ids: EnvIds = None) -> None:
+        """Set the prop's velocity (not control), world frame.
+
+        Args:
+            velocity: ``(num_envs, 6)`` or ``(len(env_ids), 6)`` as ``[vx, vy, vz, wx, wy, wz]``
+                (m/s, rad/s). Kinematic and static props keep zero velocity.
+            env_ids: envs to write; None writes all.
+
+        Raises:
+            RuntimeError: not attached. ValueError: wrong shape or NaN/inf; nothing is written.
+        """
+        backend = self._require_attached()
+        ids = normalize_env_ids(env_ids, self._num_envs)
+        values = as_float_array(velocity, (len(ids), 6), "velocity")
+        if len(ids):
+            backend.set_rigid_velocity(self._gid, ids, values)
+
+    def reset(self, env_ids: EnvIds = None) -> None:
+        """Return the prop to ``default_pose`` with zero velocity in ``env_ids`` (None: all)."""
+        self._require_attached()
+        ids = normalize_env_ids(env_ids, self._num_envs)
+        self.set_pose(self._default_pose[torch.from_numpy(ids)], ids)
+        self.set_velocity(np.zeros((len(ids), 6), dtype=np.float32), ids)
+
+    # ------------------------------------------------------------------ scene plumbing
+    def _bind(self, path: str, name: str) -> None:
+        self._path = path
+        if self._name is None:
+            self._name = name
+
+    def _shapes_per_env(self, num_envs: int) -> Sequence[PrimitiveShape]:
+        return [self._shape] * num_envs
+
+    def _attach(self, backend, env_origins: torch.Tensor, device: torch.device) -> None:
+        self._num_envs = backend.num_envs
+        self._device = torch.device(device)
+        self._gid = backend.add_rigid(self._shapes_per_env(self._num_envs), self._name or "prop")
+        local = torch.tensor(self._shape.pose.to_list(), dtype=torch.float32)
+        default = local.repeat(self._num_envs, 1)
+        default[:, :3] += env_origins.to("cpu", torch.float32)
+        self._default_pose = default.to(self._device)
+        self._backend = backend
+
+    def _require_attached(self):
+        if self._backend is None:
+            raise RuntimeError(
+                f"Prop {self._name!r} is not attached to a simulation yet: add it to a scene and "
+                "create the env (read state from _initialize_episode onward)"
+            )
+        return self._backend
+
+    def __repr__(self) -> str:
+        return f"Prop(name={self._name!r}, path={self._path!r}, shape={type(self._shape).__name__})"

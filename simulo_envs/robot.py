@@ -1,0 +1,238 @@
+"""``Robot``: an articulation cloned into every env, read and written through the backend.
+
+Like ``Prop``, a Robot holds no SAPIEN object: after attach it holds a group id into the
+backend's articulation buffers. Controllers (``simulo_envs.controllers``) write its PD drive
+targets; tasks and agents read ``robot.state``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+import numpy as np
+import torch
+
+from simulo_envs.authoring import Pose
+from simulo_envs.env_ids import EnvIds, normalize_env_ids
+from simulo_envs.tensors import as_float_array
+
+
+@dataclass(frozen=True)
+class JointDrive:
+    """PD drive of one joint: ``stiffness`` [N/m or Nm/rad], ``damping`` [Ns/m or Nms/rad],
+    ``force_limit`` [N or Nm]."""
+
+    stiffness: float
+    damping: float
+    force_limit: float
+
+
+@dataclass(frozen=True)
+class LinkMaterial:
+    """Contact material overriding a link's URDF collision material."""
+
+    static_friction: float
+    dynamic_friction: float
+    restitution: float = 0.0
+    patch_radius: float = 0.0
+    min_patch_radius: float = 0.0
+
+
+@dataclass(frozen=True)
+class RobotSpec:
+    """Everything needed to build a robot.
+
+    Attributes:
+        urdf_path: URDF file (the root link is fixed at the env origin plus ``base_pose``).
+        drives: one ``JointDrive`` per active joint, in URDF order.
+        tcp_link: name of the link whose pose ``state.tcp_pose`` reports (the tool centre point).
+        base_pose: env-local pose of the root link.
+        link_materials: link name -> ``LinkMaterial``.
+    """
+
+    urdf_path: str
+    drives: Sequence[JointDrive]
+    tcp_link: str
+    base_pose: Pose = field(default_factory=Pose)
+    link_materials: dict = field(default_factory=dict)
+
+
+class RobotState:
+    """Live robot state, batched over envs, world frame; every member is a fresh float32 tensor.
+
+    Raises RuntimeError until the robot is attached.
+    """
+
+    __slots__ = ("_robot",)
+
+    def __init__(self, robot: "Robot"):
+        self._robot = robot
+
+    def _read(self, what: str) -> torch.Tensor:
+        robot = self._robot
+        backend = robot._require_attached()
+        return torch.from_numpy(getattr(backend, what)(robot._gid)).to(robot._device)
+
+    @property
+    def qpos(self) -> torch.Tensor:
+        """(num_envs, dof) joint positions, rad (revolute) or m (prismatic); fresh."""
+        return self._read("qpos")
+
+    @property
+    def qvel(self) -> torch.Tensor:
+        """(num_envs, dof) joint velocities, rad/s or m/s; fresh."""
+        return self._read("qvel")
+
+    @property
+    def drive_targets(self) -> torch.Tensor:
+        """(num_envs, dof) PD position targets the controllers last wrote; fresh."""
+        return self._read("drive_targets")
+
+    @property
+    def root_pose(self) -> torch.Tensor:
+        """(num_envs, 7) root link pose ``[x, y, z, qw, qx, qy, qz]``, world frame; fresh."""
+        return self._read("root_pose")
+
+    @property
+    def tcp_pose(self) -> torch.Tensor:
+        """(num_envs, 7) TCP link pose ``[x, y, z, qw, qx, qy, qz]``, world frame; fresh."""
+        robot = self._robot
+        backend = robot._require_attached()
+        return torch.from_numpy(backend.link_pose(robot._gid, robot._tcp_index)).to(robot._device)
+
+    def link_pose(self, link_name: str) -> torch.Tensor:
+        """(num_envs, 7) pose of link ``link_name``, world frame; fresh.
+
+        Raises:
+            KeyError: no such link (the message lists the link names).
+        """
+        robot = self._robot
+        backend = robot._require_attached()
+        return torch.from_numpy(backend.link_pose(robot._gid, robot.link_index(link_name))).to(robot._device)
+
+
+class Robot:
+    """An articulation built from a ``RobotSpec``, one copy per env at its origin.
+
+    After the scene attaches it: ``dof``, ``joint_names``, ``link_names``, ``qlimits`` and the
+    ``state`` accessor are available, and ``set_qpos`` / ``set_qvel`` / ``set_drive_targets``
+    write the listed envs only.
+    """
+
+    def __init__(self, spec: RobotSpec, name: str = "robot"):
+        self.spec = spec
+        self._name = name
+        self._path: Optional[str] = None
+        self._state = RobotState(self)
+        self._backend = None
+        self._gid: Optional[int] = None
+        self._num_envs = 0
+        self._device = torch.device("cpu")
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def path(self) -> Optional[str]:
+        """Scene path of the prototype (e.g. ``"/World/Robot"``); None until added."""
+        return self._path
+
+    @property
+    def state(self) -> RobotState:
+        """The live state accessor (the same object on every access)."""
+        return self._state
+
+    @property
+    def num_envs(self) -> int:
+        return self._num_envs
+
+    @property
+    def dof(self) -> int:
+        """Number of active joints."""
+        return self._info().dof
+
+    @property
+    def joint_names(self) -> list[str]:
+        """Active joint names in qpos order."""
+        return list(self._info().joint_names)
+
+    @property
+    def link_names(self) -> list[str]:
+        return list(self._info().link_names)
+
+    @property
+    def qlimits(self) -> torch.Tensor:
+        """(dof, 2) joint limits ``[lower, upper]`` from the URDF; fresh."""
+        return self._qlimits.clone()
+
+    def link_index(self, link_name: str) -> int:
+        names = self._info().link_names
+        if link_name not in names:
+            raise KeyError(f"robot {self._name!r} has no link {link_name!r}; links: {names}")
+        return names.index(link_name)
+
+    def contact_forces(self, link_name: str, prop) -> torch.Tensor:
+        """(num_envs, 3) net contact force [N], world frame, that ``prop`` exerts on link
+        ``link_name`` in each env, over the last physics step. Zero where they do not touch.
+
+        Raises:
+            KeyError: no such link. RuntimeError: robot or prop not attached.
+        """
+        backend = self._require_attached()
+        prop._require_attached()
+        forces = backend.contact_forces(self._gid, self.link_index(link_name), prop._gid)
+        return torch.from_numpy(forces).to(self._device)
+
+    def set_qpos(self, qpos, env_ids: EnvIds = None) -> None:
+        """Teleport joint positions ``(k, dof)`` for ``env_ids`` (None: all envs).
+
+        Raises:
+            ValueError: wrong shape or NaN/inf (nothing written); TypeError/IndexError: bad env_ids.
+        """
+        self._write("set_qpos", qpos, env_ids, "qpos")
+
+    def set_qvel(self, qvel, env_ids: EnvIds = None) -> None:
+        """Set joint velocities ``(k, dof)`` for ``env_ids`` (None: all envs)."""
+        self._write("set_qvel", qvel, env_ids, "qvel")
+
+    def set_drive_targets(self, targets, env_ids: EnvIds = None) -> None:
+        """Set PD position targets ``(k, dof)`` for ``env_ids`` (None: all envs)."""
+        self._write("set_drive_targets", targets, env_ids, "drive targets")
+
+    def _set_drive_targets_trusted(self, targets: torch.Tensor) -> None:
+        """Hot path for controllers: all envs, already validated ``(num_envs, dof)`` targets."""
+        self._backend.set_drive_targets(self._gid, None, targets.detach().to("cpu", torch.float32).numpy())
+
+    def _write(self, method: str, value, env_ids, what: str) -> None:
+        backend = self._require_attached()
+        ids = normalize_env_ids(env_ids, self._num_envs)
+        values = as_float_array(value, (len(ids), self.dof), what)
+        if len(ids):
+            getattr(backend, method)(self._gid, ids, values)
+
+    # ------------------------------------------------------------------ scene plumbing
+    def _bind(self, path: str, name: str) -> None:
+        self._path = path
+
+    def _attach(self, backend, env_origins: torch.Tensor, device: torch.device) -> None:
+        n = backend.num_envs
+        base = torch.tensor(self.spec.base_pose.to_list(), dtype=torch.float64).repeat(n, 1)
+        base[:, :3] += env_origins.to("cpu", torch.float64)
+        materials = {k: vars(v) if not isinstance(v, dict) else v for k, v in self.spec.link_materials.items()}
+        drives = [(d.stiffness, d.damping, d.force_limit) for d in self.spec.drives]
+        self._gid = backend.add_articulation(self.spec.urdf_path, self._name, materials, base.numpy(), drives)
+        self._backend = backend
+        self._num_envs = n
+        self._device = torch.device(device)
+        self._qlimits = torch.from_numpy(backend.qlimits(self._gid)).to(self._device)
+        self._tcp_index = self.link_index(self.spec.tcp_link)
+
+    def _info(self):
+        return self._require_attached().articulation_info(self._gid)
+
+    def _require_attached(self):
+        if self._backend is None:
+            raise RuntimeError(f"Robot {self._name!r} is not attached to a simulation yet")
+        return self._backend

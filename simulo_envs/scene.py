@@ -1,0 +1,124 @@
+"""``Scene``: the prim-path registry, the env origins, and attaching everything to a backend.
+
+Authoring code registers *prototypes* under ``/World`` (``scene.add(block, at="/World/Block")``);
+the scene clones each into every env at ``/World/envs/env_{i}/Block``, placed at
+``scene.env_origins[i]``. Paths are compared on segment boundaries only
+(``simulo_envs.cloner.path``): ``/World/Robot`` is not under ``/World/RobotArm``.
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+import torch
+
+from simulo_envs.authoring import Capsule, Cuboid, Cylinder, Sphere
+from simulo_envs.cloner.grid import grid_transforms
+from simulo_envs.cloner.path import rebase, under
+from simulo_envs.prop import Prop
+from simulo_envs.robot import Robot
+
+WORLD = "/World"
+ENVS_ROOT = "/World/envs"
+ENV_TEMPLATE = "/World/envs/env_{}"
+
+
+class Scene:
+    """Registry of per-env objects and the env grid.
+
+    Args:
+        num_envs: number of envs, >= 1.
+        env_spacing: grid spacing of the env origins [m] (``grid_transforms``).
+        device: torch device of the tensors the scene's objects return.
+
+    Attributes:
+        env_origins: (num_envs, 3) float32 world positions of the env origins [m]; read-only
+            (a fresh copy is returned on each access).
+    """
+
+    def __init__(self, num_envs: int, env_spacing: float = 2.0, device: Union[str, torch.device] = "cpu"):
+        if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
+            raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
+        self.num_envs = num_envs
+        self.device = torch.device(device)
+        self._origins, _ = grid_transforms(num_envs, env_spacing, device=self.device)
+        self._objects: dict[str, Union[Prop, Robot]] = {}
+        self._ground = False
+        self._backend = None
+
+    @property
+    def env_origins(self) -> torch.Tensor:
+        """(num_envs, 3) float32 env origins in the world frame [m]; a fresh copy."""
+        return self._origins.clone()
+
+    @property
+    def objects(self) -> dict:
+        """Prototype path -> registered object, in registration order (a copy)."""
+        return dict(self._objects)
+
+    def add(self, obj, at: str):
+        """Register a per-env object under prototype path ``at``; it is cloned into every env.
+
+        Args:
+            obj: a ``Prop``, a ``Robot``, or a bare shape (wrapped in a ``Prop``, which is returned).
+            at: prototype path under ``/World`` (not ``/World`` itself, not under ``/World/envs``).
+
+        Returns:
+            The registered object (the ``Prop`` made for a bare shape).
+
+        Raises:
+            ValueError: a path outside ``/World``, under the reserved ``/World/envs``, a path
+                already registered, or adding after the scene was attached.
+            TypeError: an object of another type.
+        """
+        if self._backend is not None:
+            raise ValueError("scene.add: the scene is already attached to a simulation; add objects in _load_scene")
+        if isinstance(obj, (Cuboid, Sphere, Cylinder, Capsule)):
+            obj = Prop(obj)
+        if not isinstance(obj, (Prop, Robot)):
+            raise TypeError(f"scene.add takes a Prop, a Robot or a primitive shape, got {type(obj).__name__}")
+        path = self._check_path(at)
+        if any(existing is obj for existing in self._objects.values()):
+            raise ValueError(f"scene.add: {obj!r} is already in the scene")
+        obj._bind(path, path.rsplit("/", 1)[-1])
+        self._objects[path] = obj
+        return obj
+
+    def add_ground(self) -> None:
+        """Add the global ground plane (z = 0) once; it touches every env."""
+        self._ground = True
+
+    def env_path(self, path: str, env: int) -> str:
+        """The clone of prototype ``path`` in env ``env``: ``/World/X`` -> ``/World/envs/env_{env}/X``.
+
+        Raises:
+            KeyError: ``path`` is not a registered prototype. IndexError: ``env`` out of range.
+        """
+        if path not in self._objects:
+            raise KeyError(f"no prototype registered at {path!r}; registered: {list(self._objects)}")
+        if not 0 <= env < self.num_envs:
+            raise IndexError(f"env {env} outside [0, {self.num_envs})")
+        return rebase(path, WORLD, ENV_TEMPLATE.format(env))
+
+    def attach(self, backend) -> None:
+        """Build every registered object in ``backend`` (called once by the env)."""
+        if self._backend is not None:
+            raise RuntimeError("scene.attach: already attached")
+        if self._ground:
+            backend.add_ground()
+        for obj in self._objects.values():
+            obj._attach(backend, self._origins, self.device)
+        backend.finalize()
+        self._backend = backend
+
+    def _check_path(self, at: str) -> str:
+        if not isinstance(at, str) or not at:
+            raise ValueError(f"scene path must be a non-empty string like '/World/Block', got {at!r}")
+        path = at.rstrip("/")
+        if "//" in path or not under(path, WORLD) or path == WORLD:
+            raise ValueError(f"scene path {at!r} must lie under '/World' (e.g. '/World/Block')")
+        if under(path, ENVS_ROOT):
+            raise ValueError(f"scene path {at!r} is under '/World/envs', which the scene reserves for clones")
+        if path in self._objects:
+            raise ValueError(f"scene path {path!r} is already taken by {self._objects[path]!r}")
+        return path

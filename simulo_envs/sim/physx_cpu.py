@@ -1,0 +1,432 @@
+"""PhysX CPU backend: every env in ONE ``PhysxCpuSystem``, isolated by collision bits.
+
+Layout choice, measured (``python tests/benchmarks/bench_cpu_layout.py``, Panda + cube, 5
+substeps per env step, 2-core machine, raw physics only): one shared system gave about the
+same env steps/s as one system per env at N = 1 and 1.6-1.7x more at N = 16 and 64, because
+one ``system.step()`` call replaces N of them and PhysX batches the islands. So all envs
+live in one system, each in its own ``sapien.Scene`` (the scenes share the physics system;
+each may later get its own render system, so a camera only sees its own env).
+
+Isolation: shapes of env ``i`` get collision groups ``g0 = g1 = 1 << (i % 32)``; PhysX lets
+two shapes collide iff ``(A.g0 & B.g1) or (B.g0 & A.g1)`` and not ``(A.g2 & B.g2)``
+(observed on SAPIEN 3.0.3, DESIGN.md). So up to 32 envs never touch each other even at
+``env_spacing = 0``; beyond 32, env ``i`` shares its bit with env ``i + 32`` and the two are
+kept apart only by ``env_spacing``. The ground plane has all bits set. Robot links also
+share ``g2 = 1 << 31`` (no self-collision).
+
+Batched state: reads come from one ``system.pack()`` per state version, viewed as float32 and
+gathered with precomputed indices (no per-entity Python loop). The pack layout of SAPIEN
+3.0.3, checked against the per-entity getters when the backend is finalised:
+rigid dynamic body = ``[qw, qx, qy, qz, x, y, z, vx, vy, vz, wx, wy, wz]``, in the order of
+``system.rigid_dynamic_components``; then per articulation ``[root q(4), root p(3),
+root vel(6), qpos(dof), qvel(dof), (drive target, drive velocity target) x dof]``.
+Writes go entity by entity for only the listed env rows, then bump the state version so the
+next read repacks (read-your-writes without a step).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+import numpy as np
+import sapien
+import sapien.physx as physx
+
+from simulo_envs.authoring import Capsule, Cuboid, Cylinder, PrimitiveShape, Sphere
+from simulo_envs.sim.config import SimConfig
+
+_ALL_BITS = 0xFFFFFFFF
+_ROBOT_SELF_BIT = 1 << 31
+_BODY = 13
+# Framework layout [x, y, z, qw, qx, qy, qz, v(3), w(3)] from the packed [q, p, v, w].
+_BODY_PERM = np.array([4, 5, 6, 0, 1, 2, 3, 7, 8, 9, 10, 11, 12])
+_ROOT_PERM = np.array([4, 5, 6, 0, 1, 2, 3])
+# SAPIEN's cylinder and capsule axes are along local x; authoring uses local z.
+_X_TO_Z = sapien.Pose(q=[0.7071067811865476, 0.0, -0.7071067811865476, 0.0])
+
+
+def env_bits(env: int) -> list[int]:
+    """Collision groups ``[g0, g1, g2, g3]`` of a shape owned by env ``env``."""
+    bit = 1 << (env % 32)
+    return [bit, bit, 0, 0]
+
+
+@dataclass
+class _RigidGroup:
+    entities: list
+    components: list
+    kinds: list
+
+
+@dataclass
+class _ArticulationGroup:
+    articulations: list
+    joints: list  # per env: list of active joints
+    dof: int
+    joint_names: list
+    link_names: list
+    links: list = field(default_factory=list)  # per env: list of link components
+
+
+class PhysxCpuBackend:
+    """All envs of one gym env in one PhysX CPU system. See the module docstring.
+
+    Args:
+        num_envs: number of envs, >= 1.
+        env_origins: float (num_envs, 3) world positions of the env origins [m].
+        config: the simulation settings.
+
+    Groups (a prop's bodies, a robot's articulations) are registered with ``add_rigid`` /
+    ``add_articulation`` and addressed by the returned integer id; rows are env indices.
+    All arrays in and out are numpy float32 with the env dimension first.
+    """
+
+    name = "physx_cpu"
+
+    def __init__(self, num_envs: int, env_origins: np.ndarray, config: SimConfig):
+        self.num_envs = int(num_envs)
+        self.origins = np.asarray(env_origins, dtype=np.float64).reshape(self.num_envs, 3)
+        self.config = config
+        physx.set_scene_config(
+            gravity=np.asarray(config.gravity, dtype=np.float32),
+            bounce_threshold=config.bounce_threshold,
+            cpu_workers=config.num_threads,
+        )
+        physx.set_body_config(
+            solver_position_iterations=config.solver_position_iterations,
+            solver_velocity_iterations=config.solver_velocity_iterations,
+        )
+        physx.set_shape_config(contact_offset=config.contact_offset, rest_offset=config.rest_offset)
+        physx.set_default_material(config.static_friction, config.dynamic_friction, config.restitution)
+        self.system = physx.PhysxCpuSystem()
+        self.system.timestep = 1.0 / config.sim_freq
+        self.scenes = [sapien.Scene([self.system]) for _ in range(self.num_envs)]
+        self._rigid: list[_RigidGroup] = []
+        self._arts: list[_ArticulationGroup] = []
+        self._finalized = False
+        self._version = 0
+        self._packed_version = -1
+        self._packed: Optional[np.ndarray] = None
+        self._contact_maps: dict = {}
+        self._contacts_version = -1
+        self._contact_list: list = []
+
+    # ------------------------------------------------------------------ building
+    def add_ground(self, altitude: float = 0.0) -> None:
+        """A static infinite plane at ``z = altitude`` [m] touching every env."""
+        builder = self.scenes[0].create_actor_builder()
+        builder.add_plane_collision(sapien.Pose(p=[0, 0, altitude], q=[0.7071068, 0, -0.7071068, 0]))
+        ground = builder.build_static(name="ground")
+        for shape in ground.find_component_by_type(physx.PhysxRigidStaticComponent).collision_shapes:
+            shape.set_collision_groups([_ALL_BITS, _ALL_BITS, 0, 0])
+
+    def add_rigid(self, shapes: Sequence[PrimitiveShape], name: str) -> int:
+        """Build one body per env from ``shapes[i]`` at env origin ``i`` plus the shape's pose.
+
+        Returns the group id. Raises RuntimeError after ``finalize()``.
+        """
+        self._check_building()
+        if len(shapes) != self.num_envs:
+            raise ValueError(f"add_rigid: need one shape per env ({self.num_envs}), got {len(shapes)}")
+        entities, comps, kinds = [], [], []
+        for i, shape in enumerate(shapes):
+            entity = _build_shape(self.scenes[i], shape, f"{name}_{i}", env_bits(i))
+            entity.set_pose(sapien.Pose(p=np.asarray(shape.pose.position) + self.origins[i], q=shape.pose.quaternion))
+            entities.append(entity)
+            comp = entity.find_component_by_type(physx.PhysxRigidBaseComponent)
+            comps.append(comp)
+            kinds.append(shape.physics.kind if shape.collision else "kinematic")
+        self._rigid.append(_RigidGroup(entities, comps, kinds))
+        return len(self._rigid) - 1
+
+    def add_articulation(self, urdf_path: str, name: str, link_materials: dict, root_poses: np.ndarray,
+                         drive: Sequence[tuple[float, float, float]]) -> int:
+        """Load ``urdf_path`` once per env, fixed base at ``root_poses[i]`` (world, (N, 7)).
+
+        Args:
+            link_materials: link name -> dict(static_friction, dynamic_friction, restitution,
+                patch_radius, min_patch_radius) overriding the URDF's collision material.
+            drive: per active joint ``(stiffness [N/m or Nm/rad], damping, force_limit)``.
+
+        Returns the group id.
+        """
+        from sapien.wrapper.urdf_loader import URDFLoader
+
+        self._check_building()
+        arts, joints, links = [], [], []
+        for i in range(self.num_envs):
+            loader = URDFLoader()
+            loader.set_scene(self.scenes[i])
+            loader.fix_root_link = True
+            builder = loader.load_file_as_articulation_builder(urdf_path)
+            for lb in builder.link_builders:
+                lb.visual_records = []
+                g = env_bits(i)
+                lb.collision_groups = [g[0], g[1], _ROBOT_SELF_BIT, 0]
+                override = link_materials.get(lb.name)
+                if override:
+                    mat = physx.PhysxMaterial(override["static_friction"], override["dynamic_friction"],
+                                              override["restitution"])
+                    for record in lb.collision_records:
+                        record.material = mat
+                        record.patch_radius = override.get("patch_radius", record.patch_radius)
+                        record.min_patch_radius = override.get("min_patch_radius", record.min_patch_radius)
+            art = builder.build()
+            art.name = f"{name}_{i}"
+            p = root_poses[i]
+            art.set_root_pose(sapien.Pose(p=p[:3], q=p[3:7]))
+            active = art.get_active_joints()
+            if len(drive) != len(active):
+                raise ValueError(f"add_articulation: {len(active)} active joints, {len(drive)} drive settings")
+            for joint, (stiffness, damping, force_limit) in zip(active, drive):
+                joint.set_drive_properties(stiffness, damping, force_limit, "force")
+            arts.append(art)
+            joints.append(active)
+            links.append(list(art.links))
+        group = _ArticulationGroup(arts, joints, arts[0].dof, [j.name for j in joints[0]],
+                                   [l.name for l in links[0]], links)
+        self._arts.append(group)
+        return len(self._arts) - 1
+
+    def finalize(self) -> None:
+        """Freeze the layout and precompute the packed-state gather indices."""
+        comps = list(self.system.rigid_dynamic_components)
+        where = {id(c): k for k, c in enumerate(comps)}
+        self._rigid_idx = []
+        for group in self._rigid:
+            rows = np.full((self.num_envs, _BODY), -1, dtype=np.int64)
+            for i, comp in enumerate(group.components):
+                k = where.get(id(comp))
+                if k is not None:
+                    rows[i] = k * _BODY + _BODY_PERM
+            self._rigid_idx.append(rows)
+        # Articulations follow the bodies, in creation order (checked below).
+        offset = len(comps) * _BODY
+        self._art_idx = []
+        for group in self._arts:
+            dof = group.dof
+            size = 13 + 4 * dof
+            bases = offset + size * np.arange(self.num_envs)[:, None]
+            self._art_idx.append({
+                "root": bases + _ROOT_PERM,
+                "qpos": bases + 13 + np.arange(dof),
+                "qvel": bases + 13 + dof + np.arange(dof),
+                "target": bases + 13 + 2 * dof + 2 * np.arange(dof),
+            })
+            offset += size * self.num_envs
+        self._finalized = True
+        self._check_pack_layout(offset)
+
+    def _check_pack_layout(self, expected_floats: int) -> None:
+        packed = self._state()
+        if packed.size != expected_floats:
+            raise RuntimeError(
+                f"physx_cpu: SAPIEN's packed state has {packed.size} floats, expected {expected_floats}; "
+                "this backend supports sapien==3.0.3 only"
+            )
+        for gid, group in enumerate(self._rigid):
+            for i, (comp, kind) in enumerate(zip(group.components, group.kinds)):
+                if kind == "static":
+                    continue
+                pose = comp.entity_pose
+                got = packed[self._rigid_idx[gid][i, :3]]
+                if not np.allclose(got, pose.p, atol=1e-5):
+                    raise RuntimeError("physx_cpu: packed rigid body layout differs from sapien==3.0.3's")
+        for gid, group in enumerate(self._arts):
+            got = packed[self._art_idx[gid]["qpos"][-1]]
+            if not np.allclose(got, group.articulations[-1].qpos, atol=1e-5):
+                raise RuntimeError("physx_cpu: packed articulation layout differs from sapien==3.0.3's")
+
+    def _check_building(self) -> None:
+        if self._finalized:
+            raise RuntimeError("physx_cpu: cannot add bodies after the scene is finalised")
+
+    # ------------------------------------------------------------------ reads
+    def _state(self) -> np.ndarray:
+        if self._packed_version != self._version:
+            self._packed = np.frombuffer(self.system.pack(), dtype=np.float32)
+            self._packed_version = self._version
+        return self._packed
+
+    def rigid_state(self, gid: int) -> np.ndarray:
+        """float32 (N, 13) ``[x, y, z, qw, qx, qy, qz, vx, vy, vz, wx, wy, wz]``, world frame, fresh."""
+        idx = self._rigid_idx[gid]
+        if (idx[:, 0] >= 0).all():
+            return self._state()[idx]
+        return self._rigid_state_slow(gid, idx)
+
+    def _rigid_state_slow(self, gid: int, idx: np.ndarray) -> np.ndarray:
+        # Static bodies are not in the packed state: read their pose directly (velocity 0).
+        out = np.zeros((self.num_envs, _BODY), dtype=np.float32)
+        packed = self._state()
+        for i, comp in enumerate(self._rigid[gid].components):
+            if idx[i, 0] >= 0:
+                out[i] = packed[idx[i]]
+            else:
+                pose = comp.entity_pose
+                out[i, :3] = pose.p
+                out[i, 3:7] = pose.q
+        return out
+
+    def qpos(self, gid: int) -> np.ndarray:
+        """float32 (N, dof) joint positions [rad or m], fresh."""
+        return self._state()[self._art_idx[gid]["qpos"]]
+
+    def qvel(self, gid: int) -> np.ndarray:
+        """float32 (N, dof) joint velocities [rad/s or m/s], fresh."""
+        return self._state()[self._art_idx[gid]["qvel"]]
+
+    def drive_targets(self, gid: int) -> np.ndarray:
+        """float32 (N, dof) PD drive position targets, fresh."""
+        return self._state()[self._art_idx[gid]["target"]]
+
+    def root_pose(self, gid: int) -> np.ndarray:
+        """float32 (N, 7) articulation root pose, world frame, fresh."""
+        return self._state()[self._art_idx[gid]["root"]]
+
+    def link_pose(self, gid: int, link_index: int) -> np.ndarray:
+        """float32 (N, 7) world pose of link ``link_index`` in every env, fresh."""
+        out = np.empty((self.num_envs, 7), dtype=np.float32)
+        for i, links in enumerate(self._arts[gid].links):
+            pose = links[link_index].entity_pose
+            out[i, :3] = pose.p
+            out[i, 3:] = pose.q
+        return out
+
+    def contact_forces(self, gid: int, link_index: int, rigid_gid: int) -> np.ndarray:
+        """float32 (N, 3) net contact force [N], world frame, that the body of group ``rigid_gid``
+        exerts on link ``link_index`` of articulation group ``gid``, in each env, over the last
+        PhysX step (impulse / timestep; SAPIEN reports each point's impulse on ``bodies[0]``)."""
+        key = (gid, link_index, rigid_gid)
+        maps = self._contact_maps.get(key)
+        if maps is None:
+            links = {self._arts[gid].links[i][link_index]: i for i in range(self.num_envs)}
+            bodies = {c: i for i, c in enumerate(self._rigid[rigid_gid].components)}
+            maps = self._contact_maps[key] = (links, bodies)
+        links, bodies = maps
+        out = np.zeros((self.num_envs, 3), dtype=np.float64)
+        for contact in self._contacts():
+            b0, b1 = contact.bodies
+            env = links.get(b0)
+            if env is not None and bodies.get(b1) == env:
+                sign = 1.0
+            else:
+                env = links.get(b1)
+                if env is None or bodies.get(b0) != env:
+                    continue
+                sign = -1.0
+            for point in contact.points:
+                out[env] += sign * point.impulse
+        return (out / self.system.timestep).astype(np.float32)
+
+    def _contacts(self) -> list:
+        if self._contacts_version != self._version:
+            self._contact_list = self.system.get_contacts()
+            self._contacts_version = self._version
+        return self._contact_list
+
+    def articulation_info(self, gid: int) -> _ArticulationGroup:
+        return self._arts[gid]
+
+    def qlimits(self, gid: int) -> np.ndarray:
+        """float32 (dof, 2) joint limits of env 0's articulation (the same in every env)."""
+        return np.asarray(self._arts[gid].articulations[0].get_qlimits(), dtype=np.float32).reshape(-1, 2)
+
+    # ------------------------------------------------------------------ writes
+    def set_rigid_pose(self, gid: int, env_ids: np.ndarray, pose: np.ndarray) -> None:
+        """Teleport the bodies of ``env_ids`` to ``pose`` (k, 7), world frame."""
+        entities = self._rigid[gid].entities
+        for row, i in enumerate(env_ids.tolist()):
+            p = pose[row]
+            entities[i].set_pose(sapien.Pose(p=p[:3], q=p[3:7]))
+        self._version += 1
+
+    def set_rigid_velocity(self, gid: int, env_ids: np.ndarray, velocity: np.ndarray) -> None:
+        """Set ``[v, w]`` (k, 6) of the dynamic bodies of ``env_ids``; static/kinematic bodies ignore it."""
+        group = self._rigid[gid]
+        for row, i in enumerate(env_ids.tolist()):
+            if group.kinds[i] != "rigid":
+                continue
+            comp = group.components[i]
+            comp.linear_velocity = velocity[row, :3]
+            comp.angular_velocity = velocity[row, 3:6]
+        self._version += 1
+
+    def set_qpos(self, gid: int, env_ids: np.ndarray, qpos: np.ndarray) -> None:
+        arts = self._arts[gid].articulations
+        for row, i in enumerate(env_ids.tolist()):
+            arts[i].set_qpos(qpos[row])
+        self._version += 1
+
+    def set_qvel(self, gid: int, env_ids: np.ndarray, qvel: np.ndarray) -> None:
+        arts = self._arts[gid].articulations
+        for row, i in enumerate(env_ids.tolist()):
+            arts[i].set_qvel(qvel[row])
+        self._version += 1
+
+    def set_drive_targets(self, gid: int, env_ids: Optional[np.ndarray], targets: np.ndarray) -> None:
+        """PD position targets (k, dof) for ``env_ids`` (None: all envs, k = N)."""
+        joints = self._arts[gid].joints
+        rows = range(self.num_envs) if env_ids is None else env_ids.tolist()
+        values = targets.tolist()
+        for row, i in enumerate(rows):
+            for joint, value in zip(joints[i], values[row]):
+                joint.set_drive_target(value)
+        self._version += 1
+
+    # ------------------------------------------------------------------ stepping
+    def step(self, substeps: int = 1, before=None, after=None) -> None:
+        """Advance every env by ``substeps`` PhysX steps, calling ``before()``/``after()`` around each."""
+        system = self.system
+        for _ in range(substeps):
+            if before is not None:
+                before()
+            system.step()
+            if after is not None:
+                after()
+        self._version += 1
+
+    def close(self) -> None:
+        for scene in self.scenes:
+            for entity in list(scene.entities):
+                scene.remove_entity(entity)
+        self.scenes = []
+        self._rigid = []
+        self._arts = []
+
+
+def _build_shape(scene: sapien.Scene, shape: PrimitiveShape, name: str, groups: list[int]) -> sapien.Entity:
+    builder = scene.create_actor_builder()
+    physics, mat = shape.physics, shape.material
+    # A visual-only marker has no collision shape, so it cannot be a dynamic body: make it kinematic.
+    kind = physics.kind if shape.collision else "kinematic"
+    builder.set_physx_body_type({"rigid": "dynamic", "kinematic": "kinematic", "static": "static"}[kind])
+    material = physx.PhysxMaterial(mat.static_friction, mat.dynamic_friction, mat.restitution)
+    density = physics.density if physics.density is not None else physics.mass / shape.volume
+    if shape.collision:
+        if isinstance(shape, Cuboid):
+            builder.add_box_collision(half_size=[s / 2 for s in shape.size], material=material, density=density)
+        elif isinstance(shape, Sphere):
+            builder.add_sphere_collision(radius=shape.radius, material=material, density=density)
+        elif isinstance(shape, Cylinder):
+            builder.add_cylinder_collision(_X_TO_Z, radius=shape.radius, half_length=shape.height / 2,
+                                           material=material, density=density)
+        elif isinstance(shape, Capsule):
+            builder.add_capsule_collision(_X_TO_Z, radius=shape.radius, half_length=shape.height / 2,
+                                          material=material, density=density)
+        else:
+            raise TypeError(f"unsupported shape type {type(shape).__name__}")
+    if kind == "static":
+        entity = builder.build_static(name=name)
+    elif kind == "kinematic":
+        entity = builder.build_kinematic(name=name)
+    else:
+        entity = builder.build(name=name)
+    for comp in entity.components:
+        if isinstance(comp, physx.PhysxRigidBaseComponent):
+            for cs in comp.collision_shapes:
+                cs.set_collision_groups(groups)
+            if kind == "rigid" and physics.mass is not None:
+                comp.mass = physics.mass
+    return entity

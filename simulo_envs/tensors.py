@@ -1,0 +1,44 @@
+"""Validation of user tensors before they reach the simulator (one helper, used by every writer)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+
+def as_float_array(value: Any, shape: tuple[int, ...], name: str) -> np.ndarray:
+    """Return ``value`` as a finite float32 numpy array of exactly ``shape`` (a fresh copy).
+
+    Accepts torch tensors (any device), numpy arrays and nested sequences.
+
+    Raises:
+        TypeError: ``value`` is not numeric.
+        ValueError: the shape differs from ``shape`` or an entry is NaN or inf.
+    """
+    if isinstance(value, torch.Tensor):
+        arr = value.detach().to("cpu", torch.float32).numpy()
+    else:
+        try:
+            arr = np.asarray(value, dtype=np.float32)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must be a numeric array of shape {shape}: {exc}") from None
+    if arr.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}, got {tuple(arr.shape)}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or inf; nothing was written")
+    return np.array(arr, dtype=np.float32, copy=True)
+
+
+def normalized_poses(pose: np.ndarray, name: str) -> np.ndarray:
+    """Normalise the quaternions of poses ``(k, 7)`` ``[x, y, z, qw, qx, qy, qz]`` in place.
+
+    Raises:
+        ValueError: a quaternion with norm below 1e-6.
+    """
+    norms = np.linalg.norm(pose[:, 3:7], axis=1)
+    if pose.shape[0] and norms.min() < 1e-6:
+        raise ValueError(f"{name}: quaternion [qw, qx, qy, qz] of row {int(norms.argmin())} is zero; nothing was written")
+    pose[:, 3:7] /= norms[:, None]
+    return pose

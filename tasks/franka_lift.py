@@ -1,0 +1,119 @@
+"""FrankaLift-v1: lift a cube with a Franka Panda.
+
+Goal: grasp the 0.05 m, 0.05 kg cube and raise its centre at least ``lift_height`` (0.10 m)
+above its spawn height. The Panda's base sits at the env origin; the cube spawns at
+(0.5, 0, 0.025) in the env-local frame.
+
+Randomisation per reset env (env-local metres): cube x in 0.5 ± 0.10, y in 0 ± 0.20, upright,
+zero velocity; the robot returns to its rest pose (``agents.panda.REST_QPOS``) at rest.
+
+Success: ``block z - spawn z >= lift_height``, read from ``block.state.pose`` (the seed's rule: the
+object's own pose is the honest evidence of a lift). The episode terminates on success; it is
+truncated after ``max_episode_steps`` (100) steps.
+
+Observation (``state``): agent qpos (9), qvel (9); extra: TCP pose (7, env-local), block pose
+(7, env-local), TCP-to-block vector (3), is_grasped (1) -> 36 floats.
+
+Dense reward = ``reach + grasp + lift`` terms (weights in the config), or ``success_reward`` on
+success; ``normalized_dense = dense / success_reward`` in [0, 1]. Every term is in ``info``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from simulo_envs.agents.panda import Panda
+from simulo_envs.authoring import Cuboid, Physics, Pose
+from simulo_envs.envs.base_env import BaseEnv
+from simulo_envs.envs.registration import register_env
+from simulo_envs.prop import Prop
+
+
+@dataclass(frozen=True)
+class FrankaLiftConfig:
+    block_size: float = 0.05        # cube edge [m]
+    block_mass: float = 0.05        # [kg]
+    spawn_x: float = 0.5            # env-local cube spawn [m]
+    spawn_y: float = 0.0
+    x_range: float = 0.10           # +- x randomisation around the spawn [m]
+    y_range: float = 0.20           # +- y randomisation around the spawn [m]
+    lift_height: float = 0.10       # success: cube centre this far above its spawn height [m]
+    reach_scale: float = 5.0        # reach term = 1 - tanh(reach_scale * |tcp - cube|) [1/m]
+    lift_scale: float = 10.0        # lift term = grasp * (1 - tanh(lift_scale * height still to go)) [1/m]
+    reach_weight: float = 1.0
+    grasp_weight: float = 1.0
+    lift_weight: float = 2.0
+    success_reward: float = 5.0     # dense reward on success; also the normaliser
+    max_episode_steps: int = 100
+
+
+@register_env("FrankaLift-v1", max_episode_steps=FrankaLiftConfig.max_episode_steps)
+class FrankaLiftEnv(BaseEnv):
+    """Lift a cube with the Panda (see the module docstring)."""
+
+    cfg = FrankaLiftConfig()
+    default_max_episode_steps = cfg.max_episode_steps
+
+    def _load_agent(self, options: dict) -> None:
+        self.agent = Panda(self.scene, control_mode=self._requested_control_mode or "pd_joint_delta_pos")
+
+    def _load_scene(self, options: dict) -> None:
+        cfg = self.cfg
+        self.scene.add_ground()
+        self.block = Prop(Cuboid(
+            name="Block",
+            size=(cfg.block_size,) * 3,
+            pose=Pose(position=[cfg.spawn_x, cfg.spawn_y, cfg.block_size / 2]),
+            physics=Physics.rigid(mass=cfg.block_mass),
+        ))
+        self.scene.add(self.block, at="/World/Block")
+
+    def _initialize_episode(self, env_idx: torch.Tensor, options: dict) -> None:
+        cfg, count = self.cfg, len(env_idx)
+        pose = self.block.default_pose[env_idx].clone()
+        pose[:, 0] += self.episode_rng.uniform(env_idx, -cfg.x_range, cfg.x_range)
+        pose[:, 1] += self.episode_rng.uniform(env_idx, -cfg.y_range, cfg.y_range)
+        self.block.set_pose(pose, env_ids=env_idx)
+        self.block.set_velocity(torch.zeros(count, 6), env_ids=env_idx)
+        self.agent.reset(env_idx)
+
+    def evaluate(self) -> dict:
+        cfg = self.cfg
+        block_pose = self.block.state.pose
+        tcp_pose = self.agent.tcp_pose
+        height_gain = block_pose[:, 2] - cfg.block_size / 2
+        return {
+            "success": height_gain >= cfg.lift_height,
+            "is_grasped": self.agent.is_grasping(self.block),
+            "height_gain": height_gain,
+            "block_pose": block_pose,
+            "tcp_pose": tcp_pose,
+        }
+
+    def compute_dense_reward(self, obs, action, info: dict) -> torch.Tensor:
+        cfg = self.cfg
+        grasped = info["is_grasped"].to(torch.float32)
+        reach = 1 - torch.tanh(cfg.reach_scale * (info["block_pose"][:, :3] - info["tcp_pose"][:, :3]).norm(dim=1))
+        to_go = (cfg.lift_height - info["height_gain"]).clamp_min(0)
+        lift = grasped * (1 - torch.tanh(cfg.lift_scale * to_go))
+        info["reward_terms"] = {"reach": reach, "grasp": grasped, "lift": lift}
+        dense = cfg.reach_weight * reach + cfg.grasp_weight * grasped + cfg.lift_weight * lift
+        return torch.where(info["success"], torch.full_like(dense, cfg.success_reward), dense)
+
+    def compute_normalized_dense_reward(self, obs, action, info: dict) -> torch.Tensor:
+        return self.compute_dense_reward(obs, action, info) / self.cfg.success_reward
+
+    def _get_obs_extra(self, info: dict) -> dict:
+        origins = self._env_origins
+        tcp = info["tcp_pose"].clone()
+        block = info["block_pose"].clone()
+        tcp[:, :3] -= origins
+        block[:, :3] -= origins
+        return {
+            "tcp_pose": tcp,
+            "block_pose": block,
+            "tcp_to_block": block[:, :3] - tcp[:, :3],
+            "is_grasped": info["is_grasped"],
+        }
