@@ -1,0 +1,39 @@
+# simulo_envs: `make demo` and `make test` set everything up from nothing, then run.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.simulo-installed
+# The CPU build of torch (a local wheel on our CPU machines); a CUDA machine takes pip's default build.
+TORCH_CPU := torch==2.13.0
+
+.PHONY: setup demo test bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml Makefile scripts/setup_vulkan.sh
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
+	@if $(BIN)/python -c "import torch" 2>/dev/null; then \
+		echo "[setup] torch already installed"; \
+	elif command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then \
+		echo "[setup] CUDA GPU found: installing torch"; $(BIN)/pip install -q torch; \
+	else \
+		echo "[setup] no CUDA GPU: installing $(TORCH_CPU) (CPU build)"; $(BIN)/pip install -q "$(TORCH_CPU)"; \
+	fi 2>&1 | grep -v "^WARNING: Location"
+	@echo "[setup] installing simulo-envs with its dev extras"
+	@$(BIN)/pip install -q -e '.[dev]' 2>&1 | grep -v "^WARNING: Location" || true
+	@$(BIN)/python -c "import simulo_envs" || (echo "[setup] simulo_envs failed to install" >&2; exit 1)
+	@bash scripts/setup_vulkan.sh $(BIN)/python
+	@touch $(STAMP)
+
+demo: setup
+	$(BIN)/python scripts/demo.py
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+bench: setup
+	$(BIN)/python scripts/benchmark.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info
