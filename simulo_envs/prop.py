@@ -14,7 +14,7 @@ import torch
 
 from simulo_envs.authoring import Capsule, Cuboid, Cylinder, PrimitiveShape, Sphere
 from simulo_envs.env_ids import EnvIds, normalize_env_ids
-from simulo_envs.tensors import as_float_array, normalized_poses
+from simulo_envs.tensors import as_float_array, normalized_poses, to_device
 
 _SHAPE_TYPES = (Cuboid, Sphere, Cylinder, Capsule)
 
@@ -74,7 +74,7 @@ class PropState:
     def _body(self) -> torch.Tensor:
         prop = self._prop
         backend = prop._require_attached()
-        return torch.from_numpy(backend.rigid_state(prop._gid)).to(prop._device)
+        return to_device(backend.rigid_state(prop._gid), prop._device)
 
     @property
     def pose(self) -> torch.Tensor:

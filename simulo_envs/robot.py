@@ -15,7 +15,7 @@ import torch
 
 from simulo_envs.authoring import Pose
 from simulo_envs.env_ids import EnvIds, normalize_env_ids
-from simulo_envs.tensors import as_float_array
+from simulo_envs.tensors import as_float_array, to_device
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ class RobotState:
     def _read(self, what: str) -> torch.Tensor:
         robot = self._robot
         backend = robot._require_attached()
-        return torch.from_numpy(getattr(backend, what)(robot._gid)).to(robot._device)
+        return to_device(getattr(backend, what)(robot._gid), robot._device)
 
     @property
     def qpos(self) -> torch.Tensor:
@@ -99,7 +99,7 @@ class RobotState:
         """(num_envs, 7) TCP link pose ``[x, y, z, qw, qx, qy, qz]``, world frame; fresh."""
         robot = self._robot
         backend = robot._require_attached()
-        return torch.from_numpy(backend.link_pose(robot._gid, robot._tcp_index)).to(robot._device)
+        return to_device(backend.link_pose(robot._gid, robot._tcp_index), robot._device)
 
     def link_pose(self, link_name: str) -> torch.Tensor:
         """(num_envs, 7) pose of link ``link_name``, world frame; fresh.
@@ -109,7 +109,7 @@ class RobotState:
         """
         robot = self._robot
         backend = robot._require_attached()
-        return torch.from_numpy(backend.link_pose(robot._gid, robot.link_index(link_name))).to(robot._device)
+        return to_device(backend.link_pose(robot._gid, robot.link_index(link_name)), robot._device)
 
 
 class Robot:
@@ -173,17 +173,18 @@ class Robot:
             raise KeyError(f"robot {self._name!r} has no link {link_name!r}; links: {names}")
         return names.index(link_name)
 
-    def contact_forces(self, link_name: str, prop) -> torch.Tensor:
-        """(num_envs, 3) net contact force [N], world frame, that ``prop`` exerts on link
-        ``link_name`` in each env, over the last physics step. Zero where they do not touch.
+    def contact_forces(self, link_names: Sequence[str], prop) -> torch.Tensor:
+        """(num_envs, len(link_names), 3) net contact force [N], world frame, that ``prop``
+        exerts on each named link in each env, over the last physics step; zero where they do
+        not touch.
 
         Raises:
             KeyError: no such link. RuntimeError: robot or prop not attached.
         """
         backend = self._require_attached()
         prop._require_attached()
-        forces = backend.contact_forces(self._gid, self.link_index(link_name), prop._gid)
-        return torch.from_numpy(forces).to(self._device)
+        indices = tuple(self.link_index(name) for name in link_names)
+        return to_device(backend.contact_forces(self._gid, indices, prop._gid), self._device)
 
     def set_qpos(self, qpos, env_ids: EnvIds = None) -> None:
         """Teleport joint positions ``(k, dof)`` for ``env_ids`` (None: all envs).
@@ -201,9 +202,13 @@ class Robot:
         """Set PD position targets ``(k, dof)`` for ``env_ids`` (None: all envs)."""
         self._write("set_drive_targets", targets, env_ids, "drive targets")
 
-    def _set_drive_targets_trusted(self, targets: torch.Tensor) -> None:
-        """Hot path for controllers: all envs, already validated ``(num_envs, dof)`` targets."""
-        self._backend.set_drive_targets(self._gid, None, targets.detach().to("cpu", torch.float32).numpy())
+    def _set_drive_targets_trusted(self, targets: np.ndarray) -> None:
+        """Hot path for controllers: all envs, already validated float32 ``(num_envs, dof)`` targets."""
+        self._backend.set_drive_targets(self._gid, None, targets)
+
+    def _array(self, what: str) -> np.ndarray:
+        """Hot path for controllers: a fresh numpy copy of ``qpos``/``qvel``/``drive_targets``."""
+        return getattr(self._backend, what)(self._gid)
 
     def _write(self, method: str, value, env_ids, what: str) -> None:
         backend = self._require_attached()
@@ -226,7 +231,7 @@ class Robot:
         self._backend = backend
         self._num_envs = n
         self._device = torch.device(device)
-        self._qlimits = torch.from_numpy(backend.qlimits(self._gid)).to(self._device)
+        self._qlimits = to_device(backend.qlimits(self._gid), self._device)
         self._tcp_index = self.link_index(self.spec.tcp_link)
 
     def _info(self):

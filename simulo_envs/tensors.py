@@ -42,3 +42,9 @@ def normalized_poses(pose: np.ndarray, name: str) -> np.ndarray:
         raise ValueError(f"{name}: quaternion [qw, qx, qy, qz] of row {int(norms.argmin())} is zero; nothing was written")
     pose[:, 3:7] /= norms[:, None]
     return pose
+
+
+def to_device(array: np.ndarray, device: torch.device) -> torch.Tensor:
+    """A tensor sharing ``array``'s memory on CPU (no copy), or a copy on ``device``."""
+    tensor = torch.from_numpy(array)
+    return tensor if device.type == "cpu" else tensor.to(device)

@@ -90,30 +90,27 @@ class FrankaLiftEnv(BaseEnv):
             "height_gain": height_gain,
             "block_pose": block_pose,
             "tcp_pose": tcp_pose,
+            "tcp_to_block": block_pose[:, :3] - tcp_pose[:, :3],
         }
 
     def compute_dense_reward(self, obs, action, info: dict) -> torch.Tensor:
         cfg = self.cfg
         grasped = info["is_grasped"].to(torch.float32)
-        reach = 1 - torch.tanh(cfg.reach_scale * (info["block_pose"][:, :3] - info["tcp_pose"][:, :3]).norm(dim=1))
+        reach = 1 - torch.tanh(info["tcp_to_block"].norm(dim=1) * cfg.reach_scale)
         to_go = (cfg.lift_height - info["height_gain"]).clamp_min(0)
-        lift = grasped * (1 - torch.tanh(cfg.lift_scale * to_go))
+        lift = grasped * (1 - torch.tanh(to_go * cfg.lift_scale))
         info["reward_terms"] = {"reach": reach, "grasp": grasped, "lift": lift}
         dense = cfg.reach_weight * reach + cfg.grasp_weight * grasped + cfg.lift_weight * lift
-        return torch.where(info["success"], torch.full_like(dense, cfg.success_reward), dense)
+        return dense.masked_fill_(info["success"], cfg.success_reward)
 
     def compute_normalized_dense_reward(self, obs, action, info: dict) -> torch.Tensor:
         return self.compute_dense_reward(obs, action, info) / self.cfg.success_reward
 
     def _get_obs_extra(self, info: dict) -> dict:
         origins = self._env_origins
-        tcp = info["tcp_pose"].clone()
-        block = info["block_pose"].clone()
-        tcp[:, :3] -= origins
-        block[:, :3] -= origins
         return {
-            "tcp_pose": tcp,
-            "block_pose": block,
-            "tcp_to_block": block[:, :3] - tcp[:, :3],
+            "tcp_pose": torch.cat([info["tcp_pose"][:, :3] - origins, info["tcp_pose"][:, 3:]], dim=1),
+            "block_pose": torch.cat([info["block_pose"][:, :3] - origins, info["block_pose"][:, 3:]], dim=1),
+            "tcp_to_block": info["tcp_to_block"],
             "is_grasped": info["is_grasped"],
         }

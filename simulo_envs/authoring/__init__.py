@@ -2,6 +2,6 @@
 
 from simulo_envs.authoring.physics import DEFAULT_DENSITY, Material, Physics
 from simulo_envs.authoring.pose import Pose
-from simulo_envs.authoring.shapes import Capsule, Cuboid, Cylinder, PrimitiveShape, Sphere
+from simulo_envs.authoring.shapes import Capsule, Cuboid, Cylinder, PrimitiveShape, Sphere, bounding_radius
 
-__all__ = ["Pose", "Physics", "Material", "Cuboid", "Sphere", "Cylinder", "Capsule", "PrimitiveShape", "DEFAULT_DENSITY"]
+__all__ = ["Pose", "Physics", "Material", "Cuboid", "Sphere", "Cylinder", "Capsule", "PrimitiveShape", "DEFAULT_DENSITY", "bounding_radius"]

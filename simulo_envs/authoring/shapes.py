@@ -136,3 +136,16 @@ def _init(shape, name, pose, physics, material, collision) -> None:
 
 PrimitiveShape = Union[Cuboid, Sphere, Cylinder, Capsule]
 """Any of the four primitive shapes."""
+
+
+def bounding_radius(shape: PrimitiveShape) -> float:
+    """Radius [m] of the smallest ball about the shape's centre that contains the shape."""
+    if isinstance(shape, Cuboid):
+        return 0.5 * math.sqrt(sum(s * s for s in shape.size))
+    if isinstance(shape, Sphere):
+        return shape.radius
+    if isinstance(shape, Cylinder):
+        return math.hypot(shape.radius, shape.height / 2)
+    if isinstance(shape, Capsule):
+        return shape.radius + shape.height / 2
+    raise TypeError(f"not a primitive shape: {type(shape).__name__}")

@@ -107,8 +107,10 @@ class BaseEnv(gym.Env):
         self._reconfigure({})
         self.single_action_space = self.agent.single_action_space
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self._action_low = torch.from_numpy(self.single_action_space.low).to(self.device)
-        self._action_high = torch.from_numpy(self.single_action_space.high).to(self.device)
+        self._action_low_np = self.single_action_space.low.astype(np.float32)
+        self._action_high_np = self.single_action_space.high.astype(np.float32)
+        self._action_low = torch.from_numpy(self._action_low_np).to(self.device)
+        self._action_high = torch.from_numpy(self._action_high_np).to(self.device)
         obs, _ = self.reset()
         self._init_raw_obs = obs
         self.single_observation_space = space_from_obs(obs, batched=False)
@@ -303,7 +305,7 @@ class BaseEnv(gym.Env):
         if self.max_episode_steps is None:
             truncated = self._false()
         else:
-            truncated = (self._elapsed_steps >= self.max_episode_steps) & ~terminated
+            truncated = self._elapsed_steps >= self.max_episode_steps
         return obs, reward, terminated, truncated, info
 
     def _terminated(self, info: dict) -> torch.Tensor:
@@ -320,22 +322,36 @@ class BaseEnv(gym.Env):
         return torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
 
     def _prepare_action(self, action) -> Optional[torch.Tensor]:
+        """Validate and clip an action; returns float32 (N, action_dim) on ``self.device``.
+
+        On CPU the checks run in numpy (a tenth of the per-call cost of torch on tiny arrays)."""
         if action is None:
             return None
-        if not isinstance(action, torch.Tensor):
-            try:
-                action = torch.as_tensor(np.asarray(action, dtype=np.float32))
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"action must be numeric, shape ({self.num_envs}, {self.single_action_space.shape[0]}): {exc}") from None
-        action = action.to(self.device, torch.float32)
-        dim = self.single_action_space.shape[0]
-        if action.shape == (dim,) and self.num_envs == 1:
-            action = action.unsqueeze(0)
-        if action.shape != (self.num_envs, dim):
-            raise ValueError(f"action must have shape ({self.num_envs}, {dim}), got {tuple(action.shape)}")
-        if not torch.isfinite(action).all():
+        dim = self._action_low_np.shape[0]
+        if isinstance(action, torch.Tensor) and action.device.type != "cpu":
+            action = action.detach().to(torch.float32)
+            if action.shape == (dim,) and self.num_envs == 1:
+                action = action.unsqueeze(0)
+            self._check_action_shape(tuple(action.shape), dim)
+            if not bool(torch.isfinite(action).all()):
+                raise ValueError("action contains NaN or inf; no env was stepped")
+            return torch.clamp(action.to(self.device), self._action_low, self._action_high)
+        try:
+            array = action.detach().numpy() if isinstance(action, torch.Tensor) else np.asarray(action)
+            array = array.astype(np.float32, copy=False)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"action must be numeric with shape ({self.num_envs}, {dim}): {exc}") from None
+        if array.shape == (dim,) and self.num_envs == 1:
+            array = array[None]
+        self._check_action_shape(array.shape, dim)
+        if not np.isfinite(array).all():
             raise ValueError("action contains NaN or inf; no env was stepped")
-        return torch.clamp(action, self._action_low, self._action_high)
+        clipped = np.clip(array, self._action_low_np, self._action_high_np)
+        return torch.from_numpy(clipped).to(self.device)
+
+    def _check_action_shape(self, shape: tuple, dim: int) -> None:
+        if shape != (self.num_envs, dim):
+            raise ValueError(f"action must have shape ({self.num_envs}, {dim}), got {shape}")
 
     # ------------------------------------------------------------------ obs / info / reward
     def get_info(self) -> dict:

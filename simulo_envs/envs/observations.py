@@ -20,8 +20,8 @@ def flatten_obs(obs: dict) -> torch.Tensor:
             for value in node.values():
                 walk(value)
         else:
-            leaf = node if node.ndim > 1 else node.unsqueeze(1)
-            leaves.append(leaf.reshape(leaf.shape[0], -1).to(torch.float32))
+            leaf = node if node.ndim == 2 else node.reshape(node.shape[0], -1)
+            leaves.append(leaf if leaf.dtype == torch.float32 else leaf.to(torch.float32))
 
     walk(obs)
     return torch.cat(leaves, dim=1)

@@ -294,30 +294,31 @@ class PhysxCpuBackend:
             out[i, 3:] = pose.q
         return out
 
-    def contact_forces(self, gid: int, link_index: int, rigid_gid: int) -> np.ndarray:
-        """float32 (N, 3) net contact force [N], world frame, that the body of group ``rigid_gid``
-        exerts on link ``link_index`` of articulation group ``gid``, in each env, over the last
-        PhysX step (impulse / timestep; SAPIEN reports each point's impulse on ``bodies[0]``)."""
-        key = (gid, link_index, rigid_gid)
+    def contact_forces(self, gid: int, link_indices: tuple[int, ...], rigid_gid: int) -> np.ndarray:
+        """float32 (N, L, 3) net contact force [N], world frame, that the body of group
+        ``rigid_gid`` exerts on each link in ``link_indices`` of articulation group ``gid``, per
+        env, over the last PhysX step (impulse / timestep; SAPIEN reports each contact point's
+        impulse as acting on ``bodies[0]``). One pass over the system's contact list."""
+        key = (gid, tuple(link_indices), rigid_gid)
         maps = self._contact_maps.get(key)
         if maps is None:
-            links = {self._arts[gid].links[i][link_index]: i for i in range(self.num_envs)}
+            links = {self._arts[gid].links[i][l]: (i, k) for i in range(self.num_envs) for k, l in enumerate(link_indices)}
             bodies = {c: i for i, c in enumerate(self._rigid[rigid_gid].components)}
             maps = self._contact_maps[key] = (links, bodies)
         links, bodies = maps
-        out = np.zeros((self.num_envs, 3), dtype=np.float64)
+        out = np.zeros((self.num_envs, len(link_indices), 3), dtype=np.float64)
         for contact in self._contacts():
             b0, b1 = contact.bodies
-            env = links.get(b0)
-            if env is not None and bodies.get(b1) == env:
+            hit = links.get(b0)
+            if hit is not None and bodies.get(b1) == hit[0]:
                 sign = 1.0
             else:
-                env = links.get(b1)
-                if env is None or bodies.get(b0) != env:
+                hit = links.get(b1)
+                if hit is None or bodies.get(b0) != hit[0]:
                     continue
                 sign = -1.0
             for point in contact.points:
-                out[env] += sign * point.impulse
+                out[hit] += sign * point.impulse
         return (out / self.system.timestep).astype(np.float32)
 
     def _contacts(self) -> list:

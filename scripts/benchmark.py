@@ -1,0 +1,90 @@
+"""Env steps per second: FrankaLift-v1 (physx_cpu) against ManiSkill's PickCube-v1, same run.
+
+    python scripts/benchmark.py             # table + ratios, median of 3 rounds
+    python scripts/benchmark.py --json      # last line: the results as JSON
+
+Each measurement runs in its own subprocess (fresh PhysX globals, no cross-talk); rounds are
+interleaved so machine noise hits every configuration alike. Both envs get uniform random
+actions in ``pd_joint_delta_pos`` with state observations and no resets (a pure step rate).
+Env steps/s counts every env: ``num_envs * steps / seconds``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+
+def measure(kind: str, num_envs: int, steps: int, warmup: int = 20) -> float:
+    """Env steps per second of one configuration, in this process."""
+    import gymnasium as gym
+    import torch
+
+    if kind == "simulo":
+        import simulo_envs  # noqa: F401
+
+        env = gym.make("FrankaLift-v1", num_envs=num_envs, control_mode="pd_joint_delta_pos", sim_backend="physx_cpu")
+    else:
+        import mani_skill.envs  # noqa: F401
+
+        env = gym.make("PickCube-v1", num_envs=num_envs, obs_mode="state", control_mode="pd_joint_delta_pos",
+                       sim_backend="physx_cpu")
+    env.reset(seed=0)
+    space = env.unwrapped.single_action_space
+    low, high = torch.from_numpy(space.low), torch.from_numpy(space.high)
+    actions = low + (high - low) * torch.rand(steps + warmup, num_envs, low.shape[0], generator=torch.Generator().manual_seed(0))
+    if kind == "maniskill" and num_envs == 1:
+        actions = actions[:, 0]
+    for k in range(warmup):
+        env.step(actions[k])
+    start = time.perf_counter()
+    for k in range(warmup, warmup + steps):
+        env.step(actions[k])
+    elapsed = time.perf_counter() - start
+    env.close()
+    return num_envs * steps / elapsed
+
+
+def run_worker(kind: str, num_envs: int, steps: int) -> float:
+    out = subprocess.run([sys.executable, __file__, "--worker", kind, "--num-envs", str(num_envs), "--steps", str(steps)],
+                         capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--num-envs", type=int, nargs="+", default=[1, 4, 16, 64])
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--worker", choices=["simulo", "maniskill"], help=argparse.SUPPRESS)
+    parser.add_argument("--steps", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(measure(args.worker, args.num_envs[0], args.steps))
+        return
+
+    configs = [("maniskill", 1, 300)] + [("simulo", n, max(100, 1000 // n)) for n in args.num_envs]
+    results: dict = {(k, n): [] for k, n, _ in configs}
+    for r in range(args.rounds):
+        for kind, n, steps in configs:
+            results[(kind, n)].append(run_worker(kind, n, steps))
+            print(f"round {r + 1}/{args.rounds}: {kind:9s} N={n:<3d} {results[(kind, n)][-1]:9.0f} env steps/s", file=sys.stderr)
+    ms = statistics.median(results[("maniskill", 1)])
+    rows = []
+    print(f"\n{'env':28s} {'num_envs':>8s} {'env steps/s (median)':>21s} {'x ManiSkill N=1':>16s}")
+    print(f"{'ManiSkill PickCube-v1':28s} {1:>8d} {ms:>21.0f} {1.0:>16.2f}")
+    for kind, n, _ in configs[1:]:
+        med = statistics.median(results[(kind, n)])
+        rows.append({"env": "FrankaLift-v1", "num_envs": n, "steps_per_second": med, "ratio_vs_maniskill_1": med / ms,
+                     "rounds": results[(kind, n)]})
+        print(f"{'simulo_envs FrankaLift-v1':28s} {n:>8d} {med:>21.0f} {med / ms:>16.2f}")
+    if args.json:
+        print(json.dumps({"maniskill_pickcube_1": ms, "maniskill_rounds": results[("maniskill", 1)], "simulo": rows}))
+
+
+if __name__ == "__main__":
+    main()
