@@ -7,6 +7,7 @@ write goes through the backend (DESIGN.md, Data flow).
 
 from __future__ import annotations
 
+import inspect
 from typing import Optional, Protocol, Sequence, runtime_checkable
 
 import numpy as np
@@ -19,8 +20,32 @@ from simulo_envs.tensors import as_float_array, normalized_poses, to_device
 _SHAPE_TYPES = (Cuboid, Sphere, Cylinder, Capsule)
 
 
+class _StaticProtocolMeta(type(Protocol)):
+    """``isinstance`` against a runtime-checkable protocol without running properties.
+
+    Before Python 3.12, ``isinstance(x, P)`` evaluates each protocol member with ``hasattr``,
+    which runs properties; ``Prop.default_pose`` raises RuntimeError before attach, so an
+    unattached Prop would make ``isinstance`` raise. Members are looked up statically instead,
+    as Python 3.12 does.
+    """
+
+    def __instancecheck__(cls, instance) -> bool:
+        if cls.__dict__.get("_is_protocol", False):
+            members = [m for m in cls.__dict__ if not m.startswith("_")]
+            return all(_has_static(instance, m) for m in members)
+        return super().__instancecheck__(instance)
+
+
+def _has_static(obj, name: str) -> bool:
+    try:
+        inspect.getattr_static(obj, name)
+    except AttributeError:
+        return False
+    return True
+
+
 @runtime_checkable
-class PropStateProtocol(Protocol):
+class PropStateProtocol(Protocol, metaclass=_StaticProtocolMeta):
     """The live state of a prop: batched over envs, world frame, fresh tensors."""
 
     @property
@@ -34,8 +59,11 @@ class PropStateProtocol(Protocol):
 
 
 @runtime_checkable
-class PropProtocol(Protocol):
-    """The prop authoring contract (``simulo-prop.txt``)."""
+class PropProtocol(Protocol, metaclass=_StaticProtocolMeta):
+    """The prop authoring contract (``simulo-prop.txt``).
+
+    ``isinstance(obj, PropProtocol)`` checks member names only (statically: no property runs).
+    """
 
     @property
     def shape(self) -> PrimitiveShape: ...

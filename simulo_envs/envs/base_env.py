@@ -40,6 +40,7 @@ from simulo_envs.envs.rng import BatchedRNG
 from simulo_envs.scene import Scene
 from simulo_envs.sim import make_backend, resolve_backend_name
 from simulo_envs.sim.config import SimConfig
+from simulo_envs.tensors import as_float_array, normalized_poses
 
 
 class BaseEnv(gym.Env):
@@ -407,23 +408,26 @@ class BaseEnv(gym.Env):
     def set_state_dict(self, state: dict, env_idx=None) -> None:
         """Write a state dict (rows = ``len(env_idx)``, or N) into ``env_idx`` (None: all).
 
+        Everything is validated before anything is written.
+
         Raises:
-            KeyError: a missing path; ValueError: wrong shapes or NaN (nothing written).
+            KeyError: a missing path; ValueError: wrong shapes, NaN/inf or a zero quaternion
+            (nothing written).
         """
         ids = normalize_env_ids(env_idx, self.num_envs, "env_idx")
         props, robots = self._state_objects()
-        for p in props:
-            if state["actors"][p].shape != (len(ids), 13):
-                raise ValueError(f"state['actors'][{p!r}] must be ({len(ids)}, 13)")
-        for p, r in robots.items():
-            if state["articulations"][p].shape != (len(ids), 13 + 2 * r.dof):
-                raise ValueError(f"state['articulations'][{p!r}] must be ({len(ids)}, {13 + 2 * r.dof})")
+        actors = {p: as_float_array(state["actors"][p], (len(ids), 13), f"state['actors'][{p!r}]") for p in props}
+        for p, row in actors.items():
+            normalized_poses(row[:, :7], f"state['actors'][{p!r}] pose")
+        arts = {p: as_float_array(state["articulations"][p], (len(ids), 13 + 2 * r.dof), f"state['articulations'][{p!r}]")
+                for p, r in robots.items()}
+        if not len(ids):
+            return
         for p, o in props.items():
-            row = torch.as_tensor(state["actors"][p])
-            o.set_pose(row[:, :7], ids)
-            o.set_velocity(row[:, 7:13], ids)
+            o.set_pose(actors[p][:, :7], ids)
+            o.set_velocity(actors[p][:, 7:13], ids)
         for p, r in robots.items():
-            row = torch.as_tensor(state["articulations"][p])
+            row = arts[p]
             r.set_qpos(row[:, 13:13 + r.dof], ids)
             r.set_qvel(row[:, 13 + r.dof:], ids)
             r.set_drive_targets(row[:, 13:13 + r.dof], ids)
@@ -434,19 +438,21 @@ class BaseEnv(gym.Env):
         return torch.cat([*sd["actors"].values(), *sd["articulations"].values()], dim=1)
 
     def set_state(self, state, env_idx=None) -> None:
-        """Inverse of ``get_state`` for ``env_idx`` (rows = ``len(env_idx)``)."""
-        state = torch.as_tensor(state, dtype=torch.float32)
+        """Inverse of ``get_state`` for ``env_idx``: ``state`` is float (len(env_idx), D).
+
+        Raises:
+            ValueError: wrong shape, NaN/inf (nothing written).
+        """
         props, robots = self._state_objects()
+        widths = [(p, "actors", 13) for p in props] + [(p, "articulations", 13 + 2 * r.dof) for p, r in robots.items()]
+        total = sum(w for _, _, w in widths)
+        state = torch.as_tensor(state, dtype=torch.float32)
+        if state.ndim != 2 or state.shape[1] != total:
+            raise ValueError(f"state must have shape (k, {total}), got {tuple(state.shape)}")
         sd, col = {"actors": {}, "articulations": {}}, 0
-        for p in props:
-            sd["actors"][p] = state[:, col:col + 13]
-            col += 13
-        for p, r in robots.items():
-            w = 13 + 2 * r.dof
-            sd["articulations"][p] = state[:, col:col + w]
-            col += w
-        if state.ndim != 2 or state.shape[1] != col:
-            raise ValueError(f"state must have shape (k, {col}), got {tuple(state.shape)}")
+        for p, kind, width in widths:
+            sd[kind][p] = state[:, col:col + width]
+            col += width
         self.set_state_dict(sd, env_idx)
 
     # ------------------------------------------------------------------ close
