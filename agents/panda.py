@@ -29,11 +29,12 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
-from simulo_envs.authoring import Pose, bounding_radius as prop_bounding_radius
+from simulo_envs.authoring import Pose
 from simulo_envs.controllers import CombinedController, JointPosConfig
 from simulo_envs.env_ids import EnvIds, normalize_env_ids
 from simulo_envs.geometry import cos_angle, quat_axis
 from simulo_envs.robot import JointDrive, LinkMaterial, Robot, RobotSpec
+from simulo_envs.tensors import any_true
 
 ARM_JOINTS = tuple(f"panda_joint{i}" for i in range(1, 8))
 GRIPPER_JOINTS = ("panda_finger_joint1", "panda_finger_joint2")
@@ -41,9 +42,6 @@ TCP_LINK = "panda_hand_tcp"
 LEFT_FINGER, RIGHT_FINGER = "panda_leftfinger", "panda_rightfinger"
 GRASP_MIN_FORCE = 0.5
 """Minimum contact force [N] on each finger for a grasp (ManiSkill's ``is_grasping`` default)."""
-FINGER_REACH = 0.08
-"""Upper bound [m] on the distance from the TCP to any point of either finger (fingers are
-0.054 m long and open to 0.04 m each side; URDF ``panda_finger_joint1``), with margin."""
 GRASP_MAX_ANGLE = 85.0
 """Maximum angle [deg] between a finger's contact force and its opening direction (ManiSkill's default)."""
 REST_QPOS = (0.0, math.pi / 8, 0.0, -math.pi * 5 / 8, 0.0, math.pi * 3 / 4, math.pi / 4, 0.04, 0.04)
@@ -159,15 +157,9 @@ class Panda:
         is not a grasp. Batched over envs; uses the last physics step's contacts.
         """
         robot = self.robot
-        # Broad phase: a finger can only touch the prop if the TCP is within the prop's bounding
-        # radius plus the finger length of the prop's centre; skip the contact scan otherwise.
-        reach = prop_bounding_radius(prop.shape) + FINGER_REACH
-        near = (robot.state.tcp_pose[:, :3] - prop.state.pose[:, :3]).norm(dim=1) <= reach
-        if not bool(near.any()):
-            return near
         forces = robot.contact_forces((LEFT_FINGER, RIGHT_FINGER), prop)  # (N, 2, 3)
-        pressed = (forces.norm(dim=2) >= min_force).all(dim=1)
-        if not bool(pressed.any()):  # the common case: skip the finger frames
+        pressed = forces.norm(dim=2).amin(dim=1) >= min_force
+        if not any_true(pressed):  # the common case: skip the finger frames
             return pressed
         cos_max = math.cos(math.radians(max_angle))
         left = quat_axis(robot.state.link_pose(LEFT_FINGER)[:, 3:7], 1)  # opens along +y

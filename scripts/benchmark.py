@@ -67,7 +67,7 @@ def main() -> None:
         print(measure(args.worker, args.num_envs[0], args.steps))
         return
 
-    configs = [("maniskill", 1, 300)] + [("simulo", n, max(100, 1000 // n)) for n in args.num_envs]
+    configs = [("maniskill", 1, 400)] + [("simulo", n, max(200, 2400 // n)) for n in args.num_envs]
     results: dict = {(k, n): [] for k, n, _ in configs}
     for r in range(args.rounds):
         for kind, n, steps in configs:

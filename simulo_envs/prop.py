@@ -99,25 +99,25 @@ class PropState:
     def __init__(self, prop: "Prop"):
         self._prop = prop
 
-    def _body(self) -> torch.Tensor:
+    def _body(self, columns: slice) -> torch.Tensor:
         prop = self._prop
         backend = prop._require_attached()
-        return to_device(backend.rigid_state(prop._gid), prop._device)
+        return to_device(backend.rigid_state(prop._gid)[:, columns], prop._device)
 
     @property
     def pose(self) -> torch.Tensor:
         """(num_envs, 7) ``[x, y, z, qw, qx, qy, qz]``, world frame, m; fresh."""
-        return self._body()[:, :7]
+        return self._body(slice(0, 7))
 
     @property
     def linear_velocity(self) -> torch.Tensor:
         """(num_envs, 3) ``[vx, vy, vz]`` of the centre of mass, world frame, m/s; fresh."""
-        return self._body()[:, 7:10]
+        return self._body(slice(7, 10))
 
     @property
     def angular_velocity(self) -> torch.Tensor:
         """(num_envs, 3) ``[wx, wy, wz]``, world frame, rad/s; fresh."""
-        return self._body()[:, 10:13]
+        return self._body(slice(10, 13))
 
 
 class Prop:

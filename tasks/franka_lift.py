@@ -29,6 +29,7 @@ from simulo_envs.authoring import Cuboid, Physics, Pose
 from simulo_envs.envs.base_env import BaseEnv
 from simulo_envs.envs.registration import register_env
 from simulo_envs.prop import Prop
+from simulo_envs.tensors import tensor_constants
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,9 @@ class FrankaLiftEnv(BaseEnv):
         ))
         self.scene.add(self.block, at="/World/Block")
 
+    def _after_reconfigure(self, options: dict) -> None:
+        self.k = tensor_constants(self.cfg, self.device)  # the config as 0-dim tensors, for per-step math
+
     def _initialize_episode(self, env_idx: torch.Tensor, options: dict) -> None:
         cfg, count = self.cfg, len(env_idx)
         pose = self.block.default_pose[env_idx].clone()
@@ -80,12 +84,12 @@ class FrankaLiftEnv(BaseEnv):
         self.agent.reset(env_idx)
 
     def evaluate(self) -> dict:
-        cfg = self.cfg
+        k = self.k
         block_pose = self.block.state.pose
         tcp_pose = self.agent.tcp_pose
-        height_gain = block_pose[:, 2] - cfg.block_size / 2
+        height_gain = block_pose[:, 2] - k.block_size / 2
         return {
-            "success": height_gain >= cfg.lift_height,
+            "success": height_gain >= k.lift_height,
             "is_grasped": self.agent.is_grasping(self.block),
             "height_gain": height_gain,
             "block_pose": block_pose,
@@ -94,23 +98,22 @@ class FrankaLiftEnv(BaseEnv):
         }
 
     def compute_dense_reward(self, obs, action, info: dict) -> torch.Tensor:
-        cfg = self.cfg
+        k = self.k
         grasped = info["is_grasped"].to(torch.float32)
-        reach = 1 - torch.tanh(info["tcp_to_block"].norm(dim=1) * cfg.reach_scale)
-        to_go = (cfg.lift_height - info["height_gain"]).clamp_min(0)
-        lift = grasped * (1 - torch.tanh(to_go * cfg.lift_scale))
+        reach = 1 - torch.tanh(info["tcp_to_block"].norm(dim=1) * k.reach_scale)
+        to_go = (k.lift_height - info["height_gain"]).clamp_min(0)
+        lift = grasped * (1 - torch.tanh(to_go * k.lift_scale))
         info["reward_terms"] = {"reach": reach, "grasp": grasped, "lift": lift}
-        dense = cfg.reach_weight * reach + cfg.grasp_weight * grasped + cfg.lift_weight * lift
-        return dense.masked_fill_(info["success"], cfg.success_reward)
+        dense = k.reach_weight * reach + k.grasp_weight * grasped + k.lift_weight * lift
+        return dense.masked_fill_(info["success"], self.cfg.success_reward)
 
     def compute_normalized_dense_reward(self, obs, action, info: dict) -> torch.Tensor:
-        return self.compute_dense_reward(obs, action, info) / self.cfg.success_reward
+        return self.compute_dense_reward(obs, action, info) / self.k.success_reward
 
     def _get_obs_extra(self, info: dict) -> dict:
-        origins = self._env_origins
         return {
-            "tcp_pose": torch.cat([info["tcp_pose"][:, :3] - origins, info["tcp_pose"][:, 3:]], dim=1),
-            "block_pose": torch.cat([info["block_pose"][:, :3] - origins, info["block_pose"][:, 3:]], dim=1),
+            "tcp_pose": info["tcp_pose"] - self._origin_poses,  # env-local
+            "block_pose": info["block_pose"] - self._origin_poses,
             "tcp_to_block": info["tcp_to_block"],
             "is_grasped": info["is_grasped"],
         }

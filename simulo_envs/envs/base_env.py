@@ -105,6 +105,8 @@ class BaseEnv(gym.Env):
         self._backend = None
         self._rng = BatchedRNG(self.num_envs)
         self._elapsed_steps = torch.zeros(self.num_envs, dtype=torch.int32, device=self.device)
+        self._one = torch.tensor(1, dtype=torch.int32, device=self.device)
+        self._limit = torch.tensor(self.max_episode_steps or 0, dtype=torch.int32, device=self.device)
         self._reconfigure({})
         self.single_action_space = self.agent.single_action_space
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -219,6 +221,8 @@ class BaseEnv(gym.Env):
         self.scene.attach(self._backend)
         self.agent.on_attached()
         self._env_origins = self.scene.env_origins
+        # Origins padded to pose width: pose_world - _origin_poses is the env-local pose (N, 7).
+        self._origin_poses = torch.cat([self._env_origins, torch.zeros(self.num_envs, 4, device=self.device)], dim=1)
         self._after_reconfigure(options)
         self._sim_hooks = self._overridden_sim_hooks()
 
@@ -298,7 +302,7 @@ class BaseEnv(gym.Env):
         before, after = self._sim_hooks
         self._backend.step(self.sim_config.sim_steps_per_control, before, after)
         self._after_control_step()
-        self._elapsed_steps += 1
+        self._elapsed_steps.add_(self._one)
         info = self.get_info()
         obs = self.get_obs(info)
         reward = self.get_reward(obs, action, info)
@@ -306,7 +310,7 @@ class BaseEnv(gym.Env):
         if self.max_episode_steps is None:
             truncated = self._false()
         else:
-            truncated = self._elapsed_steps >= self.max_episode_steps
+            truncated = self._elapsed_steps >= self._limit
         return obs, reward, terminated, truncated, info
 
     def _terminated(self, info: dict) -> torch.Tensor:

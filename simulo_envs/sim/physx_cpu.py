@@ -1,10 +1,15 @@
 """PhysX CPU backend: every env in ONE ``PhysxCpuSystem``, isolated by collision bits.
 
-Layout choice, measured (``python tests/benchmarks/bench_cpu_layout.py``, Panda + cube, 5
-substeps per env step, 2-core machine, raw physics only): one shared system gave about the
-same env steps/s as one system per env at N = 1 and 1.6-1.7x more at N = 16 and 64, because
-one ``system.step()`` call replaces N of them and PhysX batches the islands. So all envs
-live in one system, each in its own ``sapien.Scene`` (the scenes share the physics system;
+Layout choice, measured (``python tests/benchmarks/bench_cpu_layout.py``: Panda + cube per
+env, arms moving, 5 substeps per env step, raw physics only, 2-core machine, median of 3):
+
+    num_envs   shared system   system per env   (env steps/s)
+           1            2132             2131
+          16            2902             1608
+          64            2800             1105
+
+One ``system.step()`` call replaces N of them and PhysX solves the envs' islands in one
+pass, so the shared system is 1.8x faster at N = 16 and 2.5x at N = 64. All envs live in it, each in its own ``sapien.Scene`` (the scenes share the physics system;
 each may later get its own render system, so a camera only sees its own env).
 
 Isolation: shapes of env ``i`` get collision groups ``g0 = g1 = 1 << (i % 32)``; PhysX lets
