@@ -14,6 +14,14 @@ dynamic) with patch radius 0.1. Controllers:
 - ``pd_joint_delta_pos`` (default): 7 arm actions in [-1, 1] -> joint increments in
   [-0.1, 0.1] rad added to the current qpos, clipped to the URDF joint limits; 1 gripper action.
 - ``pd_joint_pos``: 7 absolute arm targets within the URDF joint limits [rad]; 1 gripper action.
+- ``pd_ee_delta_pos`` (3 + 1), ``pd_ee_delta_pose`` (6 + 1), ``pd_ee_pose`` (6 + 1): Cartesian
+  control of the TCP by batched damped-least-squares IK; frames, bounds and the Jacobian's
+  source are in ``simulo_envs/controllers/ee.py`` (translations +-0.1 m, rotations +-0.1 rad
+  per step in the delta modes).
+
+The links have gravity disabled (``RobotSpec.disable_gravity``), like Isaac Lab's Franka
+config: the real arm compensates gravity in its controller, and the PD targets are then
+tracked without sag.
 
 Gripper (both modes): one action in [-1, 1] -> both finger targets in [-0.01, 0.04] m
 (-1 closed, +1 open; the -0.01 m target keeps a squeezing force on thin objects, as ManiSkill does).
@@ -30,7 +38,7 @@ import torch
 from gymnasium import spaces
 
 from simulo_envs.authoring import Pose
-from simulo_envs.controllers import CombinedController, JointPosConfig
+from simulo_envs.controllers import CombinedController, EEPoseConfig, JointPosConfig
 from simulo_envs.env_ids import EnvIds, normalize_env_ids
 from simulo_envs.geometry import cos_angle, quat_axis
 from simulo_envs.robot import JointDrive, LinkMaterial, Robot, RobotSpec
@@ -62,6 +70,9 @@ CONTROLLER_CONFIGS = {
         "arm": JointPosConfig(ARM_JOINTS, lower=None, upper=None, use_delta=False, normalize_action=False),
         "gripper": _GRIPPER,
     },
+    "pd_ee_delta_pos": {"arm": EEPoseConfig(ARM_JOINTS, TCP_LINK, mode="delta_pos"), "gripper": _GRIPPER},
+    "pd_ee_delta_pose": {"arm": EEPoseConfig(ARM_JOINTS, TCP_LINK, mode="delta_pose"), "gripper": _GRIPPER},
+    "pd_ee_pose": {"arm": EEPoseConfig(ARM_JOINTS, TCP_LINK, mode="pose"), "gripper": _GRIPPER},
 }
 DEFAULT_CONTROL_MODE = "pd_joint_delta_pos"
 
@@ -106,13 +117,14 @@ class Panda:
             tcp_link=TCP_LINK,
             base_pose=Pose(),
             link_materials={"panda_leftfinger": FINGER_MATERIAL, "panda_rightfinger": FINGER_MATERIAL},
+            disable_gravity=True,
         )
         self.robot = scene.add(Robot(spec, name="panda"), at=path)
         self.controller: CombinedController | None = None
 
-    def on_attached(self) -> None:
+    def on_attached(self, env_origins: torch.Tensor) -> None:
         """Build the controller once the robot exists in the simulation."""
-        self.controller = CombinedController(CONTROLLER_CONFIGS[self.control_mode], self.robot)
+        self.controller = CombinedController(CONTROLLER_CONFIGS[self.control_mode], self.robot, env_origins)
         self._rest = torch.tensor(REST_QPOS, dtype=torch.float32)
         self._arm_index = torch.tensor([self.robot.joint_names.index(j) for j in ARM_JOINTS])
 
@@ -132,6 +144,7 @@ class Panda:
         self.robot.set_qpos(q, ids)
         self.robot.set_qvel(torch.zeros(len(ids), self.robot.dof), ids)
         self.robot.set_drive_targets(q, ids)
+        self.controller.reset(torch.from_numpy(ids))
 
     # ------------------------------------------------------------------ queries tasks use
     @property

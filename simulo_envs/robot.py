@@ -49,6 +49,8 @@ class RobotSpec:
         tcp_link: name of the link whose pose ``state.tcp_pose`` reports (the tool centre point).
         base_pose: env-local pose of the root link.
         link_materials: link name -> ``LinkMaterial``.
+        disable_gravity: links feel no gravity, as with a robot's own gravity compensation
+            (Isaac Lab's Franka config does the same); PD targets are then tracked without sag.
     """
 
     urdf_path: str
@@ -56,6 +58,7 @@ class RobotSpec:
     tcp_link: str
     base_pose: Pose = field(default_factory=Pose)
     link_materials: dict = field(default_factory=dict)
+    disable_gravity: bool = False
 
 
 class RobotState:
@@ -186,6 +189,17 @@ class Robot:
         indices = tuple(self.link_index(name) for name in link_names)
         return to_device(backend.contact_forces(self._gid, indices, prop._gid), self._device)
 
+    def jacobian(self, link_name: str) -> torch.Tensor:
+        """(num_envs, 6, dof) Jacobian of link ``link_name`` at the current qpos, world frame:
+        rows 0-2 linear velocity of the link origin [m/s per joint unit], rows 3-5 angular
+        velocity [rad/s per joint unit]; fresh.
+
+        Raises:
+            KeyError: no such link.
+        """
+        backend = self._require_attached()
+        return to_device(backend.link_jacobian(self._gid, self.link_index(link_name)), self._device)
+
     def set_qpos(self, qpos, env_ids: EnvIds = None) -> None:
         """Teleport joint positions ``(k, dof)`` for ``env_ids`` (None: all envs).
 
@@ -227,7 +241,8 @@ class Robot:
         base[:, :3] += env_origins.to("cpu", torch.float64)
         materials = {k: vars(v) if not isinstance(v, dict) else v for k, v in self.spec.link_materials.items()}
         drives = [(d.stiffness, d.damping, d.force_limit) for d in self.spec.drives]
-        self._gid = backend.add_articulation(self.spec.urdf_path, self._name, materials, base.numpy(), drives)
+        self._gid = backend.add_articulation(self.spec.urdf_path, self._name, materials, base.numpy(), drives,
+                                             disable_gravity=self.spec.disable_gravity)
         self._backend = backend
         self._num_envs = n
         self._device = torch.device(device)

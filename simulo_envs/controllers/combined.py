@@ -1,13 +1,15 @@
 """``CombinedController``: several joint controllers (arm, gripper) behind one flat action.
 
-The per-controller maps (normalisation, mimic, delta, limits) are all affine, so they are fused
+When every part is a joint-position controller, the per-controller maps (normalisation, mimic,
+delta, limits) are all affine, so they are fused
 at construction into one map evaluated with five tensor operations per step, whatever the
 number of controllers:
 
     targets = clamp(bias + action * scale)[:, action_of_joint] + qpos * is_delta, low, high)
 
 (written out in ``set_action``). ``JointPosController.targets`` is the readable reference the
-fused map is tested against.
+fused map is tested against. With an end-effector part (``EEPoseConfig``) each part computes
+its own joints' targets in turn.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
+from simulo_envs.controllers.ee import EEPoseConfig, EEPoseController
 from simulo_envs.controllers.joint import JointPosConfig, JointPosController
 
 
@@ -35,9 +38,16 @@ class CombinedController:
         ValueError: two controllers drive the same joint.
     """
 
-    def __init__(self, configs: Mapping[str, JointPosConfig], robot):
+    def __init__(self, configs: Mapping[str, object], robot, env_origins: torch.Tensor = None):
         self.robot = robot
-        self.controllers = {name: JointPosController(cfg, robot) for name, cfg in configs.items()}
+        self.controllers = {
+            name: EEPoseController(cfg, robot, env_origins) if isinstance(cfg, EEPoseConfig) else JointPosController(cfg, robot)
+            for name, cfg in configs.items()
+        }
+        self._fused = all(isinstance(c, JointPosController) for c in self.controllers.values())
+        if not self._fused:
+            self._init_generic(robot)
+            return
         dof = robot.dof
         scale, bias, action_of_joint, joints = [], [], [], []
         is_delta = torch.zeros(dof)
@@ -83,6 +93,21 @@ class CombinedController:
         self._np = {k: getattr(self, k).numpy() for k in ("_scale", "_bias", "_action_of_column", "_is_delta",
                                                           "_low", "_high", "_columns")}
 
+    def _init_generic(self, robot) -> None:
+        self.slices, start = {}, 0
+        for name, ctrl in self.controllers.items():
+            self.slices[name] = (start, start + ctrl.action_dim)
+            start += ctrl.action_dim
+        self.action_dim = start
+        self.action_low = torch.cat([c.action_low for c in self.controllers.values()]).to(torch.float32)
+        self.action_high = torch.cat([c.action_high for c in self.controllers.values()]).to(torch.float32)
+
+    def reset(self, env_ids: torch.Tensor) -> None:
+        """Reset the state of stateful parts (EE targets) for ``env_ids`` after a reset of those envs."""
+        for ctrl in self.controllers.values():
+            if hasattr(ctrl, "reset"):
+                ctrl.reset(env_ids)
+
     def single_action_space(self) -> spaces.Box:
         """The per-env action space: ``Box(action_low, action_high)``, float32."""
         return spaces.Box(self.action_low.numpy().astype(np.float32), self.action_high.numpy().astype(np.float32),
@@ -100,6 +125,14 @@ class CombinedController:
     def set_action(self, action: torch.Tensor) -> None:
         """Write drive targets for every env from a clipped action ``(N, action_dim)``."""
         robot = self.robot
+        if not self._fused:
+            state = robot.state
+            qpos, targets = state.qpos, state.drive_targets
+            for (a, b), ctrl in zip(self.slices.values(), self.controllers.values()):
+                part = ctrl.targets(action[:, a:b], qpos)
+                targets[:, ctrl.joint_index] = part.to(targets.dtype)
+            robot._set_drive_targets_trusted(targets.detach().cpu().numpy())
+            return
         if action.device.type == "cpu" and self._identity_order:
             m = self._np
             targets = (m["_bias"] + action.numpy() * m["_scale"])[:, m["_action_of_column"]]

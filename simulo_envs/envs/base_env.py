@@ -219,8 +219,8 @@ class BaseEnv(gym.Env):
         origins = self.scene.env_origins.cpu().numpy()
         self._backend = make_backend(self.sim_backend, self.num_envs, origins, self.sim_config)
         self.scene.attach(self._backend)
-        self.agent.on_attached()
         self._env_origins = self.scene.env_origins
+        self.agent.on_attached(self._env_origins)
         # Origins padded to pose width: pose_world - _origin_poses is the env-local pose (N, 7).
         self._origin_poses = torch.cat([self._env_origins, torch.zeros(self.num_envs, 4, device=self.device)], dim=1)
         self._after_reconfigure(options)

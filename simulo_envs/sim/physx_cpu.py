@@ -72,6 +72,7 @@ class _ArticulationGroup:
     joint_names: list
     link_names: list
     links: list = field(default_factory=list)  # per env: list of link components
+    pinocchio: object = None  # kinematics model, made on first use
 
 
 class PhysxCpuBackend:
@@ -146,13 +147,14 @@ class PhysxCpuBackend:
         return len(self._rigid) - 1
 
     def add_articulation(self, urdf_path: str, name: str, link_materials: dict, root_poses: np.ndarray,
-                         drive: Sequence[tuple[float, float, float]]) -> int:
+                         drive: Sequence[tuple[float, float, float]], disable_gravity: bool = False) -> int:
         """Load ``urdf_path`` once per env, fixed base at ``root_poses[i]`` (world, (N, 7)).
 
         Args:
             link_materials: link name -> dict(static_friction, dynamic_friction, restitution,
                 patch_radius, min_patch_radius) overriding the URDF's collision material.
             drive: per active joint ``(stiffness [N/m or Nm/rad], damping, force_limit)``.
+            disable_gravity: the links feel no gravity (ideal gravity compensation).
 
         Returns the group id.
         """
@@ -186,6 +188,9 @@ class PhysxCpuBackend:
                 raise ValueError(f"add_articulation: {len(active)} active joints, {len(drive)} drive settings")
             for joint, (stiffness, damping, force_limit) in zip(active, drive):
                 joint.set_drive_properties(stiffness, damping, force_limit, "force")
+            if disable_gravity:
+                for link in art.links:
+                    link.disable_gravity = True
             arts.append(art)
             joints.append(active)
             links.append(list(art.links))
@@ -331,6 +336,25 @@ class PhysxCpuBackend:
             self._contact_list = self.system.get_contacts()
             self._contacts_version = self._version
         return self._contact_list
+
+    def link_jacobian(self, gid: int, link_index: int) -> np.ndarray:
+        """float32 (N, 6, dof) Jacobian of link ``link_index`` at the current qpos, world frame:
+        rows 0-2 map qvel to the link origin's linear velocity [m/s], rows 3-5 to its angular
+        velocity [rad/s]. From SAPIEN's bundled Pinocchio model (C++, ~3 us per env): the
+        link-frame Jacobian rotated into the world by the link's orientation (the robot base
+        is not rotated: fixed at its env origin)."""
+        group = self._arts[gid]
+        if group.pinocchio is None:
+            group.pinocchio = group.articulations[0].create_pinocchio_model()
+        model = group.pinocchio
+        qpos = self.qpos(gid).astype(np.float64)
+        out = np.empty((self.num_envs, 6, group.dof), dtype=np.float32)
+        for i in range(self.num_envs):
+            local = model.compute_single_link_local_jacobian(qpos[i], link_index)
+            rot = group.links[i][link_index].entity_pose.to_transformation_matrix()[:3, :3]
+            out[i, :3] = rot @ local[:3]
+            out[i, 3:] = rot @ local[3:]
+        return out
 
     def articulation_info(self, gid: int) -> _ArticulationGroup:
         return self._arts[gid]
