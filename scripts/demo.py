@@ -1,7 +1,11 @@
 """Run FrankaLift-v1 (or another registered task) batched, and summarise each episode.
 
-    python scripts/demo.py                      # 4 envs, one episode each, random actions
-    python scripts/demo.py --num-envs 16 --episodes 64 --seed 0 --json
+    python scripts/demo.py                      # 4 envs, one episode each, the scripted expert
+    python scripts/demo.py --policy random      # uniform random actions
+    python scripts/demo.py --policy expert --num-envs 16 --episodes 64 --seed 0 --json
+
+``--policy expert`` is ``simulo_envs.policies.LiftExpert`` (FrankaLift-v1 only) and runs the
+env in ``pd_ee_delta_pos``; ``--policy random`` uses the env's default control mode.
 
 Finished envs are reset on their own (a partial reset) until ``--episodes`` episodes are done.
 With ``--json`` the last line is one JSON object: success_rate, episodes, steps_per_second
@@ -19,6 +23,7 @@ import torch
 from tqdm import tqdm
 
 import simulo_envs  # noqa: F401  (registers the tasks)
+from simulo_envs.policies import LiftExpert
 
 
 def parse_args() -> argparse.Namespace:
@@ -27,13 +32,19 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--num-envs", type=int, default=4)
     parser.add_argument("--episodes", type=int, default=None, help="episodes to run (default: one per env)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--policy", choices=["expert", "random"], default="expert")
     parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
     return parser.parse_args()
 
 
-def run(env_id: str, num_envs: int, episodes: int, seed: int, progress: bool = True) -> dict:
-    """Roll out a uniform random policy until ``episodes`` episodes end; return the summary."""
-    env = gym.make(env_id, num_envs=num_envs)
+def run(env_id: str, num_envs: int, episodes: int, seed: int, policy: str = "expert", progress: bool = True) -> dict:
+    """Roll out ``policy`` until ``episodes`` episodes end; return the summary."""
+    if policy == "expert":
+        env = gym.make(env_id, num_envs=num_envs, control_mode="pd_ee_delta_pos")
+        expert = LiftExpert(env)
+    else:
+        env = gym.make(env_id, num_envs=num_envs)
+        expert = None
     base = env.unwrapped
     generator = torch.Generator().manual_seed(seed)
     low = torch.from_numpy(base.single_action_space.low)
@@ -45,7 +56,10 @@ def run(env_id: str, num_envs: int, episodes: int, seed: int, progress: bool = T
     bar = tqdm(total=episodes, desc=f"{env_id} x{num_envs}", unit="episode", disable=not progress)
     start = time.perf_counter()
     while len(finished) < episodes:
-        action = low + (high - low) * torch.rand(num_envs, low.shape[0], generator=generator)
+        if expert is not None:
+            action = expert.act()
+        else:
+            action = low + (high - low) * torch.rand(num_envs, low.shape[0], generator=generator)
         _, reward, terminated, truncated, info = env.step(action)
         steps += num_envs
         returns += reward
@@ -62,7 +76,7 @@ def run(env_id: str, num_envs: int, episodes: int, seed: int, progress: bool = T
     bar.close()
     env.close()
     successes = sum(e["success"] for e in finished)
-    return {"env_id": env_id, "num_envs": num_envs, "episodes": len(finished),
+    return {"env_id": env_id, "policy": policy, "num_envs": num_envs, "episodes": len(finished),
             "success_rate": successes / len(finished), "steps_per_second": steps / elapsed,
             "wall_time_s": elapsed, "per_episode": finished}
 
@@ -70,7 +84,7 @@ def run(env_id: str, num_envs: int, episodes: int, seed: int, progress: bool = T
 def main() -> None:
     args = parse_args()
     episodes = args.episodes or args.num_envs
-    summary = run(args.env_id, args.num_envs, episodes, args.seed)
+    summary = run(args.env_id, args.num_envs, episodes, args.seed, args.policy)
     print(f"\n{'episode':>7} {'env':>4} {'return':>9} {'length':>6} {'success':>8}")
     for k, ep in enumerate(summary["per_episode"]):
         print(f"{k:>7} {ep['env']:>4} {ep['return']:>9.3f} {ep['length']:>6} {str(ep['success']):>8}")
