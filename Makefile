@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml Makefile scripts/setup_vulkan.sh
 	@touch $(STAMP)
 
 demo: setup
-	$(BIN)/python scripts/demo.py
+	$(BIN)/python scripts/demo.py --policy expert
 
 test: setup
 	$(BIN)/python -m pytest -q
