@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import torch
 
 from simulo_envs.agents.panda import Panda
-from simulo_envs.authoring import Cuboid, Physics, Pose
+from simulo_envs.authoring import Cuboid, Material, Physics, Pose
 from simulo_envs.envs.base_env import BaseEnv
 from simulo_envs.envs.registration import register_env
 from simulo_envs.prop import Prop
@@ -68,6 +68,7 @@ class FrankaLiftEnv(BaseEnv):
             size=(cfg.block_size,) * 3,
             pose=Pose(position=[cfg.spawn_x, cfg.spawn_y, cfg.block_size / 2]),
             physics=Physics.rigid(mass=cfg.block_mass),
+            material=Material(color=(0.85, 0.15, 0.1)),
         ))
         self.scene.add(self.block, at="/World/Block")
 

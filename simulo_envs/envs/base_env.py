@@ -36,36 +36,48 @@ from gymnasium.vector.utils import batch_space
 
 from simulo_envs.env_ids import normalize_env_ids
 from simulo_envs.envs.observations import flatten_obs, space_from_obs
+from simulo_envs.envs.rendering import RenderingMixin
 from simulo_envs.envs.rng import BatchedRNG
+from simulo_envs.envs.sensors import STATE_OBS_MODES, parse_obs_mode
 from simulo_envs.scene import Scene
 from simulo_envs.sim import make_backend, resolve_backend_name
+from simulo_envs.sim.render import require_vulkan
 from simulo_envs.sim.config import SimConfig
 from simulo_envs.tensors import as_float_array, normalized_poses
 
 
-class BaseEnv(gym.Env):
+class BaseEnv(RenderingMixin, gym.Env):
     """Superclass of simulo_envs tasks.
 
     Args:
         num_envs: parallel envs, stepped together (CPU or GPU).
-        obs_mode: ``"state"`` (flat float32 ``(N, D)``), ``"state_dict"`` (nested dict of tensors)
-            or ``"none"`` (empty dict).
+        obs_mode: ``"state"`` (flat float32 ``(N, D)``), ``"state_dict"`` (nested dict of tensors),
+            ``"none"`` (empty dict), or visual: ``"rgb"``, ``"depth"``, ``"segmentation"``,
+            ``"rgbd"``, ``"sensor_data"`` and ``+`` combinations, giving
+            ``{"agent", "extra", "sensor_data": {camera: {texture: (N, H, W, C)}}, "sensor_param"}``
+            (see ``simulo_envs/envs/rendering.py``).
         reward_mode: ``"dense"``, ``"normalized_dense"`` (in [0, 1]), ``"sparse"`` (+1 success,
             -1 fail, else 0) or ``"none"`` (zeros).
         control_mode: the agent's control mode; None takes the agent's default.
-        render_mode: None (rendering lands with the cameras issue).
+        render_mode: None, ``"rgb_array"`` (``render()`` -> uint8 (N, H, W, 3) from the human
+            render camera) or ``"sensors"`` (the sensor cameras' RGB side by side).
+        sensor_configs / human_render_camera_configs: overrides of the task's camera configs:
+            ``{camera_name: {field: value}}`` or ``{field: value}`` for every camera (fields of
+            ``CameraConfig``: pose, width, height, fov, near, far).
         sim_config: a dict of ``SimConfig`` fields overriding the task's defaults, or a ``SimConfig``.
         sim_backend: ``"auto"``, ``"physx_cpu"`` (``"physx_cuda"`` is not built yet).
         max_episode_steps: per-env truncation limit; None takes the task's default.
 
     Raises:
-        ValueError: an unknown mode or bad ``num_envs`` / ``sim_config``.
+        ValueError: an unknown mode or bad ``num_envs`` / ``sim_config`` / camera override.
+        RuntimeError: rendering asked for (``render_mode`` or a visual ``obs_mode``) where no
+            Vulkan driver exists; the message says what to install. Raised before anything is built.
     """
 
-    SUPPORTED_OBS_MODES = ("state", "state_dict", "none")
+    SUPPORTED_OBS_MODES = STATE_OBS_MODES + ("rgb", "depth", "segmentation", "rgbd", "sensor_data", "<a>+<b>")
     SUPPORTED_REWARD_MODES = ("normalized_dense", "dense", "sparse", "none")
-    SUPPORTED_RENDER_MODES: tuple[str, ...] = ()
-    metadata: dict[str, Any] = {"render_modes": []}
+    SUPPORTED_RENDER_MODES: tuple[str, ...] = ("rgb_array", "sensors")
+    metadata: dict[str, Any] = {"render_modes": ["rgb_array", "sensors"], "render_fps": 20}
 
     default_sim_config = SimConfig()
     default_max_episode_steps: Optional[int] = None
@@ -80,11 +92,12 @@ class BaseEnv(gym.Env):
         sim_config: Union[None, dict, SimConfig] = None,
         sim_backend: str = "auto",
         max_episode_steps: Optional[int] = None,
+        sensor_configs: Optional[dict] = None,
+        human_render_camera_configs: Optional[dict] = None,
     ):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
-        if obs_mode not in self.SUPPORTED_OBS_MODES:
-            raise ValueError(f"obs_mode {obs_mode!r} not supported; choose from {self.SUPPORTED_OBS_MODES}")
+        self._textures = parse_obs_mode(obs_mode)
         if reward_mode not in self.SUPPORTED_REWARD_MODES:
             raise ValueError(f"reward_mode {reward_mode!r} not supported; choose from {self.SUPPORTED_REWARD_MODES}")
         if render_mode is not None and render_mode not in self.SUPPORTED_RENDER_MODES:
@@ -101,6 +114,11 @@ class BaseEnv(gym.Env):
         self.sim_backend = resolve_backend_name(sim_backend)
         self.device = torch.device("cpu")
         self._requested_control_mode = control_mode
+        self._sensor_overrides = sensor_configs
+        self._human_overrides = human_render_camera_configs
+        self._render = bool(self._textures) or render_mode is not None
+        if self._render:
+            require_vulkan()
         self._closed = False
         self._backend = None
         self._rng = BatchedRNG(self.num_envs)
@@ -217,8 +235,9 @@ class BaseEnv(gym.Env):
         self._load_scene(options)
         self._load_lighting(options)
         origins = self.scene.env_origins.cpu().numpy()
-        self._backend = make_backend(self.sim_backend, self.num_envs, origins, self.sim_config)
+        self._backend = make_backend(self.sim_backend, self.num_envs, origins, self.sim_config, render=self._render)
         self.scene.attach(self._backend)
+        self._setup_sensors()
         self._env_origins = self.scene.env_origins
         self.agent.on_attached(self._env_origins)
         # Origins padded to pose width: pose_world - _origin_poses is the env-local pose (N, 7).
@@ -372,6 +391,10 @@ class BaseEnv(gym.Env):
         if self.obs_mode == "none":
             return {}
         obs = {"agent": self._get_obs_agent(), "extra": self._get_obs_extra(info)}
+        if self._textures:
+            obs["sensor_data"] = self._get_obs_sensor_data()
+            obs["sensor_param"] = self.get_sensor_params()
+            return obs
         if self.obs_mode == "state" and not unflattened:
             return flatten_obs(obs)
         return obs

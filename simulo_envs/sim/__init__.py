@@ -26,11 +26,12 @@ def resolve_backend_name(name: str) -> str:
     return name
 
 
-def make_backend(name: str, num_envs: int, env_origins: np.ndarray, config: SimConfig):
-    """Create the backend ``name`` (already resolved) for ``num_envs`` envs at ``env_origins`` (N, 3)."""
+def make_backend(name: str, num_envs: int, env_origins: np.ndarray, config: SimConfig, render: bool = False):
+    """Create the backend ``name`` (already resolved) for ``num_envs`` envs at ``env_origins`` (N, 3),
+    with a render system per env when ``render``."""
     from simulo_envs.sim.physx_cpu import PhysxCpuBackend
 
-    return PhysxCpuBackend(num_envs, env_origins, config)
+    return PhysxCpuBackend(num_envs, env_origins, config, render=render)
 
 
 __all__ = ["SimConfig", "make_backend", "resolve_backend_name", "BACKENDS"]

@@ -10,7 +10,7 @@ env, arms moving, 5 substeps per env step, raw physics only, 2-core machine, med
 
 One ``system.step()`` call replaces N of them and PhysX solves the envs' islands in one
 pass, so the shared system is 1.8x faster at N = 16 and 2.5x at N = 64. All envs live in it, each in its own ``sapien.Scene`` (the scenes share the physics system;
-each may later get its own render system, so a camera only sees its own env).
+each with its own render system when rendering is on, so a camera only sees its own env).
 
 Isolation: shapes of env ``i`` get collision groups ``g0 = g1 = 1 << (i % 32)``; PhysX lets
 two shapes collide iff ``(A.g0 & B.g1) or (B.g0 & A.g1)`` and not ``(A.g2 & B.g2)``
@@ -38,7 +38,9 @@ import numpy as np
 import sapien
 import sapien.physx as physx
 
-from simulo_envs.authoring import Capsule, Cuboid, Cylinder, PrimitiveShape, Sphere
+from simulo_envs.authoring import PrimitiveShape
+from simulo_envs.sim.builders import build_shape
+from simulo_envs.sim.render import CameraRig, add_lights, ground_visual_builders
 from simulo_envs.sim.config import SimConfig
 
 _ALL_BITS = 0xFFFFFFFF
@@ -47,8 +49,6 @@ _BODY = 13
 # Framework layout [x, y, z, qw, qx, qy, qz, v(3), w(3)] from the packed [q, p, v, w].
 _BODY_PERM = np.array([4, 5, 6, 0, 1, 2, 3, 7, 8, 9, 10, 11, 12])
 _ROOT_PERM = np.array([4, 5, 6, 0, 1, 2, 3])
-# SAPIEN's cylinder and capsule axes are along local x; authoring uses local z.
-_X_TO_Z = sapien.Pose(q=[0.7071067811865476, 0.0, -0.7071067811865476, 0.0])
 
 
 def env_bits(env: int) -> list[int]:
@@ -90,8 +90,9 @@ class PhysxCpuBackend:
 
     name = "physx_cpu"
 
-    def __init__(self, num_envs: int, env_origins: np.ndarray, config: SimConfig):
+    def __init__(self, num_envs: int, env_origins: np.ndarray, config: SimConfig, render: bool = False):
         self.num_envs = int(num_envs)
+        self.render = bool(render)
         self.origins = np.asarray(env_origins, dtype=np.float64).reshape(self.num_envs, 3)
         self.config = config
         physx.set_scene_config(
@@ -107,7 +108,12 @@ class PhysxCpuBackend:
         physx.set_default_material(config.static_friction, config.dynamic_friction, config.restitution)
         self.system = physx.PhysxCpuSystem()
         self.system.timestep = 1.0 / config.sim_freq
-        self.scenes = [sapien.Scene([self.system]) for _ in range(self.num_envs)]
+        if self.render:
+            # One render system per env: a camera sees only the entities of its own env's scene.
+            self.scenes = [sapien.Scene([self.system, sapien.render.RenderSystem()]) for _ in range(self.num_envs)]
+        else:
+            self.scenes = [sapien.Scene([self.system]) for _ in range(self.num_envs)]
+        self.cameras: dict = {}
         self._rigid: list[_RigidGroup] = []
         self._arts: list[_ArticulationGroup] = []
         self._finalized = False
@@ -120,12 +126,19 @@ class PhysxCpuBackend:
 
     # ------------------------------------------------------------------ building
     def add_ground(self, altitude: float = 0.0) -> None:
-        """A static infinite plane at ``z = altitude`` [m] touching every env."""
-        builder = self.scenes[0].create_actor_builder()
-        builder.add_plane_collision(sapien.Pose(p=[0, 0, altitude], q=[0.7071068, 0, -0.7071068, 0]))
-        ground = builder.build_static(name="ground")
-        for shape in ground.find_component_by_type(physx.PhysxRigidStaticComponent).collision_shapes:
-            shape.set_collision_groups([_ALL_BITS, _ALL_BITS, 0, 0])
+        """A static infinite plane at ``z = altitude`` [m] touching every env.
+
+        Physics: one plane, in env 0's scene (the physics system is shared). Rendering: a ground
+        visual in every env's scene, env 0's on the same entity as the plane, so every scene holds
+        one ground entity and entity (segmentation) ids agree across envs."""
+        builders = ground_visual_builders(self.scenes) if self.render else [self.scenes[0].create_actor_builder()]
+        builders[0].add_plane_collision(sapien.Pose(q=[0.7071068, 0, -0.7071068, 0]))
+        for i, builder in enumerate(builders):
+            ground = builder.build_static(name="ground")
+            ground.set_pose(sapien.Pose(p=[self.origins[i][0], self.origins[i][1], altitude]))
+            if i == 0:
+                for shape in ground.find_component_by_type(physx.PhysxRigidStaticComponent).collision_shapes:
+                    shape.set_collision_groups([_ALL_BITS, _ALL_BITS, 0, 0])
 
     def add_rigid(self, shapes: Sequence[PrimitiveShape], name: str) -> int:
         """Build one body per env from ``shapes[i]`` at env origin ``i`` plus the shape's pose.
@@ -137,7 +150,7 @@ class PhysxCpuBackend:
             raise ValueError(f"add_rigid: need one shape per env ({self.num_envs}), got {len(shapes)}")
         entities, comps, kinds = [], [], []
         for i, shape in enumerate(shapes):
-            entity = _build_shape(self.scenes[i], shape, f"{name}_{i}", env_bits(i))
+            entity = build_shape(self.scenes[i], shape, f"{name}_{i}", env_bits(i), visual=self.render)
             entity.set_pose(sapien.Pose(p=np.asarray(shape.pose.position) + self.origins[i], q=shape.pose.quaternion))
             entities.append(entity)
             comp = entity.find_component_by_type(physx.PhysxRigidBaseComponent)
@@ -168,7 +181,8 @@ class PhysxCpuBackend:
             loader.fix_root_link = True
             builder = loader.load_file_as_articulation_builder(urdf_path)
             for lb in builder.link_builders:
-                lb.visual_records = []
+                if not self.render:
+                    lb.visual_records = []
                 g = env_bits(i)
                 lb.collision_groups = [g[0], g[1], _ROBOT_SELF_BIT, 0]
                 override = link_materials.get(lb.name)
@@ -417,6 +431,39 @@ class PhysxCpuBackend:
                 after()
         self._version += 1
 
+    # ------------------------------------------------------------------ rendering
+    def add_lights(self, ambient=(0.3, 0.3, 0.3), directional=(((0.0, 1.0, -1.0), (1.0, 1.0, 1.0)),)) -> None:
+        """Ambient light and directional lights ``((direction, colour), ...)`` in every env's scene."""
+        self._require_render()
+        add_lights(self.scenes, ambient, directional)
+
+    def add_camera(self, name: str, width: int, height: int, fovy: float, near: float, far: float,
+                   local_pose: np.ndarray) -> CameraRig:
+        """A camera per env at env origin + ``local_pose`` ``[x, y, z, qw, qx, qy, qz]`` (SAPIEN camera
+        convention: looks along its +x axis, +z up). Returns the rig that captures pictures."""
+        self._require_render()
+        rig = CameraRig(self.scenes, self.origins, name, width, height, fovy, near, far, local_pose)
+        self.cameras[name] = rig
+        return rig
+
+    def update_render(self) -> None:
+        """Push the current physics poses to every env's render system (once per captured frame)."""
+        self._require_render()
+        for scene in self.scenes:
+            scene.update_render()
+
+    def segmentation_ids(self, gid: int) -> list[int]:
+        """Segmentation ids (SAPIEN per-scene entity ids) of rigid group ``gid``, one per env."""
+        return [e.per_scene_id for e in self._rigid[gid].entities]
+
+    def link_segmentation_ids(self, gid: int) -> list[list[int]]:
+        """Per env, the segmentation ids of articulation group ``gid``'s links (link order)."""
+        return [[link.entity.per_scene_id for link in links] for links in self._arts[gid].links]
+
+    def _require_render(self) -> None:
+        if not self.render:
+            raise RuntimeError("this backend was created without rendering (render=False)")
+
     def close(self) -> None:
         for scene in self.scenes:
             for entity in list(scene.entities):
@@ -424,39 +471,3 @@ class PhysxCpuBackend:
         self.scenes = []
         self._rigid = []
         self._arts = []
-
-
-def _build_shape(scene: sapien.Scene, shape: PrimitiveShape, name: str, groups: list[int]) -> sapien.Entity:
-    builder = scene.create_actor_builder()
-    physics, mat = shape.physics, shape.material
-    # A visual-only marker has no collision shape, so it cannot be a dynamic body: make it kinematic.
-    kind = physics.kind if shape.collision else "kinematic"
-    builder.set_physx_body_type({"rigid": "dynamic", "kinematic": "kinematic", "static": "static"}[kind])
-    material = physx.PhysxMaterial(mat.static_friction, mat.dynamic_friction, mat.restitution)
-    density = physics.density if physics.density is not None else physics.mass / shape.volume
-    if shape.collision:
-        if isinstance(shape, Cuboid):
-            builder.add_box_collision(half_size=[s / 2 for s in shape.size], material=material, density=density)
-        elif isinstance(shape, Sphere):
-            builder.add_sphere_collision(radius=shape.radius, material=material, density=density)
-        elif isinstance(shape, Cylinder):
-            builder.add_cylinder_collision(_X_TO_Z, radius=shape.radius, half_length=shape.height / 2,
-                                           material=material, density=density)
-        elif isinstance(shape, Capsule):
-            builder.add_capsule_collision(_X_TO_Z, radius=shape.radius, half_length=shape.height / 2,
-                                          material=material, density=density)
-        else:
-            raise TypeError(f"unsupported shape type {type(shape).__name__}")
-    if kind == "static":
-        entity = builder.build_static(name=name)
-    elif kind == "kinematic":
-        entity = builder.build_kinematic(name=name)
-    else:
-        entity = builder.build(name=name)
-    for comp in entity.components:
-        if isinstance(comp, physx.PhysxRigidBaseComponent):
-            for cs in comp.collision_shapes:
-                cs.set_collision_groups(groups)
-            if kind == "rigid" and physics.mass is not None:
-                comp.mass = physics.mass
-    return entity

@@ -1,0 +1,39 @@
+"""Wrappers: the Gymnasium vector env (with autoreset by partial reset) and views for RL libraries.
+
+``SimuloVectorEnv`` and ``NumpyView`` need only Gymnasium. The SB3 and rsl_rl adapters need the
+``rl`` extra and are imported from their modules: ``simulo_envs.wrappers.sb3.SB3VecEnv``,
+``simulo_envs.wrappers.rsl_rl.RslRlVecEnv``.
+
+Importing this package attaches our vector entry point to every registered id
+(``attach_vector_entry_points``) so ``gym.make_vec(id, num_envs=N,
+vectorization_mode="vector_entry_point")`` returns a ``SimuloVectorEnv``.
+"""
+
+from __future__ import annotations
+
+import gymnasium as gym
+
+from simulo_envs.wrappers.numpy_view import NumpyView
+from simulo_envs.wrappers.vector import SimuloVectorEnv, make_vector_env, vector_entry_point
+
+
+def attach_vector_entry_points() -> list[str]:
+    """Set ``gym.registry[id].vector_entry_point`` for every id in ``REGISTERED`` that has none.
+
+    Registration will pass it to ``gym.register`` itself (issue 5); until then this fills it in.
+    Safe to call again after more tasks are imported. Returns the ids it changed.
+    """
+    from simulo_envs.envs.registration import REGISTERED
+
+    changed = []
+    for env_id in REGISTERED:
+        spec = gym.registry.get(env_id)
+        if spec is not None and spec.vector_entry_point is None:
+            spec.vector_entry_point = vector_entry_point(env_id)
+            changed.append(env_id)
+    return changed
+
+
+attach_vector_entry_points()
+
+__all__ = ["SimuloVectorEnv", "NumpyView", "make_vector_env", "vector_entry_point", "attach_vector_entry_points"]

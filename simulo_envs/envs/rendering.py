@@ -1,0 +1,128 @@
+"""Cameras, visual observations and ``render()`` for ``BaseEnv`` (a mixin, one concern per file).
+
+Two kinds of camera, both one per env and fixed in the env frame:
+
+- sensors (``_default_sensor_configs``, overridable with ``sensor_configs=``): feed visual
+  observations (``obs_mode`` "rgb", "depth", "segmentation", "rgbd", joined with "+").
+- human render cameras (``_default_human_render_camera_configs``, overridable with
+  ``human_render_camera_configs=``): what ``render()`` returns for ``render_mode="rgb_array"``.
+
+Images have the env dimension first: rgb uint8 (N, H, W, 3); depth float32 (N, H, W, 1) in
+metres along the optical axis (0 where nothing is hit); segmentation int32 (N, H, W, 1) with
+the ids of ``segmentation_id_map`` (0 = background).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+
+from simulo_envs.authoring import Pose
+from simulo_envs.envs.sensors import CameraConfig, apply_overrides, look_at
+from simulo_envs.tensors import to_device
+
+
+class RenderingMixin:
+    """Rendering half of ``BaseEnv``; expects ``self._backend``, ``self.scene``, ``self.device``."""
+
+    @property
+    def _default_sensor_configs(self) -> list[CameraConfig]:
+        """Sensor cameras of the task (default: one 128x128 "base_camera" looking at the robot)."""
+        return [CameraConfig("base_camera", look_at([0.95, 0.35, 0.45], [0.45, 0.0, 0.05]), 128, 128, 1.2)]
+
+    @property
+    def _default_human_render_camera_configs(self) -> list[CameraConfig]:
+        """Human render cameras of the task (default: one 512x512 "render_camera")."""
+        return [CameraConfig("render_camera", look_at([1.15, 0.75, 0.6], [0.4, 0.0, 0.15]), 512, 512, 1.0)]
+
+    def _setup_sensors(self) -> None:
+        backend = self._backend
+        self._sensor_rigs, self._human_rigs = {}, {}
+        if not backend.render:
+            return
+        backend.add_lights()
+        if self._textures:
+            for name, cfg in apply_overrides(self._default_sensor_configs, self._sensor_overrides).items():
+                self._sensor_rigs[name] = self._add_camera(cfg)
+        if self.render_mode is not None:
+            for name, cfg in apply_overrides(self._default_human_render_camera_configs, self._human_overrides).items():
+                self._human_rigs[name] = self._add_camera(cfg)
+        self._segmentation_map = self._build_segmentation_map()
+
+    def _add_camera(self, cfg: CameraConfig):
+        pose = cfg.pose if isinstance(cfg.pose, Pose) else Pose(cfg.pose[:3], cfg.pose[3:7])
+        return self._backend.add_camera(cfg.name, cfg.width, cfg.height, cfg.fov, cfg.near, cfg.far, pose.to_list())
+
+    @property
+    def segmentation_id_map(self) -> dict:
+        """Segmentation id -> the ``Prop`` or ``"robot_path:link_name"`` it belongs to (ids are
+        the same in every env). Empty when rendering is off."""
+        return dict(getattr(self, "_segmentation_map", {}))
+
+    def _build_segmentation_map(self) -> dict:
+        from simulo_envs.prop import Prop
+
+        mapping = {}
+        backend = self._backend
+        for path, obj in self.scene.objects.items():
+            if isinstance(obj, Prop):
+                ids = backend.segmentation_ids(obj._gid)
+                if len(set(ids)) != 1:
+                    raise RuntimeError(f"segmentation ids of {path} differ between envs: {ids}")
+                mapping[ids[0]] = obj
+            else:
+                per_env = backend.link_segmentation_ids(obj._gid)
+                for link, seg_id in zip(obj.link_names, per_env[0]):
+                    mapping[seg_id] = f"{path}:{link}"
+        return mapping
+
+    def _get_obs_sensor_data(self) -> dict:
+        """``{camera: {texture: tensor}}`` for the obs mode's textures, all envs."""
+        self._backend.update_render()
+        return {name: {k: to_device(v, self.device) for k, v in rig.capture(self._textures).items()}
+                for name, rig in self._sensor_rigs.items()}
+
+    def get_sensor_params(self) -> dict:
+        """``{camera: {"intrinsic_cv": (N,3,3), "extrinsic_cv": (N,3,4), "cam2world_gl": (N,4,4)}}``."""
+        return {name: {k: to_device(v, self.device) for k, v in rig.params().items()}
+                for name, rig in self._sensor_rigs.items()}
+
+    def render(self):
+        """``render_mode="rgb_array"``: ``render_rgb_array()``; ``"sensors"``: ``render_sensors()``;
+        None: returns None."""
+        if self.render_mode == "rgb_array":
+            return self.render_rgb_array()
+        if self.render_mode == "sensors":
+            return self.render_sensors()
+        return None
+
+    def render_rgb_array(self, camera_name: Optional[str] = None) -> torch.Tensor:
+        """uint8 (N, H, W, 3) image of every env from the human render camera(s): the named one,
+        or all of them side by side.
+
+        Raises:
+            RuntimeError: the env was made with ``render_mode=None``. KeyError: unknown camera.
+        """
+        if not self._human_rigs:
+            raise RuntimeError("render_rgb_array needs the env made with render_mode='rgb_array' (or 'sensors')")
+        rigs = self._human_rigs
+        if camera_name is not None:
+            if camera_name not in rigs:
+                raise KeyError(f"no human render camera {camera_name!r}; cameras: {sorted(rigs)}")
+            rigs = {camera_name: rigs[camera_name]}
+        self._backend.update_render()
+        images = [to_device(rig.capture({"rgb"})["rgb"], self.device) for rig in rigs.values()]
+        return images[0] if len(images) == 1 else torch.cat(images, dim=2)
+
+    def render_sensors(self) -> torch.Tensor:
+        """uint8 (N, H, W_total, 3): every sensor camera's RGB image side by side.
+
+        Raises:
+            RuntimeError: no sensor camera (use a visual obs_mode).
+        """
+        if not self._sensor_rigs:
+            raise RuntimeError("render_sensors needs sensor cameras: make the env with a visual obs_mode")
+        self._backend.update_render()
+        images = [to_device(rig.capture({"rgb"})["rgb"], self.device) for rig in self._sensor_rigs.values()]
+        return torch.cat(images, dim=2)

@@ -1,0 +1,139 @@
+"""Camera configurations: defaults per task, user overrides, and the texture set of an obs mode."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields, replace
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+
+from simulo_envs.authoring import Pose
+
+TEXTURES = ("rgb", "depth", "segmentation")
+STATE_OBS_MODES = ("state", "state_dict", "none")
+
+
+@dataclass(frozen=True)
+class CameraConfig:
+    """A camera in every env, fixed in the env-local frame.
+
+    Attributes:
+        name: unique camera name (the key in ``obs["sensor_data"]``).
+        pose: env-local camera pose. SAPIEN's camera convention: the camera looks along its +x
+            axis with +z up; build one with ``look_at``.
+        width / height: image size [px].
+        fov: vertical field of view [rad].
+        near / far: clipping distances [m].
+    """
+
+    name: str
+    pose: Pose
+    width: int = 128
+    height: int = 128
+    fov: float = math.pi / 2
+    near: float = 0.01
+    far: float = 100.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.pose, Pose):
+            object.__setattr__(self, "pose", Pose(self.pose[:3], self.pose[3:7]))
+        for name in ("width", "height"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValueError(f"camera {self.name!r}: {name} must be an int >= 1 [px], got {value!r}")
+        if not 0 < self.fov < math.pi:
+            raise ValueError(f"camera {self.name!r}: fov must be in (0, pi) rad, got {self.fov!r}")
+        if not 0 < self.near < self.far:
+            raise ValueError(f"camera {self.name!r}: need 0 < near < far, got near={self.near}, far={self.far}")
+
+
+def look_at(eye: Sequence[float], target: Sequence[float], up: Sequence[float] = (0.0, 0.0, 1.0)) -> Pose:
+    """Camera pose at ``eye`` looking at ``target`` (SAPIEN convention: +x forward, +z up).
+
+    Raises:
+        ValueError: ``eye == target`` or the view direction is parallel to ``up``.
+    """
+    eye, target, up = (np.asarray(v, dtype=np.float64) for v in (eye, target, up))
+    forward = target - eye
+    if np.linalg.norm(forward) < 1e-9:
+        raise ValueError("look_at: eye and target coincide")
+    forward /= np.linalg.norm(forward)
+    left = np.cross(up, forward)
+    if np.linalg.norm(left) < 1e-9:
+        raise ValueError("look_at: view direction is parallel to 'up'; pass another up vector")
+    left /= np.linalg.norm(left)
+    camera_up = np.cross(forward, left)
+    return Pose(eye.tolist(), matrix_to_quat(np.stack([forward, left, camera_up], axis=1)).tolist())
+
+
+def matrix_to_quat(m: np.ndarray) -> np.ndarray:
+    """Unit quaternion ``[qw, qx, qy, qz]`` of a 3x3 rotation matrix (Shepperd's method,
+    J. Guidance and Control 1(3), 1978)."""
+    trace = m[0, 0] + m[1, 1] + m[2, 2]
+    if trace > 0:
+        s = 2.0 * math.sqrt(trace + 1.0)
+        q = [0.25 * s, (m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s]
+    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
+        q = [(m[2, 1] - m[1, 2]) / s, 0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s]
+    elif m[1, 1] > m[2, 2]:
+        s = 2.0 * math.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
+        q = [(m[0, 2] - m[2, 0]) / s, (m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s]
+    else:
+        s = 2.0 * math.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
+        q = [(m[1, 0] - m[0, 1]) / s, (m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s]
+    q = np.asarray(q)
+    return q / np.linalg.norm(q)
+
+
+def apply_overrides(defaults: Sequence[CameraConfig], overrides: Optional[Mapping]) -> dict:
+    """Camera configs with user overrides, keyed by name (ManiSkill's semantics).
+
+    ``overrides`` maps a camera name to a dict of fields for that camera, or a field name to a
+    value for every camera; camera-specific values win.
+
+    Raises:
+        ValueError: an unknown camera or field name, or an invalid resulting config.
+    """
+    configs = {c.name: c for c in defaults}
+    overrides = dict(overrides or {})
+    field_names = {f.name for f in fields(CameraConfig)} - {"name"}
+    common = {k: v for k, v in overrides.items() if k in field_names}
+    specific = {k: v for k, v in overrides.items() if k not in field_names}
+    for name, values in specific.items():
+        if name not in configs:
+            raise ValueError(f"camera override {name!r}: no such camera or field; cameras {sorted(configs)}, "
+                             f"fields {sorted(field_names)}")
+        bad = set(values) - field_names
+        if bad:
+            raise ValueError(f"camera override {name!r}: unknown fields {sorted(bad)}")
+    out = {}
+    for name, config in configs.items():
+        values = {**common, **specific.get(name, {})}
+        out[name] = replace(config, **values) if values else config
+    return out
+
+
+def parse_obs_mode(obs_mode: str) -> frozenset:
+    """The textures an obs mode asks for: empty for state modes; ``"rgbd"`` is rgb + depth,
+    ``"sensor_data"`` all three, and ``+`` joins modes (``"rgb+segmentation"``).
+
+    Raises:
+        ValueError: an unknown mode (the message lists the valid ones).
+    """
+    if obs_mode in STATE_OBS_MODES:
+        return frozenset()
+    parts = obs_mode.split("+") if isinstance(obs_mode, str) else []
+    textures = set()
+    for part in parts:
+        if part == "rgbd":
+            textures |= {"rgb", "depth"}
+        elif part == "sensor_data":
+            textures |= set(TEXTURES)
+        elif part in TEXTURES:
+            textures.add(part)
+        else:
+            raise ValueError(f"obs_mode {obs_mode!r} not supported: use one of {STATE_OBS_MODES}, or textures "
+                             f"{TEXTURES} / 'rgbd' / 'sensor_data' joined with '+'")
+    return frozenset(textures)

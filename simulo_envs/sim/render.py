@@ -1,0 +1,112 @@
+"""Rendering helpers for the backends: lights, ground visuals, per-env cameras.
+
+SAPIEN renders through Vulkan (on a machine without a GPU: Mesa's lavapipe >= 24.3, see
+``scripts/setup_vulkan.sh``). Each env has its own ``sapien.Scene`` with its own render system
+sharing the one physics system, so an env's camera renders only that env's entities.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import sapien
+
+VULKAN_HELP = (
+    "SAPIEN rendering needs a Vulkan driver and none was found. On a machine without a GPU install "
+    "Mesa's software driver (lavapipe, Mesa >= 24.3): on Debian 12 `apt-get install -t bookworm-backports "
+    "mesa-vulkan-drivers libvulkan1`, on Debian 13 / Ubuntu 24.10+ `apt-get install mesa-vulkan-drivers "
+    "libvulkan1` (or run `bash scripts/setup_vulkan.sh` as root). State-only envs (render_mode=None, "
+    "obs_mode='state') need no Vulkan."
+)
+
+
+@functools.lru_cache(maxsize=1)
+def vulkan_available() -> bool:
+    """True if SAPIEN can create a render system here (checked once per process)."""
+    try:
+        sapien.render.RenderSystem()
+    except Exception:  # SAPIEN raises RuntimeError("failed to find a rendering device") and others
+        return False
+    return True
+
+
+def require_vulkan() -> None:
+    """Raise RuntimeError with install instructions if no Vulkan device can render."""
+    if not vulkan_available():
+        raise RuntimeError(VULKAN_HELP)
+
+
+def add_lights(scenes, ambient, directional) -> None:
+    for scene in scenes:
+        scene.set_ambient_light(list(ambient))
+        for direction, color in directional:
+            scene.add_directional_light(list(direction), list(color))
+
+
+def ground_visual_builders(scenes, half_size: float = 5.0) -> list:
+    """Per scene, an actor builder holding a grey square ground visual of ``2 * half_size`` m
+    (not built yet: the caller adds physics to env 0's and places each under its env origin)."""
+    material = sapien.render.RenderMaterial(base_color=[0.55, 0.55, 0.5, 1.0])
+    builders = []
+    for scene in scenes:
+        builder = scene.create_actor_builder()
+        builder.add_plane_visual(sapien.Pose(q=[0.7071068, 0, -0.7071068, 0]), [1.0, half_size, half_size], material)
+        builders.append(builder)
+    return builders
+
+
+class CameraRig:
+    """One camera per env, fixed in the env frame."""
+
+    def __init__(self, scenes, origins: np.ndarray, name: str, width: int, height: int, fovy: float,
+                 near: float, far: float, local_pose: np.ndarray):
+        self.name, self.width, self.height = name, int(width), int(height)
+        self.cameras = []
+        local_pose = np.asarray(local_pose, dtype=np.float64)
+        for scene, origin in zip(scenes, origins):
+            entity = sapien.Entity()
+            entity.name = f"camera_{name}"
+            camera = sapien.render.RenderCameraComponent(self.width, self.height)
+            camera.set_fovy(float(fovy), compute_x=True)
+            camera.near, camera.far = float(near), float(far)
+            entity.add_component(camera)
+            entity.set_pose(sapien.Pose(p=local_pose[:3] + origin, q=local_pose[3:7]))
+            scene.add_entity(entity)
+            self.cameras.append(camera)
+
+    def capture(self, textures: set) -> dict:
+        """Take a picture in every env (call the backend's ``update_render`` first).
+
+        Returns numpy arrays with the env dimension first: ``"rgb"`` uint8 (N, H, W, 3),
+        ``"depth"`` float32 (N, H, W, 1) metres along the optical axis, ``"segmentation"`` int32
+        (N, H, W, 1) entity ids (0 = background).
+        """
+        out = {}
+        n = len(self.cameras)
+        if "rgb" in textures:
+            out["rgb"] = np.empty((n, self.height, self.width, 3), dtype=np.uint8)
+        if "depth" in textures:
+            out["depth"] = np.empty((n, self.height, self.width, 1), dtype=np.float32)
+        if "segmentation" in textures:
+            out["segmentation"] = np.empty((n, self.height, self.width, 1), dtype=np.int32)
+        for i, camera in enumerate(self.cameras):
+            camera.take_picture()
+            if "rgb" in out:
+                color = camera.get_picture("Color")[..., :3]
+                out["rgb"][i] = np.clip(color * 255.0 + 0.5, 0, 255).astype(np.uint8)
+            if "depth" in out:
+                # "Position" holds camera-frame (OpenGL) coordinates: the scene is at -z.
+                out["depth"][i, ..., 0] = -camera.get_picture("Position")[..., 2]
+            if "segmentation" in out:
+                out["segmentation"][i, ..., 0] = camera.get_picture("Segmentation")[..., 1].astype(np.int32)
+        return out
+
+    def params(self) -> dict:
+        """Per-env camera parameters: ``intrinsic_cv`` (N, 3, 3), ``extrinsic_cv`` (N, 3, 4)
+        world-to-camera in OpenCV axes, ``cam2world_gl`` (N, 4, 4); float32."""
+        return {
+            "intrinsic_cv": np.stack([c.get_intrinsic_matrix() for c in self.cameras]).astype(np.float32),
+            "extrinsic_cv": np.stack([c.get_extrinsic_matrix() for c in self.cameras]).astype(np.float32),
+            "cam2world_gl": np.stack([c.get_model_matrix() for c in self.cameras]).astype(np.float32),
+        }

@@ -1,0 +1,111 @@
+"""``RslRlVecEnv``: our envs as the ``VecEnv`` of rsl-rl-lib 5.5.1, so ``OnPolicyRunner`` trains on them.
+
+rsl-rl-lib 5.x wants (``rsl_rl/env/vec_env.py``): ``num_envs``, ``num_actions``,
+``max_episode_length``, a writable ``episode_length_buf``, ``device``, ``cfg``,
+``get_observations() -> TensorDict`` and ``step(actions) -> (obs TensorDict, rewards (N,),
+dones (N,), extras)``, with the env resetting done envs itself (same-step autoreset) and
+``extras["time_outs"]`` marking truncations so PPO bootstraps them. We give exactly that on top
+of ``SimuloVectorEnv`` in ``SAME_STEP`` mode, torch tensors on the env's device throughout.
+
+Observations: the TensorDict holds one group, ``"policy"`` (the flat ``state`` observation);
+point ``obs_groups`` at it: ``{"actor": ["policy"], "critic": ["policy"]}``.
+Extras: ``time_outs`` (bool (N,)); ``episode`` (a dict of 1-D tensors over the envs that finished
+in this step: ``success_once``, ``success_at_end`` as float, ``return``, ``length``), present only
+on steps where some env finished, so rsl_rl's logger averages over finished episodes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import torch
+from gymnasium.vector import AutoresetMode
+from rsl_rl.env import VecEnv
+from tensordict import TensorDict
+
+from simulo_envs.wrappers.vector import SimuloVectorEnv
+
+__all__ = ["RslRlVecEnv"]
+
+
+class RslRlVecEnv(VecEnv):
+    """rsl-rl-lib ``VecEnv`` over a simulo_envs env.
+
+    Args:
+        env: a ``SimuloVectorEnv`` in SAME_STEP mode, or a simulo_envs env (then wrapped with
+            ``vector_kwargs``).
+        vector_kwargs: ``SimuloVectorEnv`` options when ``env`` is not one yet
+            (e.g. ``{"ignore_terminations": True}``); ``record_metrics`` is always on.
+
+    Raises:
+        ValueError: a vector env in NEXT_STEP mode, or an env whose obs_mode is not ``state``
+            (rsl_rl's MLPs need flat observations), or with no ``max_episode_steps``.
+    """
+
+    def __init__(self, env, vector_kwargs: Optional[dict] = None):
+        if not isinstance(env, SimuloVectorEnv):
+            env = SimuloVectorEnv(env, **{**(vector_kwargs or {}), "record_metrics": True})
+        if env.autoreset_mode is not AutoresetMode.SAME_STEP:
+            raise ValueError("rsl_rl needs same-step autoreset: use SimuloVectorEnv(env, autoreset_mode=SAME_STEP)")
+        env.record_metrics = True
+        base = env.base_env
+        if base.obs_mode != "state":
+            raise ValueError(f"RslRlVecEnv needs obs_mode='state' (flat observations), got {base.obs_mode!r}")
+        if base.max_episode_steps is None:
+            raise ValueError("RslRlVecEnv needs an env with max_episode_steps")
+        self.venv = env
+        self.base_env = base
+        self.num_envs = env.num_envs
+        self.num_actions = int(env.single_action_space.shape[0])
+        self.max_episode_length = int(base.max_episode_steps)
+        self.device = env.device
+        self.cfg = {"env_id": getattr(getattr(base, "spec", None), "id", type(base).__name__),
+                    "num_envs": self.num_envs, "max_episode_steps": self.max_episode_length,
+                    "control_mode": base.control_mode, "reward_mode": base.reward_mode,
+                    "ignore_terminations": env.ignore_terminations}
+        obs, _ = env.reset()
+        self._obs = self._wrap(obs)
+        self.last_info: dict = {}
+        """The vector env's full info of the last step (``final_info`` included)."""
+
+    @property
+    def episode_length_buf(self) -> torch.Tensor:
+        """int64 (N,) steps since each env's last reset. Writable (rsl_rl's
+        ``init_at_random_ep_len`` spreads the first time-outs by writing it)."""
+        return self.base_env.elapsed_steps.to(torch.long)
+
+    @episode_length_buf.setter
+    def episode_length_buf(self, value: torch.Tensor) -> None:
+        # BaseEnv has no public setter for the step counter; write its buffer in place.
+        steps = torch.as_tensor(value, device=self.device).to(torch.int32).clamp_(0, self.max_episode_length - 1)
+        self.base_env._elapsed_steps.copy_(steps)
+
+    def _wrap(self, obs: torch.Tensor) -> TensorDict:
+        return TensorDict({"policy": obs}, batch_size=[self.num_envs], device=self.device)
+
+    def get_observations(self) -> TensorDict:
+        """The current observations, ``{"policy": float32 (N, obs_dim)}``."""
+        return self._obs
+
+    def reset(self, seed: Optional[int] = None) -> tuple[TensorDict, dict]:
+        """Reset every env; returns ``(obs, {})``."""
+        obs, _ = self.venv.reset(seed=seed)
+        self._obs = self._wrap(obs)
+        return self._obs, {}
+
+    def step(self, actions: torch.Tensor) -> tuple[TensorDict, torch.Tensor, torch.Tensor, dict[str, Any]]:
+        """Step, autoreset the done envs; returns ``(obs, rewards float32 (N,), dones long (N,), extras)``."""
+        obs, reward, terminated, truncated, info = self.venv.step(actions)
+        done = terminated | truncated
+        extras: dict[str, Any] = {"time_outs": truncated}
+        if "_final_info" in info:
+            finished = info["_final_info"]
+            episode = info["final_info"]["episode"]
+            extras["episode"] = {key: value[finished].to(torch.float32) for key, value in episode.items()}
+        self._obs = self._wrap(obs)
+        self.last_info = info
+        return self._obs, reward.to(torch.float32), done.to(torch.long), extras
+
+    def close(self) -> None:
+        """Close the env."""
+        self.venv.close()
