@@ -234,7 +234,7 @@ class SimuloVectorEnv(VectorEnv):
         # Reach task attributes (``agent``, ``elapsed_steps``, ...) of the wrapped env.
         if name.startswith("_") or name in ("env",):
             raise AttributeError(name)
-        return getattr(self.env, name)
+        return self.env.get_wrapper_attr(name)
 
 
 def info_without_finals(info: dict) -> dict:
