@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml Makefile scripts/setup_vulkan.sh
 	@touch $(STAMP)
 
 demo: setup
-	$(BIN)/python scripts/demo.py --policy expert
+	$(BIN)/python scripts/demo.py --policy expert --video videos/FrankaLift-v1.mp4
 
 test: setup
 	$(BIN)/python -m pytest -q

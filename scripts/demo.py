@@ -4,6 +4,7 @@
     python scripts/demo.py --policy random      # uniform random actions
     python scripts/demo.py --policy expert --num-envs 16 --episodes 64 --seed 0 --json
 
+``--video PATH.mp4`` records the rollout (``make demo`` writes ``videos/FrankaLift-v1.mp4``).
 ``--policy expert`` is ``simulo_envs.policies.LiftExpert`` (FrankaLift-v1 only) and runs the
 env in ``pd_ee_delta_pos``; ``--policy random`` uses the env's default control mode.
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 
 import gymnasium as gym
@@ -24,6 +26,7 @@ from tqdm import tqdm
 
 import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.policies import LiftExpert
+from simulo_envs.wrappers.record import RecordEpisode
 
 
 def parse_args() -> argparse.Namespace:
@@ -33,18 +36,22 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--episodes", type=int, default=None, help="episodes to run (default: one per env)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--policy", choices=["expert", "random"], default="expert")
+    parser.add_argument("--video", default=None, metavar="PATH.mp4",
+                        help="record the rollout (all envs tiled, 256x256 each) to this mp4")
     parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
     return parser.parse_args()
 
 
-def run(env_id: str, num_envs: int, episodes: int, seed: int, policy: str = "expert", progress: bool = True) -> dict:
+def run(env_id: str, num_envs: int, episodes: int, seed: int, policy: str = "expert", progress: bool = True,
+        video: str | None = None) -> dict:
     """Roll out ``policy`` until ``episodes`` episodes end; return the summary."""
-    if policy == "expert":
-        env = gym.make(env_id, num_envs=num_envs, control_mode="pd_ee_delta_pos")
-        expert = LiftExpert(env)
-    else:
-        env = gym.make(env_id, num_envs=num_envs)
-        expert = None
+    kwargs = {"control_mode": "pd_ee_delta_pos"} if policy == "expert" else {}
+    if video:
+        kwargs.update(render_mode="rgb_array", human_render_camera_configs=dict(width=256, height=256))
+    env = gym.make(env_id, num_envs=num_envs, **kwargs)
+    if video:
+        env = RecordEpisode(env, os.path.dirname(os.path.abspath(video)), save_on_reset=False)
+    expert = LiftExpert(env) if policy == "expert" else None
     base = env.unwrapped
     generator = torch.Generator().manual_seed(seed)
     low = torch.from_numpy(base.single_action_space.low)
@@ -74,6 +81,8 @@ def run(env_id: str, num_envs: int, episodes: int, seed: int, policy: str = "exp
             env.reset(options={"env_idx": done})
     elapsed = time.perf_counter() - start
     bar.close()
+    if video:
+        env.flush_video(name=os.path.splitext(os.path.basename(video))[0])
     env.close()
     successes = sum(e["success"] for e in finished)
     return {"env_id": env_id, "policy": policy, "num_envs": num_envs, "episodes": len(finished),
@@ -84,12 +93,14 @@ def run(env_id: str, num_envs: int, episodes: int, seed: int, policy: str = "exp
 def main() -> None:
     args = parse_args()
     episodes = args.episodes or args.num_envs
-    summary = run(args.env_id, args.num_envs, episodes, args.seed, args.policy)
+    summary = run(args.env_id, args.num_envs, episodes, args.seed, args.policy, video=args.video)
     print(f"\n{'episode':>7} {'env':>4} {'return':>9} {'length':>6} {'success':>8}")
     for k, ep in enumerate(summary["per_episode"]):
         print(f"{k:>7} {ep['env']:>4} {ep['return']:>9.3f} {ep['length']:>6} {str(ep['success']):>8}")
     print(f"\nsuccess rate {summary['success_rate']:.2f} over {summary['episodes']} episodes; "
           f"{summary['steps_per_second']:.0f} env steps/s; {summary['wall_time_s']:.1f} s")
+    if args.video:
+        print(f"video: {os.path.abspath(args.video)}")
     if args.json:
         print(json.dumps({k: summary[k] for k in ("success_rate", "episodes", "steps_per_second", "wall_time_s")}))
 

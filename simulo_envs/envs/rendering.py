@@ -34,7 +34,7 @@ class RenderingMixin:
     @property
     def _default_human_render_camera_configs(self) -> list[CameraConfig]:
         """Human render cameras of the task (default: one 512x512 "render_camera")."""
-        return [CameraConfig("render_camera", look_at([1.15, 0.75, 0.6], [0.4, 0.0, 0.15]), 512, 512, 1.0)]
+        return [CameraConfig("render_camera", look_at([1.1, 0.7, 0.7], [0.4, 0.0, 0.2]), 512, 512, 0.9)]
 
     def _setup_sensors(self) -> None:
         backend = self._backend

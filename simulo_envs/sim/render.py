@@ -21,11 +21,19 @@ VULKAN_HELP = (
 )
 
 
+_KEEPALIVE: list = []
+
+
 @functools.lru_cache(maxsize=1)
 def vulkan_available() -> bool:
-    """True if SAPIEN can create a render system here (checked once per process)."""
+    """True if SAPIEN can create a render system here (checked once per process).
+
+    The probe's render system is kept for the life of the process: SAPIEN drops its Vulkan
+    context, and with it the compiled shaders, when the last render system goes away, and on
+    lavapipe recompiling costs about 9 s per env made after another was closed (measured).
+    """
     try:
-        sapien.render.RenderSystem()
+        _KEEPALIVE.append(sapien.render.RenderSystem())
     except Exception:  # SAPIEN raises RuntimeError("failed to find a rendering device") and others
         return False
     return True
