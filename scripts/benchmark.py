@@ -2,6 +2,7 @@
 
     python scripts/benchmark.py             # table + ratios, median of 3 rounds
     python scripts/benchmark.py --json      # last line: the results as JSON
+    python scripts/benchmark.py --render    # also: rendering frames per second (lavapipe on CPU)
 
 Each measurement runs in its own subprocess (fresh PhysX globals, no cross-talk); rounds are
 interleaved so machine noise hits every configuration alike. Both envs get uniform random
@@ -49,9 +50,30 @@ def measure(kind: str, num_envs: int, steps: int, warmup: int = 20) -> float:
     return num_envs * steps / elapsed
 
 
-def run_worker(kind: str, num_envs: int, steps: int) -> float:
-    out = subprocess.run([sys.executable, __file__, "--worker", kind, "--num-envs", str(num_envs), "--steps", str(steps)],
-                         capture_output=True, text=True, check=True)
+def measure_render(num_envs: int, size: int, frames: int) -> float:
+    """Rendered images per second (all envs): ``obs_mode="rgb"`` sensor images of ``size`` px,
+    one render per env step (step time included), after the first frame (shader compilation)."""
+    import gymnasium as gym
+    import torch
+
+    import simulo_envs  # noqa: F401
+
+    env = gym.make("FrankaLift-v1", num_envs=num_envs, obs_mode="rgb",
+                   sensor_configs={"base_camera": dict(width=size, height=size)})
+    env.reset(seed=0)
+    action = torch.zeros(num_envs, env.unwrapped.single_action_space.shape[0])
+    env.step(action)
+    start = time.perf_counter()
+    for _ in range(frames):
+        env.step(action)
+    elapsed = time.perf_counter() - start
+    env.close()
+    return num_envs * frames / elapsed
+
+
+def run_worker(kind: str, num_envs: int, steps: int, size: int = 0) -> float:
+    out = subprocess.run([sys.executable, __file__, "--worker", kind, "--num-envs", str(num_envs), "--steps", str(steps),
+                          "--size", str(size)], capture_output=True, text=True, check=True)
     return float(out.stdout.strip().splitlines()[-1])
 
 
@@ -60,9 +82,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--num-envs", type=int, nargs="+", default=[1, 4, 16, 64])
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--worker", choices=["simulo", "maniskill"], help=argparse.SUPPRESS)
+    parser.add_argument("--render", action="store_true", help="also measure rendering frames per second")
+    parser.add_argument("--worker", choices=["simulo", "maniskill", "render"], help=argparse.SUPPRESS)
     parser.add_argument("--steps", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker == "render":
+        print(measure_render(args.num_envs[0], args.size, args.steps))
+        return
     if args.worker:
         print(measure(args.worker, args.num_envs[0], args.steps))
         return
@@ -82,8 +109,17 @@ def main() -> None:
         rows.append({"env": "FrankaLift-v1", "num_envs": n, "steps_per_second": med, "ratio_vs_maniskill_1": med / ms,
                      "rounds": results[(kind, n)]})
         print(f"{'simulo_envs FrankaLift-v1':28s} {n:>8d} {med:>21.0f} {med / ms:>16.2f}")
+    render_rows = []
+    if args.render:
+        print(f"\n{'rendering (obs_mode=rgb, step included)':40s} {'num_envs':>8s} {'images/s (median)':>18s}")
+        for n, size in ((1, 128), (4, 128), (16, 128), (1, 512)):
+            frames = 20 if size == 512 else max(10, 60 // n)
+            fps = statistics.median(run_worker("render", n, frames, size) for _ in range(args.rounds))
+            render_rows.append({"num_envs": n, "size": size, "images_per_second": fps})
+            print(f"{f'{size}x{size}':40s} {n:>8d} {fps:>18.1f}")
     if args.json:
-        print(json.dumps({"maniskill_pickcube_1": ms, "maniskill_rounds": results[("maniskill", 1)], "simulo": rows}))
+        print(json.dumps({"maniskill_pickcube_1": ms, "maniskill_rounds": results[("maniskill", 1)], "simulo": rows,
+                          "render": render_rows}))
 
 
 if __name__ == "__main__":
