@@ -6,7 +6,7 @@ works (as does ``gym.make("simulo_envs:FrankaLift-v1")``).
 
 from simulo_envs.authoring import Capsule, Cuboid, Cylinder, Material, Physics, Pose, PrimitiveShape, Sphere
 from simulo_envs.envs import BaseEnv, make
-from simulo_envs.prop import Prop, PropProtocol, PropState, PropStateProtocol
+from simulo_envs.prop import MultiShapeProp, Prop, PropProtocol, PropState, PropStateProtocol
 from simulo_envs.robot import Robot, RobotState
 from simulo_envs.scene import Scene
 from simulo_envs.sim.config import SimConfig
@@ -17,6 +17,6 @@ from simulo_envs import wrappers as _wrappers  # noqa: E402,F401  (vector entry 
 __version__ = "0.1.0"
 __all__ = [
     "Pose", "Physics", "Material", "Cuboid", "Sphere", "Cylinder", "Capsule", "PrimitiveShape",
-    "Prop", "PropProtocol", "PropState", "PropStateProtocol", "Robot", "RobotState", "Scene",
+    "Prop", "MultiShapeProp", "PropProtocol", "PropState", "PropStateProtocol", "Robot", "RobotState", "Scene",
     "SimConfig", "BaseEnv", "make",
 ]

@@ -242,15 +242,22 @@ class Prop:
         if self._name is None:
             self._name = name
 
-    def _shapes_per_env(self, num_envs: int) -> Sequence[PrimitiveShape]:
-        return [self._shape] * num_envs
+    @property
+    def variants(self) -> tuple[PrimitiveShape, ...]:
+        """The shapes this prop may spawn as: ``(shape,)`` for a plain Prop."""
+        return (self._shape,)
 
-    def _attach(self, backend, env_origins: torch.Tensor, device: torch.device) -> None:
-        self._num_envs = backend.num_envs
+    def _attach(self, backend, env_origins: torch.Tensor, device: torch.device,
+                variant_of_env: Optional[Sequence[int]] = None) -> None:
+        """Build the prop in every env; ``variant_of_env[i]`` picks env ``i``'s shape (default 0)."""
+        n = backend.num_envs
+        variant_of_env = [0] * n if variant_of_env is None else [int(v) for v in variant_of_env]
+        shapes = [self.variants[v] for v in variant_of_env]
+        self._num_envs = n
         self._device = torch.device(device)
-        self._gid = backend.add_rigid(self._shapes_per_env(self._num_envs), self._name or "prop")
-        local = torch.tensor(self._shape.pose.to_list(), dtype=torch.float32)
-        default = local.repeat(self._num_envs, 1)
+        self._variant_of_env = torch.tensor(variant_of_env, dtype=torch.long)
+        self._gid = backend.add_rigid(shapes, self._name or "prop")
+        default = torch.tensor([s.pose.to_list() for s in shapes], dtype=torch.float32)
         default[:, :3] += env_origins.to("cpu", torch.float32)
         self._default_pose = default.to(self._device)
         self._backend = backend
@@ -265,3 +272,50 @@ class Prop:
 
     def __repr__(self) -> str:
         return f"Prop(name={self._name!r}, path={self._path!r}, shape={type(self._shape).__name__})"
+
+
+class MultiShapeProp(Prop):
+    """A prop whose shape varies per env: each env spawns one of ``shapes`` (a heterogeneous scene).
+
+    Which env gets which variant is decided by the scene's clone plan (``CloneCfg`` strategy:
+    ``"sequential"`` gives env ``i`` variant ``i % len(shapes)``, ``"random"`` draws per env from a
+    seeded generator). Everything else is a ``Prop``: ``state``, ``default_pose`` (each env's own
+    variant's spawn pose plus its origin), ``set_pose``, ``reset`` keep one row per env.
+
+    Args:
+        name: prop name (the scene path's last segment by default).
+        shapes: the variants, each a primitive shape with its own spawn pose and physics.
+
+    Raises:
+        ValueError: no shapes. TypeError: a non-primitive shape.
+    """
+
+    def __init__(self, name: str, shapes: Sequence[PrimitiveShape]):
+        shapes = tuple(shapes)
+        if not shapes:
+            raise ValueError("MultiShapeProp needs at least one shape")
+        super().__init__(shapes[0])
+        for shape in shapes:
+            if not isinstance(shape, _SHAPE_TYPES):
+                raise TypeError(f"MultiShapeProp shapes must be primitive shapes, got {type(shape).__name__}")
+        self._shapes = shapes
+        self._name = name
+
+    @property
+    def variants(self) -> tuple[PrimitiveShape, ...]:
+        """The shapes envs choose from, in variant-index order."""
+        return self._shapes
+
+    @property
+    def variant_of_env(self) -> torch.Tensor:
+        """int64 (num_envs,): the variant index each env spawned; fresh.
+
+        Raises:
+            RuntimeError: not attached yet.
+        """
+        self._require_attached()
+        return self._variant_of_env.clone()
+
+    def shape_of_env(self, env: int) -> PrimitiveShape:
+        """The shape env ``env`` spawned."""
+        return self._shapes[int(self.variant_of_env[env])]

@@ -14,7 +14,9 @@ import torch
 
 from simulo_envs.authoring import Capsule, Cuboid, Cylinder, Sphere
 from simulo_envs.cloner.grid import grid_transforms
-from simulo_envs.cloner.path import rebase, under
+from simulo_envs.cloner.path import rebase, relative_to, under
+from simulo_envs.cloner.plan import CloneCfg, ClonePlan, make_clone_plan
+from simulo_envs.cloner.replicate import PrototypeCfg, replicate
 from simulo_envs.prop import Prop
 from simulo_envs.robot import Robot
 
@@ -30,18 +32,24 @@ class Scene:
         num_envs: number of envs, >= 1.
         env_spacing: grid spacing of the env origins [m] (``grid_transforms``).
         device: torch device of the tensors the scene's objects return.
+        clone_cfg: how heterogeneous props pick their variant per env (``CloneCfg``:
+            ``clone_strategy`` "sequential" (default) or "random" with ``seed``).
 
     Attributes:
         env_origins: (num_envs, 3) float32 world positions of the env origins [m]; read-only
             (a fresh copy is returned on each access).
     """
 
-    def __init__(self, num_envs: int, env_spacing: float = 2.0, device: Union[str, torch.device] = "cpu"):
+    def __init__(self, num_envs: int, env_spacing: float = 2.0, device: Union[str, torch.device] = "cpu",
+                 clone_cfg: CloneCfg | None = None):
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
         self.num_envs = num_envs
         self.device = torch.device(device)
+        self.env_spacing = float(env_spacing)
+        self.clone_cfg = clone_cfg or CloneCfg()
         self._origins, _ = grid_transforms(num_envs, env_spacing, device=self.device)
+        self._plan: ClonePlan | None = None
         self._objects: dict[str, Union[Prop, Robot]] = {}
         self._ground = False
         self._backend = None
@@ -100,15 +108,33 @@ class Scene:
             raise IndexError(f"env {env} outside [0, {self.num_envs})")
         return rebase(path, WORLD, ENV_TEMPLATE.format(env))
 
+    @property
+    def clone_plan(self) -> ClonePlan:
+        """The replication layout (``simulo_envs.cloner.ClonePlan``): one row per prototype
+        variant, its source the prototype's clone in the first env it populates.
+
+        Raises:
+            RuntimeError: before ``attach``.
+        """
+        if self._plan is None:
+            raise RuntimeError("the clone plan exists once the scene is attached")
+        return self._plan
+
     def attach(self, backend) -> None:
-        """Build every registered object in ``backend`` (called once by the env)."""
+        """Plan the replication of every registered object (``make_clone_plan``) and build it in
+        ``backend`` (``replicate``); called once by the env."""
         if self._backend is not None:
             raise RuntimeError("scene.attach: already attached")
         if self._ground:
             backend.add_ground()
-        for obj in self._objects.values():
-            obj._attach(backend, self._origins, self.device)
-        backend.finalize()
+        cfgs = []
+        for path, obj in self._objects.items():
+            clone_side = ENV_TEMPLATE.format(".*") + relative_to(path, WORLD)
+            cfgs.append(PrototypeCfg(prim_path=clone_side, spawn=obj, obj=obj))
+        cc = self.clone_cfg
+        self._plan = make_clone_plan(cfgs, self.num_envs, self.env_spacing, device="cpu",
+                                     clone_strategy=cc.clone_strategy, seed=cc.seed, env_template=ENV_TEMPLATE)
+        replicate(self._plan, cfgs, backend, self._origins, self.device)
         self._backend = backend
 
     def _check_path(self, at: str) -> str:

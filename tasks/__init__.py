@@ -1,5 +1,6 @@
 """The task suite, installed as ``simulo_envs.tasks``; importing it registers every task."""
 
 from simulo_envs.tasks.franka_lift import FrankaLiftConfig, FrankaLiftEnv
+from simulo_envs.tasks.franka_lift_mixed import FrankaLiftMixedEnv
 
-__all__ = ["FrankaLiftEnv", "FrankaLiftConfig"]
+__all__ = ["FrankaLiftEnv", "FrankaLiftConfig", "FrankaLiftMixedEnv"]

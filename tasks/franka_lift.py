@@ -74,6 +74,7 @@ class FrankaLiftEnv(BaseEnv):
 
     def _after_reconfigure(self, options: dict) -> None:
         self.k = tensor_constants(self.cfg, self.device)  # the config as 0-dim tensors, for per-step math
+        self._spawn_z = self.block.default_pose[:, 2]  # per env: heterogeneous props differ
 
     def _initialize_episode(self, env_idx: torch.Tensor, options: dict) -> None:
         cfg, count = self.cfg, len(env_idx)
@@ -88,7 +89,7 @@ class FrankaLiftEnv(BaseEnv):
         k = self.k
         block_pose = self.block.state.pose
         tcp_pose = self.agent.tcp_pose
-        height_gain = block_pose[:, 2] - k.block_size / 2
+        height_gain = block_pose[:, 2] - self._spawn_z
         return {
             "success": height_gain >= k.lift_height,
             "is_grasped": self.agent.is_grasping(self.block),

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 from gymnasium.vector.utils import batch_space
 
+from simulo_envs.cloner.plan import CloneCfg
 from simulo_envs.env_ids import normalize_env_ids
 from simulo_envs.envs.observations import flatten_obs, space_from_obs
 from simulo_envs.envs.rendering import RenderingMixin
@@ -61,6 +62,8 @@ class BaseEnv(RenderingMixin, gym.Env):
         control_mode: the agent's control mode; None takes the agent's default.
         render_mode: None, ``"rgb_array"`` (``render()`` -> uint8 (N, H, W, 3) from the human
             render camera) or ``"sensors"`` (the sensor cameras' RGB side by side).
+        clone_cfg: how heterogeneous props pick their variant per env (``CloneCfg``); None takes
+            the task's ``default_clone_cfg``.
         sensor_configs / human_render_camera_configs: overrides of the task's camera configs:
             ``{camera_name: {field: value}}`` or ``{field: value}`` for every camera (fields of
             ``CameraConfig``: pose, width, height, fov, near, far).
@@ -80,6 +83,7 @@ class BaseEnv(RenderingMixin, gym.Env):
     metadata: dict[str, Any] = {"render_modes": ["rgb_array", "sensors"], "render_fps": 20}
 
     default_sim_config = SimConfig()
+    default_clone_cfg = CloneCfg()
     default_max_episode_steps: Optional[int] = None
 
     def __init__(
@@ -94,6 +98,7 @@ class BaseEnv(RenderingMixin, gym.Env):
         max_episode_steps: Optional[int] = None,
         sensor_configs: Optional[dict] = None,
         human_render_camera_configs: Optional[dict] = None,
+        clone_cfg: Optional[CloneCfg] = None,
     ):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
@@ -114,6 +119,7 @@ class BaseEnv(RenderingMixin, gym.Env):
         self.sim_backend = resolve_backend_name(sim_backend)
         self.device = torch.device("cpu")
         self._requested_control_mode = control_mode
+        self.clone_cfg = clone_cfg or self.default_clone_cfg
         self._sensor_overrides = sensor_configs
         self._human_overrides = human_render_camera_configs
         self._render = bool(self._textures) or render_mode is not None
@@ -230,7 +236,7 @@ class BaseEnv(RenderingMixin, gym.Env):
     def _reconfigure(self, options: dict) -> None:
         if self._backend is not None:
             self._backend.close()
-        self.scene = Scene(self.num_envs, self.sim_config.env_spacing, self.device)
+        self.scene = Scene(self.num_envs, self.sim_config.env_spacing, self.device, clone_cfg=self.clone_cfg)
         self._load_agent(options)
         self._load_scene(options)
         self._load_lighting(options)

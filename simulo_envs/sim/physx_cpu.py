@@ -262,6 +262,10 @@ class PhysxCpuBackend:
             if not np.allclose(got, group.articulations[-1].qpos, atol=1e-5):
                 raise RuntimeError("physx_cpu: packed articulation layout differs from sapien==3.0.3's")
 
+    def env_collision_groups(self) -> list[list[int]]:
+        """Collision groups ``[g0, g1, g2, g3]`` of each env's prop shapes (robot links add g2 = bit 31)."""
+        return [env_bits(i) for i in range(self.num_envs)]
+
     def _check_building(self) -> None:
         if self._finalized:
             raise RuntimeError("physx_cpu: cannot add bodies after the scene is finalised")
