@@ -1,0 +1,87 @@
+"""Whole-env state for ``BaseEnv`` (a mixin): read and write every prop and robot at once.
+
+Used for trajectory recording and replay, and ManiSkill-style ``reset_to`` workflows. All
+poses are world frame; rows are envs (or ``len(env_idx)``).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from simulo_envs.env_ids import normalize_env_ids
+from simulo_envs.tensors import as_float_array, normalized_poses
+
+
+class StateMixin:
+    """State half of ``BaseEnv``; expects ``self.scene``, ``self.num_envs``, ``self.device``."""
+
+    def _state_objects(self):
+        from simulo_envs.prop import Prop
+
+        props = {p: o for p, o in self.scene.objects.items() if isinstance(o, Prop)}
+        robots = {p: o for p, o in self.scene.objects.items() if not isinstance(o, Prop)}
+        return props, robots
+
+    def get_state_dict(self) -> dict:
+        """``{"actors": {path: (N, 13)}, "articulations": {path: (N, 13 + 2 dof)}}``, world frame.
+
+        Actor rows: ``[pose(7), linear velocity(3), angular velocity(3)]``; articulation rows:
+        ``[root pose(7), root velocity(6, zero for a fixed base), qpos, qvel]``. Fresh tensors.
+        """
+        props, robots = self._state_objects()
+        actors = {p: torch.cat([o.state.pose, o.state.linear_velocity, o.state.angular_velocity], 1) for p, o in props.items()}
+        arts = {}
+        for p, r in robots.items():
+            s = r.state
+            arts[p] = torch.cat([s.root_pose, torch.zeros(self.num_envs, 6, device=self.device), s.qpos, s.qvel], 1)
+        return {"actors": actors, "articulations": arts}
+
+    def set_state_dict(self, state: dict, env_idx=None) -> None:
+        """Write a state dict (rows = ``len(env_idx)``, or N) into ``env_idx`` (None: all).
+
+        Everything is validated before anything is written.
+
+        Raises:
+            KeyError: a missing path; ValueError: wrong shapes, NaN/inf or a zero quaternion
+            (nothing written).
+        """
+        ids = normalize_env_ids(env_idx, self.num_envs, "env_idx")
+        props, robots = self._state_objects()
+        actors = {p: as_float_array(state["actors"][p], (len(ids), 13), f"state['actors'][{p!r}]") for p in props}
+        for p, row in actors.items():
+            normalized_poses(row[:, :7], f"state['actors'][{p!r}] pose")
+        arts = {p: as_float_array(state["articulations"][p], (len(ids), 13 + 2 * r.dof), f"state['articulations'][{p!r}]")
+                for p, r in robots.items()}
+        if not len(ids):
+            return
+        for p, o in props.items():
+            o.set_pose(actors[p][:, :7], ids)
+            o.set_velocity(actors[p][:, 7:13], ids)
+        for p, r in robots.items():
+            row = arts[p]
+            r.set_qpos(row[:, 13:13 + r.dof], ids)
+            r.set_qvel(row[:, 13 + r.dof:], ids)
+            r.set_drive_targets(row[:, 13:13 + r.dof], ids)
+
+    def get_state(self) -> torch.Tensor:
+        """The state dict flattened to float32 (N, D), actors then articulations, in scene order."""
+        sd = self.get_state_dict()
+        return torch.cat([*sd["actors"].values(), *sd["articulations"].values()], dim=1)
+
+    def set_state(self, state, env_idx=None) -> None:
+        """Inverse of ``get_state`` for ``env_idx``: ``state`` is float (len(env_idx), D).
+
+        Raises:
+            ValueError: wrong shape, NaN/inf (nothing written).
+        """
+        props, robots = self._state_objects()
+        widths = [(p, "actors", 13) for p in props] + [(p, "articulations", 13 + 2 * r.dof) for p, r in robots.items()]
+        total = sum(w for _, _, w in widths)
+        state = torch.as_tensor(state, dtype=torch.float32)
+        if state.ndim != 2 or state.shape[1] != total:
+            raise ValueError(f"state must have shape (k, {total}), got {tuple(state.shape)}")
+        sd, col = {"actors": {}, "articulations": {}}, 0
+        for p, kind, width in widths:
+            sd[kind][p] = state[:, col:col + width]
+            col += width
+        self.set_state_dict(sd, env_idx)
