@@ -3,8 +3,9 @@
     python scripts/plot_training.py runs/FrankaReach-v1/seed0/progress.csv docs/reach_learning_curve.png
 
 Plots ``success_once`` and ``success_at_end`` (means over the last 100 finished training
-episodes, stochastic policy) with the wall-clock minutes on a second axis; ``--eval`` adds the
-final evaluation success rate as a marker. Needs matplotlib (the ``dev`` extra).
+episodes, stochastic policy) with the wall-clock minutes on a second axis; ``--eval STEPS=RATE``
+(repeatable) adds evaluation success rates of checkpoints (``scripts/evaluate.py``) as markers.
+Needs matplotlib (the ``dev`` extra).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ def main() -> None:
     parser.add_argument("progress_csv")
     parser.add_argument("output_png")
     parser.add_argument("--title", default="PPO (rsl-rl-lib) on FrankaReach-v1, 64 envs, 2-core CPU")
-    parser.add_argument("--eval", type=float, default=None, help="final evaluation success rate in [0, 1]")
+    parser.add_argument("--eval", action="append", default=[], metavar="STEPS=RATE",
+                        help="a checkpoint's evaluation: env steps and success rate in [0, 1]")
     args = parser.parse_args()
     with open(args.progress_csv) as handle:
         rows = [r for r in csv.DictReader(handle) if r["success_once"] != "nan"]
@@ -31,9 +33,10 @@ def main() -> None:
     fig, ax = plt.subplots(figsize=(7, 4), dpi=120)
     ax.plot(steps, [float(r["success_once"]) for r in rows], label="success once (training episodes)")
     ax.plot(steps, [float(r["success_at_end"]) for r in rows], label="success at end (training episodes)")
-    if args.eval is not None:
-        ax.scatter([steps[-1]], [args.eval], color="black", zorder=3,
-                   label=f"evaluation, 100 episodes: {args.eval:.0%}")
+    if args.eval:
+        points = sorted((int(a), float(b)) for a, b in (item.split("=") for item in args.eval))
+        ax.plot([p[0] for p in points], [p[1] for p in points], "ko", zorder=3,
+                label="evaluation of checkpoints (deterministic, 100 episodes)")
     ax.set_xlabel("env steps")
     ax.set_ylabel("success rate")
     ax.set_ylim(-0.02, 1.02)

@@ -56,7 +56,7 @@ class FrankaReachConfig:
 # reads them). Sized for a 2-core CPU: 64 envs x 25 steps = 1,600 transitions per iteration.
 TRAIN_CONFIG = {
     "num_envs": 64,
-    "total_timesteps": 1_000_000,
+    "total_timesteps": 300_000,     # evaluation success was 98% at 82k steps, 100% from 162k (docs/reach_training.md)
     "env_kwargs": {"reward_mode": "normalized_dense"},
     "vector_kwargs": {"ignore_terminations": True},
     "runner": {
