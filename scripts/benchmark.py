@@ -6,7 +6,8 @@
 
 Each measurement runs in its own subprocess (fresh PhysX globals, no cross-talk); rounds are
 interleaved so machine noise hits every configuration alike. Both envs get uniform random
-actions in ``pd_joint_delta_pos`` with state observations and no resets (a pure step rate).
+actions in ``pd_joint_delta_pos`` (and, for one env, ``pd_ee_delta_pos``) with state
+observations and no resets (a pure step rate).
 Env steps/s counts every env: ``num_envs * steps / seconds``.
 """
 
@@ -20,7 +21,7 @@ import sys
 import time
 
 
-def measure(kind: str, num_envs: int, steps: int, warmup: int = 20) -> float:
+def measure(kind: str, num_envs: int, steps: int, control_mode: str = "pd_joint_delta_pos", warmup: int = 20) -> float:
     """Env steps per second of one configuration, in this process."""
     import gymnasium as gym
     import torch
@@ -28,11 +29,11 @@ def measure(kind: str, num_envs: int, steps: int, warmup: int = 20) -> float:
     if kind == "simulo":
         import simulo_envs  # noqa: F401
 
-        env = gym.make("FrankaLift-v1", num_envs=num_envs, control_mode="pd_joint_delta_pos", sim_backend="physx_cpu")
+        env = gym.make("FrankaLift-v1", num_envs=num_envs, control_mode=control_mode, sim_backend="physx_cpu")
     else:
         import mani_skill.envs  # noqa: F401
 
-        env = gym.make("PickCube-v1", num_envs=num_envs, obs_mode="state", control_mode="pd_joint_delta_pos",
+        env = gym.make("PickCube-v1", num_envs=num_envs, obs_mode="state", control_mode=control_mode,
                        sim_backend="physx_cpu")
     env.reset(seed=0)
     space = env.unwrapped.single_action_space
@@ -71,9 +72,9 @@ def measure_render(num_envs: int, size: int, frames: int) -> float:
     return num_envs * frames / elapsed
 
 
-def run_worker(kind: str, num_envs: int, steps: int, size: int = 0) -> float:
+def run_worker(kind: str, num_envs: int, steps: int, size: int = 0, control_mode: str = "pd_joint_delta_pos") -> float:
     out = subprocess.run([sys.executable, __file__, "--worker", kind, "--num-envs", str(num_envs), "--steps", str(steps),
-                          "--size", str(size)], capture_output=True, text=True, check=True)
+                          "--size", str(size), "--control-mode", control_mode], capture_output=True, text=True, check=True)
     return float(out.stdout.strip().splitlines()[-1])
 
 
@@ -86,29 +87,38 @@ def main() -> None:
     parser.add_argument("--worker", choices=["simulo", "maniskill", "render"], help=argparse.SUPPRESS)
     parser.add_argument("--steps", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--control-mode", default="pd_joint_delta_pos", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker == "render":
         print(measure_render(args.num_envs[0], args.size, args.steps))
         return
     if args.worker:
-        print(measure(args.worker, args.num_envs[0], args.steps))
+        print(measure(args.worker, args.num_envs[0], args.steps, args.control_mode))
         return
 
-    configs = [("maniskill", 1, 400)] + [("simulo", n, max(200, 2400 // n)) for n in args.num_envs]
-    results: dict = {(k, n): [] for k, n, _ in configs}
+    joint, ee = "pd_joint_delta_pos", "pd_ee_delta_pos"
+    configs = [("maniskill", 1, 400, joint)] + [("simulo", n, max(200, 2400 // n), joint) for n in args.num_envs]
+    configs += [("maniskill", 1, 200, ee), ("simulo", 1, 400, ee)]
+    results: dict = {(k, n, c): [] for k, n, _, c in configs}
     for r in range(args.rounds):
-        for kind, n, steps in configs:
-            results[(kind, n)].append(run_worker(kind, n, steps))
-            print(f"round {r + 1}/{args.rounds}: {kind:9s} N={n:<3d} {results[(kind, n)][-1]:9.0f} env steps/s", file=sys.stderr)
-    ms = statistics.median(results[("maniskill", 1)])
+        for kind, n, steps, mode in configs:
+            results[(kind, n, mode)].append(run_worker(kind, n, steps, control_mode=mode))
+            print(f"round {r + 1}/{args.rounds}: {kind:9s} {mode:18s} N={n:<3d} {results[(kind, n, mode)][-1]:9.0f} env steps/s",
+                  file=sys.stderr)
     rows = []
-    print(f"\n{'env':28s} {'num_envs':>8s} {'env steps/s (median)':>21s} {'x ManiSkill N=1':>16s}")
-    print(f"{'ManiSkill PickCube-v1':28s} {1:>8d} {ms:>21.0f} {1.0:>16.2f}")
-    for kind, n, _ in configs[1:]:
-        med = statistics.median(results[(kind, n)])
-        rows.append({"env": "FrankaLift-v1", "num_envs": n, "steps_per_second": med, "ratio_vs_maniskill_1": med / ms,
-                     "rounds": results[(kind, n)]})
-        print(f"{'simulo_envs FrankaLift-v1':28s} {n:>8d} {med:>21.0f} {med / ms:>16.2f}")
+    print(f"\n{'env':28s} {'control mode':18s} {'num_envs':>8s} {'env steps/s (median)':>21s} {'x ManiSkill N=1':>16s}")
+    for mode in (joint, ee):
+        ms = statistics.median(results[("maniskill", 1, mode)])
+        print(f"{'ManiSkill PickCube-v1':28s} {mode:18s} {1:>8d} {ms:>21.0f} {1.0:>16.2f}")
+        rows.append({"env": "PickCube-v1 (ManiSkill)", "control_mode": mode, "num_envs": 1, "steps_per_second": ms,
+                     "ratio_vs_maniskill_1": 1.0, "rounds": results[("maniskill", 1, mode)]})
+        for kind, n, _, m in configs:
+            if kind != "simulo" or m != mode:
+                continue
+            med = statistics.median(results[(kind, n, m)])
+            rows.append({"env": "FrankaLift-v1", "control_mode": m, "num_envs": n, "steps_per_second": med,
+                         "ratio_vs_maniskill_1": med / ms, "rounds": results[(kind, n, m)]})
+            print(f"{'simulo_envs FrankaLift-v1':28s} {m:18s} {n:>8d} {med:>21.0f} {med / ms:>16.2f}")
     render_rows = []
     if args.render:
         print(f"\n{'rendering (obs_mode=rgb, step included)':40s} {'num_envs':>8s} {'images/s (median)':>18s}")
@@ -118,8 +128,7 @@ def main() -> None:
             render_rows.append({"num_envs": n, "size": size, "images_per_second": fps})
             print(f"{f'{size}x{size}':40s} {n:>8d} {fps:>18.1f}")
     if args.json:
-        print(json.dumps({"maniskill_pickcube_1": ms, "maniskill_rounds": results[("maniskill", 1)], "simulo": rows,
-                          "render": render_rows}))
+        print(json.dumps({"steps": rows, "render": render_rows}))
 
 
 if __name__ == "__main__":

@@ -10,9 +10,18 @@ targets with one damped-least-squares step over all envs at once (torch, batched
 
 ``e`` is the position error [m] (and, for pose modes, the rotation error as a rotation vector
 [rad], world frame), ``J`` the TCP Jacobian in the world frame. Joint targets are clipped to the
-URDF limits. The Jacobian comes from SAPIEN's bundled Pinocchio model (C++, about 3 us per env
-on CPU); ``pytorch_kinematics`` was measured at about 3.3 ms per call whatever the batch size
-(DESIGN.md), which alone would cap one env near 300 steps/s, so the CPU backend uses Pinocchio.
+URDF limits. The Jacobian comes from the backend: on physx_cpu, SAPIEN's bundled Pinocchio
+model, one C++ call per env. Measured on this 2-core machine
+(``python tests/benchmarks/bench_jacobian.py``, microseconds per batched TCP Jacobian):
+
+    num_envs   Pinocchio   pytorch_kinematics
+           1         5.4               3697
+          16        63.8               4089
+          64       160.6               2745
+
+``pytorch_kinematics`` pays a fixed ~3 ms of Python per call whatever the batch, which alone
+would cap one env near 300 steps/s; Pinocchio is 17x (64 envs) to 680x (1 env) faster, so the
+CPU backend uses it. A GPU backend would batch the Jacobian on the device instead.
 
 Frames and actions (``normalize_action``: the action space is [-1, 1] mapped onto the bounds):
 
