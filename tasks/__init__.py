@@ -2,5 +2,6 @@
 
 from simulo_envs.tasks.franka_lift import FrankaLiftConfig, FrankaLiftEnv
 from simulo_envs.tasks.franka_lift_mixed import FrankaLiftMixedEnv
+from simulo_envs.tasks.franka_reach import FrankaReachConfig, FrankaReachEnv
 
-__all__ = ["FrankaLiftEnv", "FrankaLiftConfig", "FrankaLiftMixedEnv"]
+__all__ = ["FrankaLiftEnv", "FrankaLiftConfig", "FrankaLiftMixedEnv", "FrankaReachEnv", "FrankaReachConfig"]

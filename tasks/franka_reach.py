@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import torch
 
 from simulo_envs.agents.panda import Panda
-from simulo_envs.authoring import Physics, Pose, Sphere
+from simulo_envs.authoring import Material, Physics, Pose, Sphere
 from simulo_envs.envs.base_env import BaseEnv
 from simulo_envs.envs.registration import register_env
 from simulo_envs.prop import Prop
@@ -110,7 +110,8 @@ class FrankaReachEnv(BaseEnv):
         self.scene.add_ground()
         centre = [(lo + hi) / 2 for lo, hi in zip(cfg.goal_low, cfg.goal_high)]
         self.goal = Prop(Sphere(name="Goal", radius=cfg.goal_radius, pose=Pose(position=centre),
-                                physics=Physics.kinematic(), collision=False))
+                                physics=Physics.kinematic(), material=Material(color=(0.1, 0.8, 0.2)),
+                                collision=False))
         self.scene.add(self.goal, at="/World/Goal")
 
     def _after_reconfigure(self, options: dict) -> None:

@@ -10,8 +10,9 @@ REGISTERED: dict[str, type] = {}
 
 
 def register_env(env_id: str, max_episode_steps: Optional[int] = None):
-    """Class decorator: register ``env_id`` with Gymnasium for ``gym.make`` and
-    ``gym.make("simulo_envs:<env_id>")``.
+    """Class decorator: register ``env_id`` with Gymnasium for ``gym.make``,
+    ``gym.make("simulo_envs:<env_id>")`` and ``gym.make_vec(env_id, num_envs=N,
+    vectorization_mode="vector_entry_point")`` (a ``SimuloVectorEnv``).
 
     The per-env limit is passed to the env as its ``max_episode_steps`` keyword (the env truncates
     each env on its own); Gymnasium's ``TimeLimit`` is deliberately not used, since it counts
@@ -19,11 +20,14 @@ def register_env(env_id: str, max_episode_steps: Optional[int] = None):
     """
 
     def wrap(cls):
+        from simulo_envs.wrappers.vector import vector_entry_point  # lazy: wrappers import this module
+
         REGISTERED[env_id] = cls
         if env_id not in gym.registry:
             gym.register(
                 id=env_id,
                 entry_point=f"{cls.__module__}:{cls.__name__}",
+                vector_entry_point=vector_entry_point(env_id),
                 kwargs={"max_episode_steps": max_episode_steps},
                 disable_env_checker=True,
                 order_enforce=False,

@@ -197,3 +197,39 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
     n = len(successes)
     return {"env_id": env_id, "episodes": n, "success_rate": sum(successes) / n,
             "success_at_end": sum(at_end) / n, "mean_return": sum(returns) / n, "mean_length": sum(lengths) / n}
+
+
+def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed: int = 10_000,
+                        device: str = "cpu", size: int = 256) -> str:
+    """Film the deterministic policy of ``checkpoint`` for one episode per env (``num_envs`` envs
+    tiled, ``size`` px each) and write ``<video_dir>/<env_id>.mp4``; returns the path."""
+    from simulo_envs.envs.registration import REGISTERED
+    from simulo_envs.wrappers.record import RecordEpisode
+    from simulo_envs.wrappers.rsl_rl import RslRlVecEnv
+    from simulo_envs.wrappers.vector import SimuloVectorEnv
+
+    raw = torch.load(checkpoint, weights_only=False, map_location=device)
+    infos = raw["infos"]
+    config = infos["train_config"]
+    base = REGISTERED[infos["env_id"]](num_envs=num_envs, render_mode="rgb_array",
+                                       human_render_camera_configs=dict(width=size, height=size),
+                                       **config.get("env_kwargs", {}))
+    recorder = RecordEpisode(base, video_dir, save_on_reset=False)
+    vector_kwargs = {k: v for k, v in config.get("vector_kwargs", {}).items() if k != "ignore_terminations"}
+    venv = SimuloVectorEnv(recorder, ignore_terminations=False, record_metrics=True, **vector_kwargs)
+    venv.reset(seed=seed)
+    env = RslRlVecEnv(venv)
+    runner = _runner(env, config, device)
+    runner.load(checkpoint, map_location=device)
+    policy = runner.get_inference_policy(device)
+    obs = env.get_observations()
+    finished = torch.zeros(num_envs, dtype=torch.bool)
+    with torch.inference_mode():
+        while not bool(finished.all()):
+            obs, _, _, _ = env.step(policy(obs))
+            info = env.last_info
+            if "_final_info" in info:
+                finished |= info["_final_info"].cpu()
+    path = recorder.flush_video(name=infos["env_id"])
+    env.close()
+    return path
