@@ -39,7 +39,14 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--video", default=None, metavar="PATH.mp4",
                         help="record the rollout (all envs tiled, 256x256 each) to this mp4")
     parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
-    return parser.parse_args()
+    args = parser.parse_args()
+    if args.num_envs < 1:
+        parser.error("--num-envs must be >= 1")
+    if args.episodes is not None and args.episodes < 1:
+        parser.error("--episodes must be >= 1")
+    if args.policy == "expert" and args.env_id not in ("FrankaLift-v1", "FrankaLiftMixed-v1"):
+        parser.error(f"--policy expert is the FrankaLift expert; {args.env_id} needs --policy random")
+    return args
 
 
 def run(env_id: str, num_envs: int, episodes: int, seed: int, policy: str = "expert", progress: bool = True,
