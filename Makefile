@@ -12,17 +12,20 @@ setup: $(STAMP)
 
 $(STAMP): pyproject.toml Makefile scripts/setup_vulkan.sh
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@$(BIN)/python -m pip install -q --upgrade pip 2>&1 | grep -v "^WARNING: Location" || true
+	@$(BIN)/python -m pip install -q --upgrade pip > $(VENV)/setup.log 2>&1 || (cat $(VENV)/setup.log; exit 1)
 	@if $(BIN)/python -c "import torch" 2>/dev/null; then \
 		echo "[setup] torch already installed"; \
 	elif command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then \
-		echo "[setup] CUDA GPU found: installing torch"; $(BIN)/pip install -q torch; \
+		echo "[setup] CUDA GPU found: installing torch"; \
+		$(BIN)/pip install -q torch >> $(VENV)/setup.log 2>&1 || (cat $(VENV)/setup.log; exit 1); \
 	else \
-		echo "[setup] no CUDA GPU: installing $(TORCH_CPU) (CPU build)"; $(BIN)/pip install -q "$(TORCH_CPU)"; \
-	fi 2>&1 | grep -v "^WARNING: Location"
-	@echo "[setup] installing simulo-envs with its dev extras"
-	@$(BIN)/pip install -q -e '.[dev]' 2>&1 | grep -v "^WARNING: Location" || true
-	@$(BIN)/python -c "import simulo_envs" || (echo "[setup] simulo_envs failed to install" >&2; exit 1)
+		echo "[setup] no CUDA GPU: installing $(TORCH_CPU) (CPU build)"; \
+		$(BIN)/pip install -q "$(TORCH_CPU)" >> $(VENV)/setup.log 2>&1 || (cat $(VENV)/setup.log; exit 1); \
+	fi
+	@echo "[setup] installing simulo-envs with its dev extras (log: $(VENV)/setup.log)"
+	@$(BIN)/pip install -q -e '.[dev]' >> $(VENV)/setup.log 2>&1 || (cat $(VENV)/setup.log; exit 1)
+	@$(BIN)/python -c "import torch, simulo_envs; print('[setup] torch', torch.__version__, '+ simulo_envs ready')" \
+		|| (echo "[setup] simulo_envs failed to install" >&2; exit 1)
 	@bash scripts/setup_vulkan.sh $(BIN)/python
 	@touch $(STAMP)
 

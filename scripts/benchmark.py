@@ -80,8 +80,9 @@ def run_worker(kind: str, num_envs: int, steps: int, size: int = 0, control_mode
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--num-envs", type=int, nargs="+", default=[1, 4, 16, 64])
+    parser.add_argument("--rounds", type=int, default=3, help="rounds per configuration; the median is reported (default 3)")
+    parser.add_argument("--num-envs", type=int, nargs="+", default=[1, 4, 16, 64],
+                        help="FrankaLift-v1 batch sizes to measure (default 1 4 16 64)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--render", action="store_true", help="also measure rendering frames per second")
     parser.add_argument("--worker", choices=["simulo", "maniskill", "render"], help=argparse.SUPPRESS)
@@ -89,6 +90,8 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--control-mode", default="pd_joint_delta_pos", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.rounds < 1 or min(args.num_envs) < 1:
+        parser.error("--rounds and every --num-envs must be >= 1")
     if args.worker == "render":
         print(measure_render(args.num_envs[0], args.size, args.steps))
         return

@@ -44,6 +44,10 @@ def parse_args() -> argparse.Namespace:
         parser.error("--num-envs must be >= 1")
     if args.episodes is not None and args.episodes < 1:
         parser.error("--episodes must be >= 1")
+    if args.seed < 0:
+        parser.error("--seed must be >= 0")
+    if args.video is not None and not args.video.endswith(".mp4"):
+        parser.error("--video must name an .mp4 file")
     if args.policy == "expert" and args.env_id not in ("FrankaLift-v1", "FrankaLiftMixed-v1"):
         parser.error(f"--policy expert is the FrankaLift expert; {args.env_id} needs --policy random")
     return args

@@ -262,8 +262,14 @@ class Prop:
         self._default_pose = default.to(self._device)
         self._backend = backend
 
+    def _detach(self, reason: str) -> None:
+        self._backend = None
+        self._detached = reason
+
     def _require_attached(self):
         if self._backend is None:
+            if getattr(self, "_detached", None):
+                raise RuntimeError(f"Prop {self._name!r} is no longer simulated: {self._detached}")
             raise RuntimeError(
                 f"Prop {self._name!r} is not attached to a simulation yet: add it to a scene and "
                 "create the env (read state from _initialize_episode onward)"

@@ -204,9 +204,20 @@ class Robot:
         """Teleport joint positions ``(k, dof)`` for ``env_ids`` (None: all envs).
 
         Raises:
-            ValueError: wrong shape or NaN/inf (nothing written); TypeError/IndexError: bad env_ids.
+            ValueError: wrong shape, NaN/inf, or a value outside the joint limits (``qlimits``,
+                1e-4 tolerance); nothing is written. TypeError/IndexError: bad env_ids.
         """
-        self._write("set_qpos", qpos, env_ids, "qpos")
+        backend = self._require_attached()
+        ids = normalize_env_ids(env_ids, self._num_envs)
+        values = as_float_array(qpos, (len(ids), self.dof), "qpos")
+        limits = self._qlimits.cpu().numpy()
+        outside = (values < limits[:, 0] - 1e-4) | (values > limits[:, 1] + 1e-4)
+        if outside.any():
+            row, joint = np.argwhere(outside)[0]
+            raise ValueError(f"qpos[{row}, {joint}] = {values[row, joint]:.4g} is outside the limits of joint "
+                             f"{self.joint_names[joint]!r} [{limits[joint, 0]:.4g}, {limits[joint, 1]:.4g}]; nothing was written")
+        if len(ids):
+            backend.set_qpos(self._gid, ids, values)
 
     def set_qvel(self, qvel, env_ids: EnvIds = None) -> None:
         """Set joint velocities ``(k, dof)`` for ``env_ids`` (None: all envs)."""
@@ -252,7 +263,13 @@ class Robot:
     def _info(self):
         return self._require_attached().articulation_info(self._gid)
 
+    def _detach(self, reason: str) -> None:
+        self._backend = None
+        self._detached = reason
+
     def _require_attached(self):
         if self._backend is None:
+            if getattr(self, "_detached", None):
+                raise RuntimeError(f"Robot {self._name!r} is no longer simulated: {self._detached}")
             raise RuntimeError(f"Robot {self._name!r} is not attached to a simulation yet")
         return self._backend

@@ -13,19 +13,27 @@ import torch
 def as_float_array(value: Any, shape: tuple[int, ...], name: str) -> np.ndarray:
     """Return ``value`` as a finite float32 numpy array of exactly ``shape`` (a fresh copy).
 
-    Accepts torch tensors (any device), numpy arrays and nested sequences.
+    Accepts torch tensors (any device), numpy arrays and nested sequences; where ``shape`` is
+    ``(1, D)`` (one env) a single row ``(D,)`` is accepted too.
 
     Raises:
         TypeError: ``value`` is not numeric.
         ValueError: the shape differs from ``shape`` or an entry is NaN or inf.
     """
     if isinstance(value, torch.Tensor):
+        if value.is_complex():
+            raise TypeError(f"{name} must be real-valued, got dtype {value.dtype}")
         arr = value.detach().to("cpu", torch.float32).numpy()
     else:
         try:
-            arr = np.asarray(value, dtype=np.float32)
+            raw = np.asarray(value)
+            if raw.dtype.kind not in "fiub":
+                raise TypeError(f"dtype {raw.dtype} is not a real number type")
+            arr = raw.astype(np.float32)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"{name} must be a numeric array of shape {shape}: {exc}") from None
+    if len(shape) == 2 and shape[0] == 1 and arr.shape == shape[1:]:
+        arr = arr.reshape(shape)  # one env: a single row is accepted
     if arr.shape != shape:
         raise ValueError(f"{name} must have shape {shape}, got {tuple(arr.shape)}")
     if not np.isfinite(arr).all():

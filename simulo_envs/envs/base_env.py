@@ -47,12 +47,16 @@ from simulo_envs.sim.render import require_vulkan
 from simulo_envs.sim.config import SimConfig
 
 
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 class BaseEnv(RenderingMixin, StateMixin, gym.Env):
     """Superclass of simulo_envs tasks.
 
     Args:
         num_envs: parallel envs, stepped together (CPU or GPU).
-        obs_mode: ``"state"`` (flat float32 ``(N, D)``), ``"state_dict"`` (nested dict of tensors),
+        obs_mode: ``"state"`` (default; None means it too: flat float32 ``(N, D)``), ``"state_dict"`` (nested dict of tensors),
             ``"none"`` (empty dict), or visual: ``"rgb"``, ``"depth"``, ``"segmentation"``,
             ``"rgbd"``, ``"sensor_data"`` and ``+`` combinations, giving
             ``{"agent", "extra", "sensor_data": {camera: {texture: (N, H, W, C)}}, "sensor_param"}``
@@ -102,7 +106,12 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
     ):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
+        obs_mode = "state" if obs_mode is None else obs_mode
         self._textures = parse_obs_mode(obs_mode)
+        if render_mode == "sensors" and not self._textures:
+            raise ValueError("render_mode='sensors' shows the sensor cameras: use a visual obs_mode such as 'rgb'")
+        if sim_config is not None and not isinstance(sim_config, (dict, SimConfig)):
+            raise TypeError(f"sim_config must be a dict of SimConfig fields or a SimConfig, got {type(sim_config).__name__}")
         if reward_mode not in self.SUPPORTED_REWARD_MODES:
             raise ValueError(f"reward_mode {reward_mode!r} not supported; choose from {self.SUPPORTED_REWARD_MODES}")
         if render_mode is not None and render_mode not in self.SUPPORTED_RENDER_MODES:
@@ -235,6 +244,8 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
     # ------------------------------------------------------------------ reconfigure
     def _reconfigure(self, options: dict) -> None:
         if self._backend is not None:
+            for obj in self.scene.objects.values():
+                obj._detach("the scene was rebuilt by reset(options={'reconfigure': True}); use the env's new objects")
             self._backend.close()
         self.scene = Scene(self.num_envs, self.sim_config.env_spacing, self.device, clone_cfg=self.clone_cfg)
         self._load_agent(options)
@@ -277,12 +288,17 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
         """
         super().reset(seed=None)
         self._require_open()
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"reset: options must be a dict or None, got {type(options).__name__}")
         options = dict(options or {})
         env_idx = normalize_env_ids(options.pop("env_idx", None), self.num_envs, "options['env_idx']")
-        reconfigure = bool(options.pop("reconfigure", False))
-        seeds = self._seeds_for(seed, env_idx)
+        reconfigure = options.pop("reconfigure", False)
+        if not isinstance(reconfigure, (bool, np.bool_)):
+            raise TypeError(f"reset: options['reconfigure'] must be a bool, got {reconfigure!r}")
         if reconfigure:
-            env_idx = np.arange(self.num_envs)
+            env_idx = np.arange(self.num_envs)  # rebuilding the scene resets every env
+        seeds = self._seeds_for(seed, env_idx)  # validated before anything changes
+        if reconfigure:
             self._reconfigure(options)
         if seeds is not None:
             self._rng.seed(env_idx, seeds)
@@ -298,11 +314,21 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
     def _seeds_for(self, seed, env_idx: np.ndarray) -> Optional[list[int]]:
         if seed is None:
             return None
-        if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
-            return [int(seed) + int(i) for i in env_idx]
-        seeds = [int(s) for s in np.asarray(seed).reshape(-1)]
-        if len(seeds) != len(env_idx):
-            raise ValueError(f"reset: got {len(seeds)} seeds for {len(env_idx)} envs being reset")
+        if isinstance(seed, torch.Tensor) and seed.ndim == 0:
+            seed = seed.item()
+        if _is_int(seed):
+            seeds = [int(seed) + int(i) for i in env_idx]
+        else:
+            if isinstance(seed, (str, bytes, dict, set)) or not hasattr(seed, "__len__"):
+                raise TypeError(f"reset: seed must be None, an int or a list of ints, got {seed!r}")
+            values = seed.tolist() if isinstance(seed, (np.ndarray, torch.Tensor)) else list(seed)
+            if not all(_is_int(v) for v in values):
+                raise TypeError(f"reset: seed list must hold ints, got {values!r}")
+            seeds = [int(v) for v in values]
+            if len(seeds) != len(env_idx):
+                raise ValueError(f"reset: got {len(seeds)} seeds for {len(env_idx)} envs being reset")
+        if seeds and min(seeds) < 0:
+            raise ValueError(f"reset: seeds must be >= 0, got {seeds if len(seeds) < 9 else min(seeds)}")
         return seeds
 
     # ------------------------------------------------------------------ step
@@ -358,6 +384,10 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
         if action is None:
             return None
         dim = self._action_low_np.shape[0]
+        if isinstance(action, torch.Tensor) and (action.is_complex() or action.dtype == torch.bool):
+            raise ValueError(f"action must be real-valued, got dtype {action.dtype}")
+        if isinstance(action, torch.Tensor) and action.dtype not in (torch.float32, torch.float64):
+            action = action.to(torch.float32)
         if isinstance(action, torch.Tensor) and action.device.type != "cpu":
             action = action.detach().to(torch.float32)
             if action.shape == (dim,) and self.num_envs == 1:
@@ -368,14 +398,17 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
             return torch.clamp(action.to(self.device), self._action_low, self._action_high)
         try:
             array = action.detach().numpy() if isinstance(action, torch.Tensor) else np.asarray(action)
-            array = array.astype(np.float32, copy=False)
+            if array.dtype.kind not in "fiu":
+                raise TypeError(f"dtype {array.dtype} is not a real number type")
+            with np.errstate(over="ignore", invalid="ignore"):
+                array = array.astype(np.float32, copy=False)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"action must be numeric with shape ({self.num_envs}, {dim}): {exc}") from None
         if array.shape == (dim,) and self.num_envs == 1:
             array = array[None]
         self._check_action_shape(array.shape, dim)
         if not np.isfinite(array).all():
-            raise ValueError("action contains NaN or inf; no env was stepped")
+            raise ValueError("action contains NaN or inf (or a value beyond float32 range); no env was stepped")
         clipped = np.clip(array, self._action_low_np, self._action_high_np)
         return torch.from_numpy(clipped).to(self.device)
 
@@ -384,6 +417,10 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
             raise ValueError(f"action must have shape ({self.num_envs}, {dim}), got {shape}")
 
     # ------------------------------------------------------------------ obs / info / reward
+    def render(self):
+        self._require_open()
+        return super().render()
+
     def get_info(self) -> dict:
         """``evaluate()`` plus ``"elapsed_steps"`` (int32 (N,))."""
         info = self.evaluate()
@@ -423,6 +460,8 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
             return
         self._closed = True
         if self._backend is not None:
+            for obj in self.scene.objects.values():
+                obj._detach("its env was closed")
             self._backend.close()
             self._backend = None
 

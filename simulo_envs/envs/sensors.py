@@ -37,11 +37,18 @@ class CameraConfig:
 
     def __post_init__(self) -> None:
         if not isinstance(self.pose, Pose):
-            object.__setattr__(self, "pose", Pose(self.pose[:3], self.pose[3:7]))
+            try:
+                object.__setattr__(self, "pose", Pose(self.pose[:3], self.pose[3:7]))
+            except (TypeError, IndexError) as exc:
+                raise ValueError(f"camera {self.name!r}: pose must be a Pose or [x, y, z, qw, qx, qy, qz]: {exc}") from None
         for name in ("width", "height"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
                 raise ValueError(f"camera {self.name!r}: {name} must be an int >= 1 [px], got {value!r}")
+        for name in ("fov", "near", "far"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)) or not math.isfinite(value):
+                raise ValueError(f"camera {self.name!r}: {name} must be a finite number, got {value!r}")
         if not 0 < self.fov < math.pi:
             raise ValueError(f"camera {self.name!r}: fov must be in (0, pi) rad, got {self.fov!r}")
         if not 0 < self.near < self.far:
@@ -97,6 +104,8 @@ def apply_overrides(defaults: Sequence[CameraConfig], overrides: Optional[Mappin
         ValueError: an unknown camera or field name, or an invalid resulting config.
     """
     configs = {c.name: c for c in defaults}
+    if overrides is not None and not isinstance(overrides, Mapping):
+        raise ValueError(f"camera overrides must be a dict, got {type(overrides).__name__}")
     overrides = dict(overrides or {})
     field_names = {f.name for f in fields(CameraConfig)} - {"name"}
     common = {k: v for k, v in overrides.items() if k in field_names}
@@ -105,6 +114,8 @@ def apply_overrides(defaults: Sequence[CameraConfig], overrides: Optional[Mappin
         if name not in configs:
             raise ValueError(f"camera override {name!r}: no such camera or field; cameras {sorted(configs)}, "
                              f"fields {sorted(field_names)}")
+        if not isinstance(values, Mapping):
+            raise ValueError(f"camera override {name!r}: expected a dict of fields, got {values!r}")
         bad = set(values) - field_names
         if bad:
             raise ValueError(f"camera override {name!r}: unknown fields {sorted(bad)}")

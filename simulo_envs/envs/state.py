@@ -47,6 +47,14 @@ class StateMixin:
         """
         ids = normalize_env_ids(env_idx, self.num_envs, "env_idx")
         props, robots = self._state_objects()
+        for kind, expected in (("actors", props), ("articulations", robots)):
+            given = state.get(kind) if isinstance(state, dict) else None
+            if not isinstance(given, dict):
+                raise KeyError(f"state must be a dict with 'actors' and 'articulations' dicts (see get_state_dict); "
+                               f"'{kind}' is missing")
+            missing, unknown = sorted(set(expected) - set(given)), sorted(set(given) - set(expected))
+            if missing or unknown:
+                raise KeyError(f"state['{kind}']: missing paths {missing}, unknown paths {unknown}")
         actors = {p: as_float_array(state["actors"][p], (len(ids), 13), f"state['actors'][{p!r}]") for p in props}
         for p, row in actors.items():
             normalized_poses(row[:, :7], f"state['actors'][{p!r}] pose")
@@ -78,8 +86,9 @@ class StateMixin:
         widths = [(p, "actors", 13) for p in props] + [(p, "articulations", 13 + 2 * r.dof) for p, r in robots.items()]
         total = sum(w for _, _, w in widths)
         state = torch.as_tensor(state, dtype=torch.float32)
-        if state.ndim != 2 or state.shape[1] != total:
-            raise ValueError(f"state must have shape (k, {total}), got {tuple(state.shape)}")
+        rows = len(normalize_env_ids(env_idx, self.num_envs, "env_idx"))
+        if state.ndim != 2 or state.shape != (rows, total):
+            raise ValueError(f"state must have shape ({rows}, {total}) for {rows} envs, got {tuple(state.shape)}")
         sd, col = {"actors": {}, "articulations": {}}, 0
         for p, kind, width in widths:
             sd[kind][p] = state[:, col:col + width]
