@@ -231,9 +231,10 @@ class Robot:
         """Hot path for controllers: all envs, already validated float32 ``(num_envs, dof)`` targets."""
         self._backend.set_drive_targets(self._gid, None, targets)
 
-    def _array(self, what: str) -> np.ndarray:
-        """Hot path for controllers: a fresh numpy copy of ``qpos``/``qvel``/``drive_targets``."""
-        return getattr(self._backend, what)(self._gid)
+    def _array(self, what: str, *args) -> np.ndarray:
+        """Hot path for CPU controllers: the backend's fresh numpy result for ``qpos``, ``qvel``,
+        ``drive_targets``, ``link_pose(link_index)`` or ``link_jacobian(link_index)``."""
+        return getattr(self._backend, what)(self._gid, *args)
 
     def _write(self, method: str, value, env_ids, what: str) -> None:
         backend = self._require_attached()

@@ -126,12 +126,14 @@ class CombinedController:
         """Write drive targets for every env from a clipped action ``(N, action_dim)``."""
         robot = self.robot
         if not self._fused:
-            state = robot.state
-            qpos, targets = state.qpos, state.drive_targets
+            if action.device.type == "cpu":  # numpy views: a fraction of torch's per-call cost
+                action, qpos, targets = action.numpy(), robot._array("qpos"), robot._array("drive_targets")
+            else:
+                qpos, targets = robot.state.qpos, robot.state.drive_targets
             for (a, b), ctrl in zip(self.slices.values(), self.controllers.values()):
-                part = ctrl.targets(action[:, a:b], qpos)
-                targets[:, ctrl.joint_index] = part.to(targets.dtype)
-            robot._set_drive_targets_trusted(targets.detach().cpu().numpy())
+                columns = ctrl.joint_index.numpy() if isinstance(targets, np.ndarray) else ctrl.joint_index
+                targets[:, columns] = ctrl.targets(action[:, a:b], qpos)
+            robot._set_drive_targets_trusted(targets if isinstance(targets, np.ndarray) else targets.cpu().numpy())
             return
         if action.device.type == "cpu" and self._identity_order:
             m = self._np

@@ -45,6 +45,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
 import torch
 
 from simulo_envs.geometry import quat_conj, quat_mul, quat_to_rotvec, rotvec_to_quat
@@ -102,41 +103,76 @@ class EEPoseController:
             self.action_high = torch.tensor([p, p, p, r, r, r])
         self.action_dim = self.action_low.shape[0]
         self.target = robot.state.tcp_pose
+        self._tcp_index = robot.link_index(config.ee_link)
+        # numpy views of the constant parameters and of the target, for the CPU path
+        self._np = {"origins": self.origins.numpy() if self.origins is not None and self.origins.device.type == "cpu" else None,
+                    "joint_index": self.joint_index.numpy(), "qlim_low": self.qlim_low.numpy(),
+                    "qlim_high": self.qlim_high.numpy(),
+                    "target": self.target.numpy() if self.target.device.type == "cpu" else None}
 
     def reset(self, env_ids: torch.Tensor) -> None:
         """Re-anchor the target of ``env_ids`` (int64 (k,)) on their current TCP pose."""
         self.target[env_ids] = self.robot.state.tcp_pose[env_ids]
 
-    def targets(self, action: torch.Tensor, qpos: torch.Tensor) -> torch.Tensor:
-        """Arm joint targets ``(N, len(joint_names))`` for a clipped action slice."""
+    def targets(self, action, qpos):
+        """Arm joint targets ``(N, len(joint_names))`` for a clipped action slice and the current
+        qpos, numpy arrays (the CPU path) or torch tensors (returned as the same kind).
+
+        The numpy path runs the same math as the torch one (``geometry`` takes both): on (N, 6)
+        arrays a numpy call costs a fraction of a torch call, and the IK step is ~60 calls.
+        """
+        robot, link = self.robot, self.config.ee_link
+        if isinstance(action, np.ndarray):
+            index = self._tcp_index
+            return self._solve(action, qpos, self._np["target"], robot._array("link_pose", index),
+                               lambda: robot._array("link_jacobian", index), np)
+        return self._solve(action, qpos, self.target, robot.state.tcp_pose, lambda: robot.jacobian(link), torch)
+
+    def _solve(self, action, qpos, target, tcp, jacobian_fn, xp):
+        """One DLS step, written against operations numpy and torch share; ``target`` (N, 7) is
+        updated in place."""
         cfg = self.config
-        tcp = self.robot.state.tcp_pose
-        target = self.target
         if cfg.mode == "pose":
-            target[:, :3] = action[:, :3] + self.origins
+            target[:, :3] = action[:, :3] + self._origins(xp)
             target[:, 3:] = rotvec_to_quat(action[:, 3:6])
         else:
             lead = cfg.max_lead
             position = target[:, :3] + action[:, :3] * cfg.pos_bound
-            target[:, :3] = torch.minimum(torch.maximum(position, tcp[:, :3] - lead), tcp[:, :3] + lead)
+            target[:, :3] = xp.minimum(xp.maximum(position, tcp[:, :3] - lead), tcp[:, :3] + lead)
             if cfg.mode == "delta_pose":
                 target[:, 3:] = quat_mul(target[:, 3:], rotvec_to_quat(action[:, 3:6] * cfg.rot_bound))
         # Every mode solves for the full pose: delta_pos keeps the orientation it had at reset.
         rot_error = quat_to_rotvec(quat_mul(target[:, 3:], quat_conj(tcp[:, 3:])))
-        error = torch.cat([target[:, :3] - tcp[:, :3], rot_error], dim=1)
-        jacobian = self.robot.jacobian(cfg.ee_link)[:, :, self.joint_index]
+        error = xp.concatenate([target[:, :3] - tcp[:, :3], rot_error], 1)
+        columns = self._columns(xp)
+        jacobian = jacobian_fn()[:, :, columns]
         dq = dls_step(jacobian, error, cfg.damping)
-        return torch.clamp(qpos[:, self.joint_index] + dq, self.qlim_low, self.qlim_high)
+        low, high = self._limits(xp)
+        return xp.clip(qpos[:, columns] + dq, low, high)
+
+    def _origins(self, xp):
+        return self._np["origins"] if xp is np else self.origins
+
+    def _columns(self, xp):
+        return self._np["joint_index"] if xp is np else self.joint_index
+
+    def _limits(self, xp):
+        if xp is np:
+            return self._np["qlim_low"], self._np["qlim_high"]
+        return self.qlim_low, self.qlim_high
 
 
-def dls_step(jacobian: torch.Tensor, error: torch.Tensor, damping: float) -> torch.Tensor:
-    """Damped least squares: ``J^T (J J^T + damping^2 I)^-1 e`` for a batch.
+def dls_step(jacobian, error, damping: float):
+    """Damped least squares: ``J^T (J J^T + damping^2 I)^-1 e`` for a batch (numpy or torch).
 
     Args:
         jacobian: (N, m, n). error: (N, m). damping: lambda.
     Returns:
         (N, n) joint increments.
     """
-    jjt = jacobian @ jacobian.transpose(1, 2)
-    jjt = jjt + (damping * damping) * torch.eye(jjt.shape[-1], dtype=jjt.dtype, device=jjt.device)
-    return (jacobian.transpose(1, 2) @ torch.linalg.solve(jjt, error.unsqueeze(-1))).squeeze(-1)
+    jt = jacobian.transpose(0, 2, 1) if isinstance(jacobian, np.ndarray) else jacobian.transpose(1, 2)
+    jjt = jacobian @ jt
+    m = jjt.shape[-1]
+    jjt[..., range(m), range(m)] += damping * damping
+    xp = np if isinstance(jacobian, np.ndarray) else torch
+    return (jt @ xp.linalg.solve(jjt, error[..., None]))[..., 0]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
+import numpy as np
 import torch
 
 
@@ -63,20 +64,30 @@ class JointPosController:
             high = torch.full((width,), float(config.upper))
         self.target_low, self.target_high = low, high
         self.action_dim = low.shape[0]
+        # numpy views of the constant parameters, for the CPU path of ``targets``
+        self._numpy_params = tuple(t.numpy() for t in (self.target_low, self.target_high, self.qlim_low,
+                                                       self.qlim_high, self.joint_index))
         if config.normalize_action:
             self.action_low = -torch.ones(self.action_dim)
             self.action_high = torch.ones(self.action_dim)
         else:
             self.action_low, self.action_high = low.clone(), high.clone()
 
-    def targets(self, action: torch.Tensor, qpos: torch.Tensor) -> torch.Tensor:
+    def targets(self, action, qpos):
         """Drive targets ``(N, len(joint_names))`` from a clipped action slice ``(N, action_dim)``
-        and the current ``qpos`` ``(N, dof)``; delta targets are clipped to the joint limits."""
+        and the current ``qpos`` ``(N, dof)``; delta targets are clipped to the joint limits.
+        Takes numpy arrays or torch tensors (and returns the same kind)."""
         cfg = self.config
+        numpy = isinstance(action, np.ndarray)
+        if numpy:
+            low, high, qlo, qhi, index = self._numpy_params
+        else:
+            low, high, qlo, qhi, index = (self.target_low, self.target_high, self.qlim_low, self.qlim_high,
+                                          self.joint_index)
         if cfg.normalize_action:
-            action = self.target_low + (action + 1.0) * (0.5 * (self.target_high - self.target_low))
+            action = low + (action + 1.0) * (0.5 * (high - low))
         if cfg.mimic:
-            return action.expand(-1, len(cfg.joint_names))
+            return action[:, [0] * len(cfg.joint_names)]
         if cfg.use_delta:
-            return torch.clamp(qpos[:, self.joint_index] + action, self.qlim_low, self.qlim_high)
+            return (np if numpy else torch).clip(qpos[:, index] + action, qlo, qhi)
         return action
