@@ -1,6 +1,7 @@
 """Cartesian controllers: the IK reaches, holds, and respects joint limits (issue 3)."""
 
 import gymnasium as gym
+import numpy as np
 import pytest
 import torch
 
@@ -129,3 +130,25 @@ def test_dls_step_solves_a_full_rank_system():
 def test_rotvec_quat_round_trip():
     r = torch.tensor([[0.0, 0.0, 0.0], [0.3, -0.2, 0.1], [0.0, 3.0, 0.0]])
     assert torch.allclose(quat_to_rotvec(rotvec_to_quat(r)), r, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["pd_ee_delta_pos", "pd_ee_delta_pose", "pd_ee_pose"])
+def test_numpy_and_torch_ik_paths_agree(mode):
+    env = gym.make("FrankaLift-v1", num_envs=2, control_mode=mode)
+    u = env.unwrapped
+    env.reset(seed=0)
+    arm = u.agent.controller.controllers["arm"]
+    torch.manual_seed(0)
+    action = torch.rand(2, arm.action_dim) * 0.4 - 0.2
+    if mode == "pd_ee_pose":
+        action[:, :3] += torch.tensor([0.5, 0.0, 0.3])
+    qpos = u.agent.robot.state.qpos
+    target_np, target_t = arm.target.clone().numpy(), arm.target.clone()
+    index = arm._tcp_index
+    from_numpy = arm._solve(action.numpy(), qpos.numpy(), target_np, u.agent.robot._array("link_pose", index),
+                            lambda: u.agent.robot._array("link_jacobian", index), np)
+    from_torch = arm._solve(action, qpos, target_t, u.agent.robot.state.tcp_pose,
+                            lambda: u.agent.robot.jacobian("panda_hand_tcp"), torch)
+    assert np.allclose(from_numpy, from_torch.numpy(), atol=1e-5)
+    assert np.allclose(target_np, target_t.numpy(), atol=1e-6)
+    env.close()
