@@ -15,6 +15,7 @@ import torch
 
 from simulo_envs.authoring import Capsule, Cuboid, Cylinder, PrimitiveShape, Sphere
 from simulo_envs.env_ids import EnvIds, normalize_env_ids
+from simulo_envs.scene_object import SceneObject
 from simulo_envs.tensors import as_float_array, normalized_poses, to_device
 
 _SHAPE_TYPES = (Cuboid, Sphere, Cylinder, Capsule)
@@ -120,7 +121,7 @@ class PropState:
         return self._body(slice(10, 13))
 
 
-class Prop:
+class Prop(SceneObject):
     """A rigid body built from one primitive shape, cloned into every env.
 
     Args:
@@ -137,17 +138,14 @@ class Prop:
         scene.add(block, at="/World/Block")
     """
 
+    _kind = "Prop"
+
     def __init__(self, shape: PrimitiveShape):
         if not isinstance(shape, _SHAPE_TYPES):
             raise TypeError(f"Prop needs a Cuboid, Sphere, Cylinder or Capsule, got {type(shape).__name__}")
+        super().__init__(shape.name)
         self._shape = shape
-        self._name: Optional[str] = shape.name
-        self._path: Optional[str] = None
         self._state = PropState(self)
-        self._backend = None
-        self._gid: Optional[int] = None
-        self._num_envs = 0
-        self._device = torch.device("cpu")
         self._default_pose: Optional[torch.Tensor] = None
 
     # ------------------------------------------------------------------ identity
@@ -155,27 +153,6 @@ class Prop:
     def shape(self) -> PrimitiveShape:
         """The primitive shape this prop spawns; its pose is the env-local spawn pose."""
         return self._shape
-
-    @property
-    def name(self) -> Optional[str]:
-        """Prop name: the shape's, or the last segment of the path the scene gave it."""
-        return self._name
-
-    @property
-    def path(self) -> Optional[str]:
-        """Scene path of the prototype (e.g. ``"/World/Block"``); None until added to a scene.
-        The clone in env ``i`` lives at ``/World/envs/env_{i}/Block``."""
-        return self._path
-
-    @property
-    def num_envs(self) -> int:
-        """Number of envs (0 until attached)."""
-        return self._num_envs
-
-    @property
-    def is_attached(self) -> bool:
-        """True once the scene has built the prop in the simulation."""
-        return self._backend is not None
 
     # ------------------------------------------------------------------ state
     @property
@@ -237,11 +214,6 @@ class Prop:
         self.set_velocity(np.zeros((len(ids), 6), dtype=np.float32), ids)
 
     # ------------------------------------------------------------------ scene plumbing
-    def _bind(self, path: str, name: str) -> None:
-        self._path = path
-        if self._name is None:
-            self._name = name
-
     @property
     def variants(self) -> tuple[PrimitiveShape, ...]:
         """The shapes this prop may spawn as: ``(shape,)`` for a plain Prop."""
@@ -261,20 +233,6 @@ class Prop:
         default[:, :3] += env_origins.to("cpu", torch.float32)
         self._default_pose = default.to(self._device)
         self._backend = backend
-
-    def _detach(self, reason: str) -> None:
-        self._backend = None
-        self._detached = reason
-
-    def _require_attached(self):
-        if self._backend is None:
-            if getattr(self, "_detached", None):
-                raise RuntimeError(f"Prop {self._name!r} is no longer simulated: {self._detached}")
-            raise RuntimeError(
-                f"Prop {self._name!r} is not attached to a simulation yet: add it to a scene and "
-                "create the env (read state from _initialize_episode onward)"
-            )
-        return self._backend
 
     def __repr__(self) -> str:
         return f"Prop(name={self._name!r}, path={self._path!r}, shape={type(self._shape).__name__})"

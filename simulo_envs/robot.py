@@ -15,6 +15,7 @@ import torch
 
 from simulo_envs.authoring import Pose
 from simulo_envs.env_ids import EnvIds, normalize_env_ids
+from simulo_envs.scene_object import SceneObject
 from simulo_envs.tensors import as_float_array, to_device
 
 
@@ -115,7 +116,7 @@ class RobotState:
         return to_device(backend.link_pose(robot._gid, robot.link_index(link_name)), robot._device)
 
 
-class Robot:
+class Robot(SceneObject):
     """An articulation built from a ``RobotSpec``, one copy per env at its origin.
 
     After the scene attaches it: ``dof``, ``joint_names``, ``link_names``, ``qlimits`` and the
@@ -123,33 +124,17 @@ class Robot:
     write the listed envs only.
     """
 
+    _kind = "Robot"
+
     def __init__(self, spec: RobotSpec, name: str = "robot"):
+        super().__init__(name)
         self.spec = spec
-        self._name = name
-        self._path: Optional[str] = None
         self._state = RobotState(self)
-        self._backend = None
-        self._gid: Optional[int] = None
-        self._num_envs = 0
-        self._device = torch.device("cpu")
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def path(self) -> Optional[str]:
-        """Scene path of the prototype (e.g. ``"/World/Robot"``); None until added."""
-        return self._path
 
     @property
     def state(self) -> RobotState:
         """The live state accessor (the same object on every access)."""
         return self._state
-
-    @property
-    def num_envs(self) -> int:
-        return self._num_envs
 
     @property
     def dof(self) -> int:
@@ -244,9 +229,6 @@ class Robot:
             getattr(backend, method)(self._gid, ids, values)
 
     # ------------------------------------------------------------------ scene plumbing
-    def _bind(self, path: str, name: str) -> None:
-        self._path = path
-
     def _attach(self, backend, env_origins: torch.Tensor, device: torch.device) -> None:
         n = backend.num_envs
         base = torch.tensor(self.spec.base_pose.to_list(), dtype=torch.float64).repeat(n, 1)
@@ -263,14 +245,3 @@ class Robot:
 
     def _info(self):
         return self._require_attached().articulation_info(self._gid)
-
-    def _detach(self, reason: str) -> None:
-        self._backend = None
-        self._detached = reason
-
-    def _require_attached(self):
-        if self._backend is None:
-            if getattr(self, "_detached", None):
-                raise RuntimeError(f"Robot {self._name!r} is no longer simulated: {self._detached}")
-            raise RuntimeError(f"Robot {self._name!r} is not attached to a simulation yet")
-        return self._backend

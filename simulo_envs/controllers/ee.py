@@ -48,6 +48,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from simulo_envs.controllers.joint import joint_columns
 from simulo_envs.geometry import quat_conj, quat_mul, quat_to_rotvec, rotvec_to_quat
 
 
@@ -85,13 +86,7 @@ class EEPoseController:
     def __init__(self, config: EEPoseConfig, robot, env_origins: torch.Tensor):
         self.config = config
         self.robot = robot
-        names = robot.joint_names
-        missing = [j for j in config.joint_names if j not in names]
-        if missing:
-            raise KeyError(f"robot {robot.name!r} has no joints {missing}; joints: {names}")
-        self.joint_index = torch.tensor([names.index(j) for j in config.joint_names], dtype=torch.long)
-        limits = robot.qlimits[self.joint_index].to(torch.float32)
-        self.qlim_low, self.qlim_high = limits[:, 0].clone(), limits[:, 1].clone()
+        self.joint_index, self.qlim_low, self.qlim_high = joint_columns(robot, config.joint_names)
         self.origins = env_origins
         if config.mode == "delta_pos":
             self.action_low, self.action_high = -torch.ones(3), torch.ones(3)

@@ -13,6 +13,22 @@ import numpy as np
 import torch
 
 
+def joint_columns(robot, joint_names: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(index, lower, upper)``: the qpos columns of ``joint_names`` (int64) and their URDF
+    limits (float32), for a controller of those joints.
+
+    Raises:
+        KeyError: a joint the robot does not have (the message lists the robot's joints).
+    """
+    names = robot.joint_names
+    missing = [j for j in joint_names if j not in names]
+    if missing:
+        raise KeyError(f"robot {robot.name!r} has no joints {missing}; joints: {names}")
+    index = torch.tensor([names.index(j) for j in joint_names], dtype=torch.long)
+    limits = robot.qlimits[index].to(torch.float32)
+    return index, limits[:, 0].clone(), limits[:, 1].clone()
+
+
 @dataclass(frozen=True)
 class JointPosConfig:
     """Position control of ``joint_names``.
@@ -47,13 +63,7 @@ class JointPosController:
 
     def __init__(self, config: JointPosConfig, robot):
         self.config = config
-        names = robot.joint_names
-        missing = [j for j in config.joint_names if j not in names]
-        if missing:
-            raise KeyError(f"robot {robot.name!r} has no joints {missing}; joints: {names}")
-        self.joint_index = torch.tensor([names.index(j) for j in config.joint_names], dtype=torch.long)
-        limits = robot.qlimits[self.joint_index].to(torch.float32)
-        self.qlim_low, self.qlim_high = limits[:, 0].clone(), limits[:, 1].clone()
+        self.joint_index, self.qlim_low, self.qlim_high = joint_columns(robot, config.joint_names)
         if config.lower is None or config.upper is None:
             if config.use_delta or config.mimic:
                 raise ValueError("a delta or mimic controller needs explicit lower/upper bounds")
