@@ -50,6 +50,7 @@ class Scene:
         self.clone_cfg = clone_cfg or CloneCfg()
         self._origins, _ = grid_transforms(num_envs, env_spacing, device=self.device)
         self._plan: ClonePlan | None = None
+        self.prototype_cfgs: list[PrototypeCfg] = []  # one per registered object, made at attach
         self._objects: dict[str, Union[Prop, Robot]] = {}
         self._ground = False
         self._backend = None
@@ -127,14 +128,14 @@ class Scene:
             raise RuntimeError("scene.attach: already attached")
         if self._ground:
             backend.add_ground()
-        cfgs = []
-        for path, obj in self._objects.items():
-            clone_side = ENV_TEMPLATE.format(".*") + relative_to(path, WORLD)
-            cfgs.append(PrototypeCfg(prim_path=clone_side, spawn=obj, obj=obj))
+        self.prototype_cfgs = [
+            PrototypeCfg(prim_path=ENV_TEMPLATE.format(".*") + relative_to(path, WORLD), spawn=obj, obj=obj)
+            for path, obj in self._objects.items()
+        ]
         cc = self.clone_cfg
-        self._plan = make_clone_plan(cfgs, self.num_envs, self.env_spacing, device="cpu",
+        self._plan = make_clone_plan(self.prototype_cfgs, self.num_envs, self.env_spacing, device="cpu",
                                      clone_strategy=cc.clone_strategy, seed=cc.seed, env_template=ENV_TEMPLATE)
-        replicate(self._plan, cfgs, backend, self._origins, self.device)
+        replicate(self._plan, self, backend)
         self._backend = backend
 
     def _check_path(self, at: str) -> str:

@@ -99,3 +99,16 @@ def test_mixed_task_expert_lifts_every_shape():
             break
     assert success.all(), success
     env.close()
+
+
+def test_filter_collisions_gives_each_env_its_bit():
+    from simulo_envs.cloner import filter_collisions
+
+    scene = Scene(33)
+    scene.add(Prop(Cuboid("B", (0.05,) * 3)), at="/World/B")
+    backend = _attach(scene)
+    groups = filter_collisions(backend)
+    assert len(groups) == 33
+    assert groups[0] == [1, 1, 0, 0] and groups[31] == [1 << 31, 1 << 31, 0, 0]
+    assert groups[32] == groups[0]  # beyond 32 envs, env_spacing keeps envs sharing a bit apart
+    assert len({g[0] for g in groups[:32]}) == 32

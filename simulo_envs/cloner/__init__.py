@@ -22,8 +22,11 @@ from .plan import (
     sequential,
 )
 from .query import iter_sources, path_env_ids, path_to_clone, path_to_source
+from .replicate import PrototypeCfg, ReplicateSession, filter_collisions, replicate, variant_of_env
 
 __all__ = [
+    # replicate
+    "PrototypeCfg", "ReplicateSession", "replicate", "filter_collisions", "variant_of_env",
     # path
     "TemplateMatch", "split", "match", "relative_to", "under", "rebase", "relativize",
     # plan

@@ -53,20 +53,27 @@ def variant_of_env(plan: ClonePlan, cfg: PrototypeCfg) -> torch.Tensor:
 
 
 class ReplicateSession:
-    """Build a plan into a backend: ``with ReplicateSession(plan, cfgs, backend, origins, device): ...``
-    builds every cfg's object on entry and finalises the backend's buffers on exit."""
+    """Build a plan into a backend: on entry every prototype of ``scene`` is built in the envs
+    its plan rows populate (each env's own variant); on a clean exit the backend's state buffers
+    are finalised.
 
-    def __init__(self, plan: ClonePlan, cfgs, backend, env_origins: torch.Tensor, device):
-        self.plan, self.cfgs, self.backend = plan, list(cfgs), backend
-        self.env_origins, self.device = env_origins, device
+    Args:
+        plan: the scene's clone plan (``scene.prototype_cfgs`` own its rows).
+        scene: the ``Scene`` whose registered objects are built.
+        backend: the simulation backend to build into.
+    """
+
+    def __init__(self, plan: ClonePlan, scene, backend):
+        self.plan, self.scene, self.backend = plan, scene, backend
 
     def __enter__(self) -> "ReplicateSession":
-        for cfg in self.cfgs:
-            variants = variant_of_env(self.plan, cfg).tolist() if hasattr(cfg.obj, "variants") else None
-            if variants is None:
-                cfg.obj._attach(self.backend, self.env_origins, self.device)
+        scene = self.scene
+        for cfg in scene.prototype_cfgs:
+            if hasattr(cfg.obj, "variants"):
+                variants = variant_of_env(self.plan, cfg).tolist()
+                cfg.obj._attach(self.backend, scene.env_origins, scene.device, variant_of_env=variants)
             else:
-                cfg.obj._attach(self.backend, self.env_origins, self.device, variant_of_env=variants)
+                cfg.obj._attach(self.backend, scene.env_origins, scene.device)
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -74,10 +81,10 @@ class ReplicateSession:
             self.backend.finalize()
 
 
-def replicate(plan: ClonePlan, cfgs, backend, env_origins: torch.Tensor, device="cpu") -> None:
-    """Build every object of ``cfgs`` (``PrototypeCfg``) in the envs ``plan`` assigns, then
-    finalise ``backend``."""
-    with ReplicateSession(plan, cfgs, backend, env_origins, device):
+def replicate(plan: ClonePlan, scene, backend) -> None:
+    """Build every prototype of ``scene`` in the envs ``plan`` assigns, then finalise ``backend``
+    (the seed's ``replicate(plan, stage)``, with our Scene as the stage)."""
+    with ReplicateSession(plan, scene, backend):
         pass
 
 
