@@ -8,6 +8,7 @@ the scene clones each into every env at ``/World/envs/env_{i}/Block``, placed at
 
 from __future__ import annotations
 
+import math
 from typing import Union
 
 import torch
@@ -53,6 +54,7 @@ class Scene:
         self.prototype_cfgs: list[PrototypeCfg] = []  # one per registered object, made at attach
         self._objects: dict[str, Union[Prop, Robot]] = {}
         self._ground = False
+        self.lighting = ((0.3, 0.3, 0.3), (((0.0, 1.0, -1.0), (1.0, 1.0, 1.0)),))
         self._backend = None
 
     @property
@@ -96,6 +98,22 @@ class Scene:
     def add_ground(self) -> None:
         """Add the global ground plane (z = 0) once; it touches every env."""
         self._ground = True
+
+    def set_lighting(self, ambient=(0.3, 0.3, 0.3), directional=(((0.0, 1.0, -1.0), (1.0, 1.0, 1.0)),)) -> None:
+        """Global lighting, added to every env's render scene (used only when rendering):
+        ambient RGB in [0, 1] and directional lights ``((direction xyz, RGB), ...)``, world frame.
+
+        Raises:
+            ValueError: a colour or direction that is not 3 finite numbers.
+        """
+        def triple(value, what):
+            values = tuple(float(v) for v in value)
+            if len(values) != 3 or not all(math.isfinite(v) for v in values):
+                raise ValueError(f"set_lighting: {what} must be 3 finite numbers, got {value!r}")
+            return values
+
+        self.lighting = (triple(ambient, "ambient"), tuple((triple(d, "direction"), triple(c, "colour"))
+                                                            for d, c in directional))
 
     def env_path(self, path: str, env: int) -> str:
         """The clone of prototype ``path`` in env ``env``: ``/World/X`` -> ``/World/envs/env_{env}/X``.

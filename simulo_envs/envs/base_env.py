@@ -197,7 +197,9 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
         """Add props (``self.scene.add``) and global things (ground)."""
 
     def _load_lighting(self, options: dict) -> None:
-        """Add lights (used once rendering exists)."""
+        """Set the scene's lights (``self.scene.set_lighting``); the default is an ambient light
+        and one directional light from above and behind. Used only when rendering."""
+        self.scene.set_lighting()
 
     def _after_reconfigure(self, options: dict) -> None:
         """Runs after the scene is attached to a backend."""

@@ -41,7 +41,7 @@ class RenderingMixin:
         self._sensor_rigs, self._human_rigs = {}, {}
         if not backend.render:
             return
-        backend.add_lights()
+        backend.add_lights(*self.scene.lighting)
         if self._textures:
             for name, cfg in apply_overrides(self._default_sensor_configs, self._sensor_overrides).items():
                 self._sensor_rigs[name] = self._add_camera(cfg)
