@@ -99,3 +99,27 @@ def test_trajectory_replay_reproduces_block_poses(tmp_path):
                 assert torch.allclose(replayed, recorded_block[frame["t"] - 1], atol=1e-5), (mode, frame["t"])
             assert np.abs(frame["replayed"] - frame["state"]).max() < 1e-5
     target.close()
+
+
+def test_partial_resets_and_step_none_replay_exactly(tmp_path):
+    env = gym.make("FrankaLift-v1", num_envs=3)
+    env = RecordEpisode(env, str(tmp_path), save_video=False, save_trajectory=True)
+    env.reset(seed=0)
+    generator = torch.Generator().manual_seed(0)
+    for _ in range(3):
+        env.step(torch.rand(3, 8, generator=generator) * 2 - 1)
+    env.reset(options={"env_idx": [1]})
+    env.step(None)
+    for _ in range(2):
+        env.step(torch.rand(3, 8, generator=generator) * 2 - 1)
+    final = env.unwrapped.get_state().clone()
+    env.close()
+    target = gym.make("FrankaLift-v1", num_envs=3)
+    frames = list(replay(env.trajectory_path, target, mode="action"))
+    assert max(np.abs(f["replayed"] - f["state"]).max() for f in frames) < 1e-5
+    assert torch.allclose(target.unwrapped.get_state(), final, atol=1e-5)
+    target.close()
+    other = gym.make("FrankaLiftMixed-v1", num_envs=3)
+    with pytest.raises(ValueError, match="recorded on FrankaLift-v1"):
+        next(replay(env.trajectory_path, other))
+    other.close()

@@ -186,7 +186,8 @@ class CloneCfg:
             ``(combos, num_clones, device) -> [num_clones, num_groups]``.
         clone_combinations: legal :class:`InclusionSet` combinations; None = every variant
             combination (full cartesian product).
-        seed: seed of the generator the ``"random"`` strategy draws from.
+        seed: seed of the generator the ``"random"`` strategy draws from (default 0, so a
+            "random" layout is reproducible; pass another seed for another draw).
         device: torch device of the plan's tensors.
 
     Raises:

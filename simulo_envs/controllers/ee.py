@@ -36,7 +36,9 @@ Frames and actions (``normalize_action``: the action space is [-1, 1] mapped ont
 
 The target is accumulated from step to step (so a constant action gives a constant TCP speed
 despite PD tracking lag) but never leads the measured TCP by more than ``max_lead``
-(position, m) so a blocked arm does not wind up. ``reset(env_ids)`` re-anchors the target of
+(position, m) so a blocked arm does not wind up. Rotation targets have no such bound: rotating
+into a joint limit leaves a constant orientation error (no runaway), which the next opposite
+rotation action removes. ``reset(env_ids)`` re-anchors the target of
 those envs on their current TCP pose: call it after a partial reset.
 """
 

@@ -56,8 +56,8 @@ class RenderingMixin:
 
     @property
     def segmentation_id_map(self) -> dict:
-        """Segmentation id -> the ``Prop`` or ``"robot_path:link_name"`` it belongs to (ids are
-        the same in every env). Empty when rendering is off."""
+        """Segmentation id -> the ``Prop``, ``"robot_path:link_name"`` or ``"ground"`` it belongs
+        to (ids are the same in every env; 0 is background). Empty when rendering is off."""
         return dict(getattr(self, "_segmentation_map", {}))
 
     def _build_segmentation_map(self) -> dict:
@@ -65,6 +65,11 @@ class RenderingMixin:
 
         mapping = {}
         backend = self._backend
+        grounds = backend.ground_segmentation_ids()
+        if grounds:
+            if len(set(grounds)) != 1:
+                raise RuntimeError(f"ground segmentation ids differ between envs: {grounds}")
+            mapping[grounds[0]] = "ground"
         for path, obj in self.scene.objects.items():
             if isinstance(obj, Prop):
                 ids = backend.segmentation_ids(obj._gid)

@@ -39,7 +39,8 @@ class StateMixin:
     def set_state_dict(self, state: dict, env_idx=None) -> None:
         """Write a state dict (rows = ``len(env_idx)``, or N) into ``env_idx`` (None: all).
 
-        Everything is validated before anything is written.
+        Everything is validated before anything is written. Drive targets are set to the written
+        qpos and stateful controllers (end-effector targets) are re-anchored for those envs.
 
         Raises:
             KeyError: a missing path; ValueError: wrong shapes, NaN/inf or a zero quaternion
@@ -70,6 +71,9 @@ class StateMixin:
             r.set_qpos(row[:, 13:13 + r.dof], ids)
             r.set_qvel(row[:, 13 + r.dof:], ids)
             r.set_drive_targets(row[:, 13:13 + r.dof], ids)
+        controller = getattr(getattr(self, "agent", None), "controller", None)
+        if controller is not None and hasattr(controller, "reset"):
+            controller.reset(torch.from_numpy(ids))  # e.g. EE targets follow the teleported robot
 
     def get_state(self) -> torch.Tensor:
         """The state dict flattened to float32 (N, D), actors then articulations, in scene order."""

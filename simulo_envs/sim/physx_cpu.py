@@ -133,8 +133,10 @@ class PhysxCpuBackend:
         one ground entity and entity (segmentation) ids agree across envs."""
         builders = ground_visual_builders(self.scenes) if self.render else [self.scenes[0].create_actor_builder()]
         builders[0].add_plane_collision(sapien.Pose(q=[0.7071068, 0, -0.7071068, 0]))
+        self._grounds = []
         for i, builder in enumerate(builders):
             ground = builder.build_static(name="ground")
+            self._grounds.append(ground)
             ground.set_pose(sapien.Pose(p=[self.origins[i][0], self.origins[i][1], altitude]))
             if i == 0:
                 for shape in ground.find_component_by_type(physx.PhysxRigidStaticComponent).collision_shapes:
@@ -459,6 +461,10 @@ class PhysxCpuBackend:
     def segmentation_ids(self, gid: int) -> list[int]:
         """Segmentation ids (SAPIEN per-scene entity ids) of rigid group ``gid``, one per env."""
         return [e.per_scene_id for e in self._rigid[gid].entities]
+
+    def ground_segmentation_ids(self) -> list[int]:
+        """Segmentation id of the ground in each env (empty without a ground)."""
+        return [g.per_scene_id for g in getattr(self, "_grounds", [])]
 
     def link_segmentation_ids(self, gid: int) -> list[list[int]]:
         """Per env, the segmentation ids of articulation group ``gid``'s links (link order)."""

@@ -6,14 +6,19 @@ mp4 by imageio-ffmpeg's bundled ffmpeg at the env's control frequency. A video h
 episode: the frame after ``reset`` then one frame per step (``steps + 1`` frames); with
 ``save_on_reset`` each full reset closes the current file and starts a new one. Partial resets
 (``options["env_idx"]``) do not split videos. ``max_steps_per_video`` closes a file after that
-many steps; ``video_trigger(episode_index) -> bool`` picks which episodes are filmed.
+many steps and goes on in a new one (``<episode>_part<k>.mp4``, starting mid-episode, so only
+the first part has the reset frame); ``video_trigger(episode_index) -> bool`` picks which
+episodes are filmed. Files are named by episode index: ``<video_prefix><episode>.mp4``.
 ``info_on_video`` writes reward and success on each frame (single env only).
 
 Trajectory (``save_trajectory``): ``<output_dir>/<trajectory_name>.h5``, one group per
 episode ``traj_<k>`` holding ``actions`` (T, N, A), ``env_states`` (T + 1, N, D) from
 ``get_state()`` (world frame, layout of ``BaseEnv.get_state``), ``terminated``, ``truncated``,
-``success`` (T, N) and ``elapsed_steps`` (T + 1, N); file attributes name the env and its
-kwargs. ``replay`` restores a recorded episode step by step.
+``success`` (T, N), ``elapsed_steps`` (T + 1, N) and ``partial_reset`` (T, N: env ``i`` was
+reset with ``options["env_idx"]`` just before action ``t``; then ``env_states[t]`` of that env
+is its post-reset state, the one action ``t`` starts from). A ``step(None)`` is recorded as a
+NaN action row. File attributes name the env and its kwargs. ``replay`` restores a recorded
+episode step by step.
 """
 
 from __future__ import annotations
@@ -71,6 +76,7 @@ class RecordEpisode(gym.Wrapper):
         self.video_paths: list[str] = []
         self._frames: list[np.ndarray] = []
         self._video_steps = 0
+        self._video_part = 0
         self._traj: Optional[dict] = None
         self._traj_count = 0
         self._h5 = None
@@ -80,17 +86,22 @@ class RecordEpisode(gym.Wrapper):
         partial = options is not None and options.get("env_idx") is not None
         obs, info = self.env.reset(seed=seed, options=options)
         if partial:
+            if self._traj is not None:
+                self._record_partial_reset(options["env_idx"])
             return obs, info
         if self.save_on_reset:
             self.flush_video()
             self.flush_trajectory()
         self.episode_index += 1
+        self._video_part = 0
         if self._filming():
             self._frames.append(self._capture(None))
             self._video_steps = 0
         if self.save_trajectory:
+            n = self.env.unwrapped.num_envs
             self._traj = {"actions": [], "env_states": [self._state()], "terminated": [], "truncated": [],
-                          "success": [], "elapsed_steps": [self._elapsed()], "seed": seed}
+                          "success": [], "elapsed_steps": [self._elapsed()], "partial_reset": [], "seed": seed}
+            self._pending_reset = np.zeros(n, dtype=bool)
         return obs, info
 
     def step(self, action):
@@ -102,8 +113,14 @@ class RecordEpisode(gym.Wrapper):
                 self.flush_video()
         if self._traj is not None:
             n = self.env.unwrapped.num_envs
-            act = action if isinstance(action, torch.Tensor) else torch.as_tensor(np.asarray(action))
-            self._traj["actions"].append(act.detach().cpu().numpy().reshape(n, -1).astype(np.float32))
+            if action is None:  # "no new targets": recorded as a NaN row, replayed as step(None)
+                act = np.full((n, self.env.unwrapped.single_action_space.shape[0]), np.nan, dtype=np.float32)
+            else:
+                act = action if isinstance(action, torch.Tensor) else torch.as_tensor(np.asarray(action))
+                act = act.detach().cpu().to(torch.float32).numpy().reshape(n, -1)
+            self._traj["actions"].append(act)
+            self._traj["partial_reset"].append(self._pending_reset.copy())
+            self._pending_reset[:] = False
             self._traj["env_states"].append(self._state())
             self._traj["elapsed_steps"].append(self._elapsed())
             self._traj["terminated"].append(_np_bool(terminated, n))
@@ -127,7 +144,11 @@ class RecordEpisode(gym.Wrapper):
             return None
         import imageio.v2 as imageio
 
-        name = name or f"{self.video_prefix}{len(self.video_paths)}"
+        if name is None:
+            name = f"{self.video_prefix}{self.episode_index}"
+            if self._video_part:
+                name += f"_part{self._video_part}"
+        self._video_part = self._video_part + 1 if self._video_steps else 0
         path = os.path.join(self.output_dir, f"{name}.mp4")
         with imageio.get_writer(path, fps=self.video_fps, codec="libx264", quality=8, macro_block_size=1) as writer:
             for frame in self._frames:
@@ -151,7 +172,7 @@ class RecordEpisode(gym.Wrapper):
             self._h5.attrs["env_kwargs"] = json.dumps(
                 {"num_envs": base.num_envs, "control_mode": base.control_mode, "obs_mode": base.obs_mode})
         group = self._h5.create_group(f"traj_{self._traj_count}")
-        for key in ("actions", "env_states", "terminated", "truncated", "success", "elapsed_steps"):
+        for key in ("actions", "env_states", "terminated", "truncated", "success", "elapsed_steps", "partial_reset"):
             group.create_dataset(key, data=np.stack(traj[key]))
         if traj["seed"] is not None:
             group.attrs["seed"] = json.dumps(traj["seed"])
@@ -159,6 +180,16 @@ class RecordEpisode(gym.Wrapper):
         self._traj_count += 1
 
     # ------------------------------------------------------------------ helpers
+    def _record_partial_reset(self, env_idx) -> None:
+        """The reset rows start a new episode mid-file: their latest recorded state becomes the
+        post-reset state (the one the next action starts from) and the next step is marked."""
+        from simulo_envs.env_ids import normalize_env_ids
+
+        ids = normalize_env_ids(env_idx, self.env.unwrapped.num_envs, "options['env_idx']")
+        self._traj["env_states"][-1][ids] = self._state()[ids]
+        self._traj["elapsed_steps"][-1][ids] = self._elapsed()[ids]
+        self._pending_reset[ids] = True
+
     def _filming(self) -> bool:
         return self.save_video and (self.video_trigger is None or self.video_trigger(self.episode_index))
 
@@ -217,18 +248,24 @@ def replay(path: str, env: gym.Env, episode: int = 0, mode: str = "state") -> It
     after restoring / stepping each step, ``t = 0`` being the initial state.
 
     Raises:
-        KeyError: no such episode. ValueError: unknown ``mode`` or a state width that differs.
+        KeyError: no such episode. ValueError: unknown ``mode``, a file recorded on another task,
+            or a state width that differs.
     """
     import h5py
 
     if mode not in ("state", "action"):
         raise ValueError(f"replay mode must be 'state' or 'action', got {mode!r}")
+    base = env.unwrapped
     with h5py.File(path, "r") as f:
         if f"traj_{episode}" not in f:
             raise KeyError(f"{path} has no episode {episode}; it has {sorted(f.keys())}")
+        recorded_id = f.attrs.get("env_id")
+        env_id = base.spec.id if base.spec is not None else type(base).__name__
+        if recorded_id is not None and recorded_id != env_id:
+            raise ValueError(f"{path} was recorded on {recorded_id}, not {env_id}")
         group = f[f"traj_{episode}"]
         states, actions = group["env_states"][:], group["actions"][:]
-    base = env.unwrapped
+        resets = group["partial_reset"][:] if "partial_reset" in group else np.zeros(actions.shape[:2], dtype=bool)
     base.reset()
     base.set_state(torch.from_numpy(states[0]))
     yield {"t": 0, "state": states[0], "replayed": base.get_state().cpu().numpy()}
@@ -236,5 +273,10 @@ def replay(path: str, env: gym.Env, episode: int = 0, mode: str = "state") -> It
         if mode == "state":
             base.set_state(torch.from_numpy(states[t + 1]))
         else:
-            base.step(torch.from_numpy(actions[t]))
+            base.step(None if np.isnan(actions[t]).all() else torch.from_numpy(actions[t]))
+            if t + 1 < len(actions) and resets[t + 1].any():
+                # envs partially reset after this step start a new episode: restore their
+                # recorded post-reset state (what the next action starts from)
+                ids = np.flatnonzero(resets[t + 1])
+                base.set_state(torch.from_numpy(states[t + 1][ids]), env_idx=ids)
         yield {"t": t + 1, "state": states[t + 1], "replayed": base.get_state().cpu().numpy()}

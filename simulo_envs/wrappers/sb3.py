@@ -48,6 +48,8 @@ class SB3VecEnv(VecEnv):
         if isinstance(env, SimuloVectorEnv):
             if env.autoreset_mode is not gym.vector.AutoresetMode.SAME_STEP:
                 raise ValueError("SB3 needs same-step autoreset: use SimuloVectorEnv(env) (the default mode)")
+            if ignore_terminations and not env.ignore_terminations:
+                raise ValueError("pass ignore_terminations to the SimuloVectorEnv you wrap, not to SB3VecEnv")
             venv = env
         else:
             venv = SimuloVectorEnv(env, ignore_terminations=ignore_terminations)
@@ -100,18 +102,37 @@ class SB3VecEnv(VecEnv):
         self.venv.close()
 
     # ------------------------------------------------------------------ attribute access
-    # One batched env stands for all num_envs: getters return its value once per index,
-    # env_method calls the method once (on the whole batch) and repeats the result.
+    # One batched env stands for all num_envs: getters return its value once per index;
+    # set_attr and env_method act on the whole batch, so they refuse a subset of indices.
+    @property
+    def unwrapped(self):
+        """The simulo_envs env under every wrapper."""
+        return self.venv.unwrapped
+
     def get_attr(self, attr_name: str, indices=None) -> list[Any]:
         value = self.venv.env.get_wrapper_attr(attr_name)
         return [value for _ in self._get_indices(indices)]
 
     def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
+        """Set ``attr_name`` on the batched env. Raises ValueError for a subset of ``indices``."""
+        self._require_all(indices, "set_attr")
         self.venv.env.set_wrapper_attr(attr_name, value)
 
     def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
+        """Call ``method_name`` once on the batched env; the result is repeated per index.
+
+        Raises:
+            ValueError: a subset of ``indices`` (one batched env cannot call a method for some envs;
+                for a partial reset use ``env.reset(options={"env_idx": ...})`` on the simulo_envs env).
+        """
+        self._require_all(indices, "env_method")
         result = self.venv.env.get_wrapper_attr(method_name)(*method_args, **method_kwargs)
         return [result for _ in self._get_indices(indices)]
+
+    def _require_all(self, indices, what: str) -> None:
+        if indices is not None and sorted(self._get_indices(indices)) != list(range(self.num_envs)):
+            raise ValueError(f"SB3VecEnv.{what}: the {self.num_envs} envs are one batched env; "
+                             f"indices must be None or all envs, got {indices!r}")
 
     def env_is_wrapped(self, wrapper_class: type[gym.Wrapper], indices=None) -> list[bool]:
         env, found = self.venv.env, False
@@ -121,8 +142,12 @@ class SB3VecEnv(VecEnv):
         return [found for _ in self._get_indices(indices)]
 
     def get_images(self) -> Sequence[Optional[np.ndarray]]:
-        """Rendering lands with issue 4; no images yet."""
-        return [None for _ in range(self.num_envs)]
+        """One uint8 (H, W, 3) image per env from the human render camera (the env made with
+        ``render_mode="rgb_array"``); ``None`` per env otherwise."""
+        base = self.venv.unwrapped
+        if getattr(base, "render_mode", None) != "rgb_array":
+            return [None for _ in range(self.num_envs)]
+        return list(base.render_rgb_array().cpu().numpy())
 
 
 def _row(obs: Any, i: int) -> Any:
