@@ -1,0 +1,9 @@
+"""Test-suite settings: property tests have no per-example deadline (this machine is shared and
+noisy) and, under CI (``CI`` set), draw the same examples every run so a red CI means a bug."""
+
+import os
+
+from hypothesis import settings
+
+settings.register_profile("simulo", deadline=None, derandomize=bool(os.environ.get("CI")))
+settings.load_profile("simulo")
