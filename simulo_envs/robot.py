@@ -148,6 +148,7 @@ class Robot(SceneObject):
 
     @property
     def link_names(self) -> list[str]:
+        """Link names in SAPIEN's link order (the order ``link_index`` counts in)."""
         return list(self._info().link_names)
 
     @property
@@ -156,6 +157,11 @@ class Robot(SceneObject):
         return self._qlimits.clone()
 
     def link_index(self, link_name: str) -> int:
+        """Index of ``link_name`` in ``link_names``.
+
+        Raises:
+            KeyError: no such link (the message lists the link names).
+        """
         names = self._info().link_names
         if link_name not in names:
             raise KeyError(f"robot {self._name!r} has no link {link_name!r}; links: {names}")

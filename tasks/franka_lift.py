@@ -34,6 +34,8 @@ from simulo_envs.tensors import tensor_constants
 
 @dataclass(frozen=True)
 class FrankaLiftConfig:
+    """Every tunable of FrankaLift-v1, with units; env-local metres."""
+
     block_size: float = 0.05        # cube edge [m]
     block_mass: float = 0.05        # [kg]
     spawn_x: float = 0.5            # env-local cube spawn [m]
@@ -86,6 +88,8 @@ class FrankaLiftEnv(BaseEnv):
         self.agent.reset(env_idx)
 
     def evaluate(self) -> dict:
+        """success, is_grasped bool (N,); height_gain (N,) m; block/tcp poses (N, 7) and
+        tcp_to_block (N, 3), world frame."""
         k = self.k
         block_pose = self.block.state.pose
         tcp_pose = self.agent.tcp_pose
@@ -100,6 +104,8 @@ class FrankaLiftEnv(BaseEnv):
         }
 
     def compute_dense_reward(self, obs, action, info: dict) -> torch.Tensor:
+        """reach + grasp + lift terms (weights in the config), ``success_reward`` on success;
+        float32 (N,); the terms go to ``info["reward_terms"]``."""
         k = self.k
         grasped = info["is_grasped"].to(torch.float32)
         reach = 1 - torch.tanh(info["tcp_to_block"].norm(dim=1) * k.reach_scale)
@@ -110,6 +116,7 @@ class FrankaLiftEnv(BaseEnv):
         return dense.masked_fill_(info["success"], self.cfg.success_reward)
 
     def compute_normalized_dense_reward(self, obs, action, info: dict) -> torch.Tensor:
+        """Dense reward / ``success_reward``: float32 (N,) in [0, 1]."""
         return self.compute_dense_reward(obs, action, info) / self.k.success_reward
 
     def _get_obs_extra(self, info: dict) -> dict:

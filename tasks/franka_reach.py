@@ -42,6 +42,8 @@ from simulo_envs.tensors import tensor_constants
 
 @dataclass(frozen=True)
 class FrankaReachConfig:
+    """Every tunable of FrankaReach-v1, with units; env-local metres."""
+
     goal_low: tuple[float, float, float] = (0.35, -0.25, 0.10)   # goal box, env-local [m]
     goal_high: tuple[float, float, float] = (0.65, 0.25, 0.45)
     goal_radius: float = 0.025      # radius of the visual goal marker [m]
@@ -130,6 +132,7 @@ class FrankaReachEnv(BaseEnv):
         self.agent.reset(env_idx)
 
     def evaluate(self) -> dict:
+        """success bool (N,) and the TCP-to-goal quantities the reward and observations read."""
         tcp_pos = self.agent.tcp_pose[:, :3]
         tcp_to_goal = self._goal_pos - tcp_pos
         distance = tcp_to_goal.norm(dim=1)
@@ -141,6 +144,7 @@ class FrankaReachEnv(BaseEnv):
         }
 
     def compute_dense_reward(self, obs, action, info: dict) -> torch.Tensor:
+        """Dense reward, float32 (N,) (terms in the module docstring)."""
         k = self.k
         reach = 1 - torch.tanh(info["distance"] * k.reach_scale)
         success = info["success"].to(torch.float32)
@@ -148,6 +152,7 @@ class FrankaReachEnv(BaseEnv):
         return k.reach_weight * reach + k.success_weight * success
 
     def compute_normalized_dense_reward(self, obs, action, info: dict) -> torch.Tensor:
+        """Dense reward scaled into [0, 1], float32 (N,)."""
         return self.compute_dense_reward(obs, action, info) / (self.k.reach_weight + self.k.success_weight)
 
     def _get_obs_extra(self, info: dict) -> dict:

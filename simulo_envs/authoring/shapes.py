@@ -41,6 +41,7 @@ class _Shape:
 
     @property
     def volume(self) -> float:  # pragma: no cover - overridden
+        """Volume [m^3] (each shape computes its own)."""
         raise NotImplementedError
 
     @property

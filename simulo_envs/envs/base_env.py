@@ -212,9 +212,19 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
         return {}
 
     def compute_dense_reward(self, obs: Any, action: torch.Tensor, info: dict) -> torch.Tensor:
+        """Task hook: dense reward, float32 (N,), from ``info`` (``evaluate``'s predicates).
+
+        Raises:
+            NotImplementedError: the task defines none (use another ``reward_mode``).
+        """
         raise NotImplementedError(f"{type(self).__name__} has no dense reward")
 
     def compute_normalized_dense_reward(self, obs: Any, action: torch.Tensor, info: dict) -> torch.Tensor:
+        """Task hook: the dense reward scaled into [0, 1], float32 (N,).
+
+        Raises:
+            NotImplementedError: the task defines none.
+        """
         raise NotImplementedError(f"{type(self).__name__} has no normalized dense reward")
 
     def compute_sparse_reward(self, obs: Any, action: torch.Tensor, info: dict) -> torch.Tensor:
@@ -420,6 +430,7 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
 
     # ------------------------------------------------------------------ obs / info / reward
     def render(self):
+        """See ``RenderingMixin.render``. Raises RuntimeError once the env is closed."""
         self._require_open()
         return super().render()
 

@@ -27,6 +27,8 @@ APPROACH, DESCEND, CLOSE, LIFT = 0, 1, 2, 3
 
 @dataclass(frozen=True)
 class LiftExpertConfig:
+    """Tunables of ``LiftExpert`` (metres, env steps)."""
+
     hover: float = 0.08          # approach height above the block centre [m]
     grasp_depth: float = 0.0     # TCP goal below the block centre when descending [m]
     lift_height: float = 0.2     # lift goal above the block's spawn height [m]

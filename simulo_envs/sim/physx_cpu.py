@@ -377,6 +377,7 @@ class PhysxCpuBackend:
         return out
 
     def articulation_info(self, gid: int) -> _ArticulationGroup:
+        """Names and sizes of articulation group ``gid`` (dof, joint and link names)."""
         return self._arts[gid]
 
     def qlimits(self, gid: int) -> np.ndarray:
@@ -404,12 +405,14 @@ class PhysxCpuBackend:
         self._version += 1
 
     def set_qpos(self, gid: int, env_ids: np.ndarray, qpos: np.ndarray) -> None:
+        """Teleport joint positions (k, dof) of ``env_ids``; link poses update without a step."""
         arts = self._arts[gid].articulations
         for row, i in enumerate(env_ids.tolist()):
             arts[i].set_qpos(qpos[row])
         self._version += 1
 
     def set_qvel(self, gid: int, env_ids: np.ndarray, qvel: np.ndarray) -> None:
+        """Set joint velocities (k, dof) of ``env_ids``."""
         arts = self._arts[gid].articulations
         for row, i in enumerate(env_ids.tolist()):
             arts[i].set_qvel(qvel[row])
@@ -475,6 +478,7 @@ class PhysxCpuBackend:
             raise RuntimeError("this backend was created without rendering (render=False)")
 
     def close(self) -> None:
+        """Remove every entity from every env's scene; the backend is unusable afterwards."""
         for scene in self.scenes:
             for entity in list(scene.entities):
                 scene.remove_entity(entity)

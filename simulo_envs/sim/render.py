@@ -46,6 +46,7 @@ def require_vulkan() -> None:
 
 
 def add_lights(scenes, ambient, directional) -> None:
+    """Ambient RGB and directional lights ``((direction, RGB), ...)`` in every scene."""
     for scene in scenes:
         scene.set_ambient_light(list(ambient))
         for direction, color in directional:

@@ -83,6 +83,9 @@ class RecordEpisode(gym.Wrapper):
 
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed=None, options=None):
+        """Reset as the env does. A full reset closes the current video and trajectory episode
+        (with ``save_on_reset``) and records the first frame; a partial reset is recorded in the
+        trajectory (``partial_reset``) and does not split the video."""
         partial = options is not None and options.get("env_idx") is not None
         obs, info = self.env.reset(seed=seed, options=options)
         if partial:
@@ -105,6 +108,7 @@ class RecordEpisode(gym.Wrapper):
         return obs, info
 
     def step(self, action):
+        """Step the env, then record a frame and/or the trajectory row of this step."""
         obs, reward, terminated, truncated, info = self.env.step(action)
         if self._filming():
             self._frames.append(self._capture((reward, info)))
@@ -129,6 +133,7 @@ class RecordEpisode(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
     def close(self):
+        """Write what is pending (video, trajectory episode), close the HDF5 file and the env."""
         self.flush_video()
         self.flush_trajectory()
         if self._h5 is not None:

@@ -110,6 +110,7 @@ class SB3VecEnv(VecEnv):
         return self.venv.unwrapped
 
     def get_attr(self, attr_name: str, indices=None) -> list[Any]:
+        """The batched env's ``attr_name``, repeated once per index."""
         value = self.venv.env.get_wrapper_attr(attr_name)
         return [value for _ in self._get_indices(indices)]
 
@@ -135,6 +136,7 @@ class SB3VecEnv(VecEnv):
                              f"indices must be None or all envs, got {indices!r}")
 
     def env_is_wrapped(self, wrapper_class: type[gym.Wrapper], indices=None) -> list[bool]:
+        """Whether a ``wrapper_class`` sits anywhere under this adapter, once per index."""
         env, found = self.venv.env, False
         while isinstance(env, gym.Wrapper):
             found = found or isinstance(env, wrapper_class)
