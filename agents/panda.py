@@ -167,7 +167,8 @@ class Panda:
         ``max_angle`` [deg] of that finger's opening direction (the left finger opens along its
         +y axis, the right one along -y): the prop pushes the fingers apart, as a squeezed object
         does. A closed gripper on empty air, or a prop touched by one finger or from the side,
-        is not a grasp. Batched over envs; uses the last physics step's contacts.
+        is not a grasp. Batched over envs; uses the last physics step's contacts, so an env reset
+        or written since that step is not grasping until the next step finds its contacts.
         """
         robot = self.robot
         forces = robot.contact_forces((LEFT_FINGER, RIGHT_FINGER), prop)  # (N, 2, 3)

@@ -7,6 +7,7 @@ targets; tasks and agents read ``robot.state``.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
@@ -130,6 +131,7 @@ class Robot(SceneObject):
         super().__init__(name)
         self.spec = spec
         self._state = RobotState(self)
+        self._qpos_listeners: list = []
 
     @property
     def state(self) -> RobotState:
@@ -170,7 +172,8 @@ class Robot(SceneObject):
     def contact_forces(self, link_names: Sequence[str], prop) -> torch.Tensor:
         """(num_envs, len(link_names), 3) net contact force [N], world frame, that ``prop``
         exerts on each named link in each env, over the last physics step; zero where they do
-        not touch.
+        not touch, and zero in envs whose state was written (reset, ``set_state``, a pose or
+        qpos write) since that step: PhysX computes contacts only when it steps.
 
         Raises:
             KeyError: no such link. RuntimeError: robot or prop not attached.
@@ -209,6 +212,16 @@ class Robot(SceneObject):
                              f"{self.joint_names[joint]!r} [{limits[joint, 0]:.4g}, {limits[joint, 1]:.4g}]; nothing was written")
         if len(ids):
             backend.set_qpos(self._gid, ids, values)
+            for ref in self._qpos_listeners:
+                listener = ref()
+                if listener is not None:
+                    listener(ids)
+
+    def _add_qpos_listener(self, method) -> None:
+        """Call the bound ``method(env_ids)`` (int64 numpy) after every ``set_qpos``: controllers
+        whose state follows the arm (end-effector targets) re-anchor on the teleported pose.
+        Held by a weak reference (no reference cycle between a robot and its controllers)."""
+        self._qpos_listeners.append(weakref.WeakMethod(method))
 
     def set_qvel(self, qvel, env_ids: EnvIds = None) -> None:
         """Set joint velocities ``(k, dof)`` for ``env_ids`` (None: all envs)."""

@@ -39,7 +39,8 @@ despite PD tracking lag) but never leads the measured TCP by more than ``max_lea
 (position, m) so a blocked arm does not wind up. Rotation targets have no such bound: rotating
 into a joint limit leaves a constant orientation error (no runaway), which the next opposite
 rotation action removes. ``reset(env_ids)`` re-anchors the target of
-those envs on their current TCP pose: call it after a partial reset.
+those envs on their current TCP pose; every ``Robot.set_qpos`` does it for the envs it writes
+(resets, ``set_state``, a user's teleport), so a target never describes the arm before a write.
 """
 
 from __future__ import annotations
@@ -101,6 +102,7 @@ class EEPoseController:
         self.action_dim = self.action_low.shape[0]
         self.target = robot.state.tcp_pose
         self._tcp_index = robot.link_index(config.ee_link)
+        robot._add_qpos_listener(self._on_qpos_write)
         # numpy views of the constant parameters and of the target, for the CPU path
         self._np = {"origins": self.origins.numpy() if self.origins is not None and self.origins.device.type == "cpu" else None,
                     "joint_index": self.joint_index.numpy(), "qlim_low": self.qlim_low.numpy(),
@@ -110,6 +112,9 @@ class EEPoseController:
     def reset(self, env_ids: torch.Tensor) -> None:
         """Re-anchor the target of ``env_ids`` (int64 (k,)) on their current TCP pose."""
         self.target[env_ids] = self.robot.state.tcp_pose[env_ids]
+
+    def _on_qpos_write(self, env_ids: np.ndarray) -> None:
+        self.reset(torch.from_numpy(env_ids))  # a teleported arm moves the anchor
 
     def targets(self, action, qpos):
         """Arm joint targets ``(N, len(joint_names))`` for a clipped action slice and the current

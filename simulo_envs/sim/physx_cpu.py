@@ -27,6 +27,13 @@ rigid dynamic body = ``[qw, qx, qy, qz, x, y, z, vx, vy, vz, wx, wy, wz]``, in t
 root vel(6), qpos(dof), qvel(dof), (drive target, drive velocity target) x dof]``.
 Writes go entity by entity for only the listed env rows, then bump the state version so the
 next read repacks (read-your-writes without a step).
+
+Nothing stale after a write: quantities PhysX computes only while stepping (contact impulses,
+hence contact forces and grasp checks) describe the state the last step produced. An env whose
+state is written after that step (a pose, velocity, qpos or qvel write: resets, ``set_state``)
+reports zero contact force until the next step, rather than the contacts of the state it
+left (Isaac Lab's contact sensor clears its buffers of reset envs the same way). Other envs
+keep theirs. Drive-target writes do not change the state and clear nothing.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ import sapien.physx as physx
 
 from simulo_envs.authoring import PrimitiveShape
 from simulo_envs.sim.builders import build_shape
+from simulo_envs.sim.contacts import ContactPairQuery
 from simulo_envs.sim.render import CameraRig, add_lights, ground_visual_builders
 from simulo_envs.sim.config import SimConfig
 
@@ -120,8 +128,10 @@ class PhysxCpuBackend:
         self._version = 0
         self._packed_version = -1
         self._packed: Optional[np.ndarray] = None
-        self._contact_maps: dict = {}
-        self._contacts_version = -1
+        self._steps = 0  # PhysX steps taken; contact data is per step
+        self._written = np.zeros(self.num_envs, dtype=bool)  # state written since the last step
+        self._contact_queries: dict = {}
+        self._contacts_step = -1
         self._contact_list: list = []
 
     # ------------------------------------------------------------------ building
@@ -327,34 +337,30 @@ class PhysxCpuBackend:
     def contact_forces(self, gid: int, link_indices: tuple[int, ...], rigid_gid: int) -> np.ndarray:
         """float32 (N, L, 3) net contact force [N], world frame, that the body of group
         ``rigid_gid`` exerts on each link in ``link_indices`` of articulation group ``gid``, per
-        env, over the last PhysX step (impulse / timestep; SAPIEN reports each contact point's
-        impulse as acting on ``bodies[0]``). One pass over the system's contact list."""
+        env, over the last PhysX step (summed point impulses / timestep; SAPIEN reports each
+        point's impulse as acting on ``bodies[0]`` of its contact). Fresh.
+
+        Envs whose state was written since the last step (``set_rigid_pose``/``_velocity``,
+        ``set_qpos``, ``set_qvel``) read zero: PhysX has not computed contacts for the written
+        state yet (module docstring). Every backend keeps this rule. The contact list is walked
+        once per step per query with no Python loop over contacts (``sim/contacts.py``).
+        """
         key = (gid, tuple(link_indices), rigid_gid)
-        maps = self._contact_maps.get(key)
-        if maps is None:
-            links = {self._arts[gid].links[i][l]: (i, k) for i in range(self.num_envs) for k, l in enumerate(link_indices)}
-            bodies = {c: i for i, c in enumerate(self._rigid[rigid_gid].components)}
-            maps = self._contact_maps[key] = (links, bodies)
-        links, bodies = maps
-        out = np.zeros((self.num_envs, len(link_indices), 3), dtype=np.float64)
-        for contact in self._contacts():
-            b0, b1 = contact.bodies
-            hit = links.get(b0)
-            if hit is not None and bodies.get(b1) == hit[0]:
-                sign = 1.0
-            else:
-                hit = links.get(b1)
-                if hit is None or bodies.get(b0) != hit[0]:
-                    continue
-                sign = -1.0
-            for point in contact.points:
-                out[hit] += sign * point.impulse
-        return (out / self.system.timestep).astype(np.float32)
+        query = self._contact_queries.get(key)
+        if query is None:
+            links = [[env_links[l] for l in link_indices] for env_links in self._arts[gid].links]
+            query = self._contact_queries[key] = [ContactPairQuery(links, self._rigid[rigid_gid].components), -1, None]
+        if query[1] != self._steps:
+            query[2] = (query[0].impulses(self._contacts()) / self.system.timestep).astype(np.float32)
+            query[1] = self._steps
+        out = query[2].copy()
+        out[self._written] = 0.0
+        return out
 
     def _contacts(self) -> list:
-        if self._contacts_version != self._version:
+        if self._contacts_step != self._steps:
             self._contact_list = self.system.get_contacts()
-            self._contacts_version = self._version
+            self._contacts_step = self._steps
         return self._contact_list
 
     def link_jacobian(self, gid: int, link_index: int) -> np.ndarray:
@@ -391,7 +397,7 @@ class PhysxCpuBackend:
         for row, i in enumerate(env_ids.tolist()):
             p = pose[row]
             entities[i].set_pose(sapien.Pose(p=p[:3], q=p[3:7]))
-        self._version += 1
+        self._wrote(env_ids)
 
     def set_rigid_velocity(self, gid: int, env_ids: np.ndarray, velocity: np.ndarray) -> None:
         """Set ``[v, w]`` (k, 6) of the dynamic bodies of ``env_ids``; static/kinematic bodies ignore it."""
@@ -402,20 +408,26 @@ class PhysxCpuBackend:
             comp = group.components[i]
             comp.linear_velocity = velocity[row, :3]
             comp.angular_velocity = velocity[row, 3:6]
-        self._version += 1
+        self._wrote(env_ids)
 
     def set_qpos(self, gid: int, env_ids: np.ndarray, qpos: np.ndarray) -> None:
         """Teleport joint positions (k, dof) of ``env_ids``; link poses update without a step."""
         arts = self._arts[gid].articulations
         for row, i in enumerate(env_ids.tolist()):
             arts[i].set_qpos(qpos[row])
-        self._version += 1
+        self._wrote(env_ids)
 
     def set_qvel(self, gid: int, env_ids: np.ndarray, qvel: np.ndarray) -> None:
         """Set joint velocities (k, dof) of ``env_ids``."""
         arts = self._arts[gid].articulations
         for row, i in enumerate(env_ids.tolist()):
             arts[i].set_qvel(qvel[row])
+        self._wrote(env_ids)
+
+    def _wrote(self, env_ids: np.ndarray) -> None:
+        """Bookkeeping of a state write to ``env_ids``: repack on the next read, and their
+        last-step contact data no longer describes them."""
+        self._written[env_ids] = True
         self._version += 1
 
     def set_drive_targets(self, gid: int, env_ids: Optional[np.ndarray], targets: np.ndarray) -> None:
@@ -430,15 +442,20 @@ class PhysxCpuBackend:
 
     # ------------------------------------------------------------------ stepping
     def step(self, substeps: int = 1, before=None, after=None) -> None:
-        """Advance every env by ``substeps`` PhysX steps, calling ``before()``/``after()`` around each."""
+        """Advance every env by ``substeps`` PhysX steps, calling ``before()``/``after()`` around each.
+
+        After each PhysX step every env's contact data is current again (writes made by
+        ``after()`` mark their envs as written once more)."""
         system = self.system
         for _ in range(substeps):
             if before is not None:
                 before()
             system.step()
+            self._steps += 1
+            self._written[:] = False
+            self._version += 1
             if after is not None:
                 after()
-        self._version += 1
 
     # ------------------------------------------------------------------ rendering
     def add_lights(self, ambient=(0.3, 0.3, 0.3), directional=(((0.0, 1.0, -1.0), (1.0, 1.0, 1.0)),)) -> None:
