@@ -16,8 +16,8 @@ import torch
 from simulo_envs.authoring import Capsule, Cuboid, Cylinder, Sphere
 from simulo_envs.cloner.grid import grid_transforms
 from simulo_envs.cloner.path import rebase, relative_to, under
-from simulo_envs.cloner.plan import CloneCfg, ClonePlan, make_clone_plan
-from simulo_envs.cloner.replicate import PrototypeCfg, replicate
+from simulo_envs.cloner.plan import CloneCfg, ClonePlan, make_clone_plan, make_valid_clone_combinations
+from simulo_envs.cloner.replicate import PrototypeCfg, _dispatch
 from simulo_envs.prop import Prop
 from simulo_envs.robot import Robot
 
@@ -51,7 +51,8 @@ class Scene:
         self.clone_cfg = clone_cfg or CloneCfg()
         self._origins, _ = grid_transforms(num_envs, env_spacing, device=self.device)
         self._plan: ClonePlan | None = None
-        self.prototype_cfgs: list[PrototypeCfg] = []  # one per registered object, made at attach
+        self._variants: dict[str, list[int]] = {}  # scene path -> variant per env, set with the plan
+        self.prototype_cfgs: list[PrototypeCfg] = []  # one per registered object when the scene plans itself
         self._objects: dict[str, Union[Prop, Robot]] = {}
         self._ground = False
         self.lighting = ((0.3, 0.3, 0.3), (((0.0, 1.0, -1.0), (1.0, 1.0, 1.0)),))
@@ -79,11 +80,22 @@ class Scene:
 
         Raises:
             ValueError: a path outside ``/World``, under the reserved ``/World/envs``, a path
-                already registered, or adding after the scene was attached.
+                already registered, or adding after the scene was replicated or attached.
             TypeError: an object of another type.
         """
+        obj, path = self._check_add(obj, at)
+        obj._bind(path, path.rsplit("/", 1)[-1])
+        self._objects[path] = obj
+        return obj
+
+    def _check_add(self, obj, at: str):
+        """``(object, path)`` that ``add(obj, at)`` would register (a bare shape wrapped in a
+        Prop); raises as ``add`` does and changes nothing."""
         if self._backend is not None:
             raise ValueError("scene.add: the scene is already attached to a simulation; add objects in _load_scene")
+        if self._plan is not None:
+            raise ValueError("scene.add: the scene's clone plan is already published (replicate() ran); "
+                             "queue every object before replicating")
         if isinstance(obj, (Cuboid, Sphere, Cylinder, Capsule)):
             obj = Prop(obj)
         if not isinstance(obj, (Prop, Robot)):
@@ -91,9 +103,7 @@ class Scene:
         path = self._check_path(at)
         if any(existing is obj for existing in self._objects.values()):
             raise ValueError(f"scene.add: {obj!r} is already in the scene")
-        obj._bind(path, path.rsplit("/", 1)[-1])
-        self._objects[path] = obj
-        return obj
+        return obj, path
 
     def add_ground(self) -> None:
         """Add the global ground plane (z = 0) once; it touches every env."""
@@ -129,32 +139,68 @@ class Scene:
 
     @property
     def clone_plan(self) -> ClonePlan:
-        """The replication layout (``simulo_envs.cloner.ClonePlan``): one row per prototype
-        variant, its source the prototype's clone in the first env it populates.
+        """The replication layout (``simulo_envs.cloner.ClonePlan``): the plan published by
+        ``cloner.replicate(plan, stage=scene)``, or, when none was, the scene's own (one row per
+        prototype variant, its source the prototype's clone in the first env it populates).
 
         Raises:
-            RuntimeError: before ``attach``.
+            RuntimeError: before a plan is published or the scene attached.
         """
         if self._plan is None:
-            raise RuntimeError("the clone plan exists once the scene is attached")
+            raise RuntimeError("the clone plan exists once the scene is replicated or attached")
         return self._plan
 
     def attach(self, backend) -> None:
-        """Plan the replication of every registered object (``make_clone_plan``) and build it in
-        ``backend`` (``replicate``); called once by the env."""
+        """Build every registered object in ``backend``, each env its own variant; called once by
+        the env. Without a plan published by ``cloner.replicate``, the scene first plans itself
+        (``make_clone_plan`` with its ``clone_cfg``) and replicates that plan."""
         if self._backend is not None:
             raise RuntimeError("scene.attach: already attached")
+        if self._plan is None:
+            self._plan_itself()
         if self._ground:
             backend.add_ground()
-        self.prototype_cfgs = [
-            PrototypeCfg(prim_path=ENV_TEMPLATE.format(".*") + relative_to(path, WORLD), spawn=obj, obj=obj)
-            for path, obj in self._objects.items()
-        ]
-        cc = self.clone_cfg
-        self._plan = make_clone_plan(self.prototype_cfgs, self.num_envs, self.env_spacing, device="cpu",
-                                     clone_strategy=cc.clone_strategy, seed=cc.seed, env_template=ENV_TEMPLATE)
-        replicate(self._plan, self, backend)
+        origins = self.env_origins
+        for path, obj in self._objects.items():
+            if isinstance(obj, Prop):
+                obj._attach(backend, origins, self.device, variant_of_env=self._variants[path])
+            else:
+                obj._attach(backend, origins, self.device)
+        backend.finalize()
         self._backend = backend
+
+    def _plan_itself(self) -> None:
+        cfgs = [PrototypeCfg(prim_path=ENV_TEMPLATE.format(".*") + relative_to(path, WORLD), spawn=obj)
+                for path, obj in self._objects.items()]
+        cc = self.clone_cfg
+        valid_set = None
+        if cc.clone_combinations is not None and cfgs:
+            names = [relative_to(path, WORLD)[1:] for path in self._objects]
+            counts = [len(obj.variants) if isinstance(obj, Prop) else 1 for obj in self._objects.values()]
+            valid_set = make_valid_clone_combinations(names, counts, cc.clone_combinations)
+        plan = make_clone_plan(cfgs, self.num_envs, self.env_spacing, device="cpu", clone_strategy=cc.clone_strategy,
+                               valid_set=valid_set, seed=cc.seed, env_template=ENV_TEMPLATE)
+        _dispatch(plan, self, cfgs)
+        self.prototype_cfgs = cfgs
+
+    # ------------------------------------------------------------------ replication (cloner.replicate)
+    def _check_replicable(self) -> None:
+        if self._backend is not None:
+            raise RuntimeError("replicate: the scene is already attached to a simulation; replicate in _load_scene")
+        if self._plan is not None:
+            raise RuntimeError("replicate: the scene already holds a published clone plan; a scene is replicated once")
+
+    def _commit_replication(self, objects: dict, variants: dict, origins: torch.Tensor | None,
+                            plan: ClonePlan) -> None:
+        """Register ``objects``, record each object's variant per env, move the origins and
+        publish ``plan`` (``cloner.SceneReplicateContext.replicate``; validated there)."""
+        for path, obj in objects.items():
+            obj._bind(path, path.rsplit("/", 1)[-1])
+            self._objects[path] = obj
+        self._variants = dict(variants)
+        if origins is not None:
+            self._origins = origins.to(self.device)
+        self._plan = plan
 
     def _check_path(self, at: str) -> str:
         if not isinstance(at, str) or not at:

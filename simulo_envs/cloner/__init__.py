@@ -2,8 +2,9 @@
 
 Submodules: :mod:`~simulo_envs.cloner.path` (segment-boundary-safe path primitives, reached as
 ``cloner.path.rebase(...)``), :mod:`~simulo_envs.cloner.plan` (:class:`ClonePlan` and its
-constructors), :mod:`~simulo_envs.cloner.query` (walking a plan) and
-:mod:`~simulo_envs.cloner.grid` (:func:`grid_transforms`, scalar-first quaternions).
+constructors), :mod:`~simulo_envs.cloner.query` (walking a plan),
+:mod:`~simulo_envs.cloner.grid` (:func:`grid_transforms`, scalar-first quaternions) and
+:mod:`~simulo_envs.cloner.replicate` (the replication queue and :func:`replicate` onto a Scene).
 """
 
 from . import path, plan, query
@@ -22,11 +23,20 @@ from .plan import (
     sequential,
 )
 from .query import iter_sources, path_env_ids, path_to_clone, path_to_source
-from .replicate import PrototypeCfg, ReplicateSession, filter_collisions, replicate, variant_of_env
+from .replicate import (
+    REPLICATION_QUEUE,
+    PrototypeCfg,
+    ReplicateSession,
+    SceneReplicateContext,
+    filter_collisions,
+    queue_replication,
+    replicate,
+)
 
 __all__ = [
     # replicate
-    "PrototypeCfg", "ReplicateSession", "replicate", "filter_collisions", "variant_of_env",
+    "REPLICATION_QUEUE", "queue_replication", "PrototypeCfg", "SceneReplicateContext", "ReplicateSession",
+    "replicate", "filter_collisions",
     # path
     "TemplateMatch", "split", "match", "relative_to", "under", "rebase", "relativize",
     # plan

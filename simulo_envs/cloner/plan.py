@@ -12,13 +12,14 @@ by a clone strategy, :func:`sequential` or :func:`random`), drawing from the wei
 
 Adaptation of the isaaclab-cloner seed (we have no USD stage; the Scene's prim-path registry
 plays its role): an *asset cfg* is any object with a ``prim_path`` (str) and a ``spawn``
-attribute. ``spawn=None`` means "nothing to spawn". A spawn exposing a ``variants`` sequence
-declares one spawn variant per item (our stand-in for ``MultiAssetSpawnerCfg`` /
-``MultiUsdFileCfg``); any other spawn declares one. Where the seed reads a global
-``REPLICATION_QUEUE``, :func:`clone_plan_from_env_0` takes the cfgs as an argument. The env
-root is the template ``env_template`` (default ``"/World/envs/env_{}"``), not a hard-coded
-prefix. ``replicate``, ``ReplicateSession``, ``queue_replication``, ``usd_replicate`` and
-``filter_collisions`` belong to the simulator backend and are not here.
+attribute. ``spawn=None`` means "nothing to spawn". A multi-asset spawner config
+(``assets_cfg``), a multi-USD-file config (a list of ``usd_path``) or a spawn exposing a
+``variants`` sequence declares one spawn variant per item (:func:`num_spawn_variants`); any
+other spawn declares one. :func:`clone_plan_from_env_0` reads the cfgs from the replication
+queue (:mod:`simulo_envs.cloner.replicate`) unless given them. The env root is the template
+``env_template`` (default ``"/World/envs/env_{}"``), not a hard-coded prefix. Executing a plan
+(``replicate``, ``ReplicateSession``, ``queue_replication``) lives in
+:mod:`simulo_envs.cloner.replicate`.
 """
 
 from __future__ import annotations
@@ -189,9 +190,12 @@ class CloneCfg:
         seed: seed of the generator the ``"random"`` strategy draws from (default 0, so a
             "random" layout is reproducible; pass another seed for another draw).
         device: torch device of the plan's tensors.
+        replicate_physics: must be True: every clone is a simulated body here (there is no
+            visual-only copy to fall back to); accepted so Isaac Lab cfgs construct.
 
     Raises:
-        ValueError: an invalid ``env_template`` or an unknown strategy name.
+        ValueError: an invalid ``env_template``, an unknown strategy name, or
+            ``replicate_physics`` not True.
     """
 
     env_template: str = DEFAULT_ENV_TEMPLATE
@@ -199,27 +203,46 @@ class CloneCfg:
     clone_combinations: tuple[InclusionSet, ...] | None = None
     seed: int = 0
     device: str = "cpu"
+    replicate_physics: bool = True
 
     def __post_init__(self) -> None:
         pth.split(self.env_template)
         if isinstance(self.clone_strategy, str) and self.clone_strategy not in _STRATEGIES:
             raise ValueError(f"CloneCfg.clone_strategy must be one of {sorted(_STRATEGIES)} or a callable")
+        if self.replicate_physics is not True:
+            raise ValueError("CloneCfg.replicate_physics must be True: every clone is a simulated body here "
+                             "(there is no visual-only copy)")
 
 
 def num_spawn_variants(spawn_cfg: Any) -> int:
-    """Number of spawn variants one spawn declares.
+    """Number of spawn variants one spawner configuration declares.
+
+    Read by duck typing, so Isaac Lab's spawner configs and ours both count:
+
+    - a multi-asset spawner config (an ``assets_cfg`` sequence, Isaac Lab's
+      ``MultiAssetSpawnerCfg``): one variant per asset config;
+    - a multi-USD-file config (a ``usd_path`` that is a list or tuple, Isaac Lab's
+      ``MultiUsdFileCfg``): one variant per path; a single ``usd_path`` string declares 1;
+    - a spawn with a ``variants`` sequence (our ``Prop`` / ``MultiShapeProp``): one per item;
+    - any other spawn: 1.
 
     Args:
-        spawn_cfg: a spawn object. One with a ``variants`` sequence declares ``len(variants)``;
-            any other spawn declares 1.
+        spawn_cfg: a spawner configuration or spawn object.
 
     Returns:
         The variant count, ``>= 1``.
 
     Raises:
-        ValueError: ``spawn_cfg`` is None or its ``variants`` is empty.
+        ValueError: ``spawn_cfg`` is None, or its asset, path or variant list is empty
+            (a spawner that can spawn nothing).
 
     >>> from types import SimpleNamespace
+    >>> num_spawn_variants(SimpleNamespace(assets_cfg=["cone", "cuboid", "sphere"]))
+    3
+    >>> num_spawn_variants(SimpleNamespace(usd_path=["mug.usd", "bowl.usd"]))
+    2
+    >>> num_spawn_variants(SimpleNamespace(usd_path="mug.usd"))
+    1
     >>> num_spawn_variants(SimpleNamespace(variants=["mug.obj", "bowl.obj"]))
     2
     >>> num_spawn_variants(object())
@@ -227,12 +250,17 @@ def num_spawn_variants(spawn_cfg: Any) -> int:
     """
     if spawn_cfg is None:
         raise ValueError("num_spawn_variants: spawn_cfg is None; an asset without a spawn has no variants")
-    variants = getattr(spawn_cfg, "variants", None)
-    if variants is None:
-        return 1
-    if len(variants) == 0:
-        raise ValueError(f"num_spawn_variants: {type(spawn_cfg).__name__}.variants is empty")
-    return len(variants)
+    for attr in ("assets_cfg", "usd_path", "variants"):
+        items = getattr(spawn_cfg, attr, None)
+        if items is None or (attr == "usd_path" and isinstance(items, str)):
+            continue
+        if isinstance(items, (str, bytes)) or not hasattr(items, "__len__"):
+            raise ValueError(f"num_spawn_variants: {type(spawn_cfg).__name__}.{attr} must be a sequence, "
+                             f"got {type(items).__name__}")
+        if len(items) == 0:
+            raise ValueError(f"num_spawn_variants: {type(spawn_cfg).__name__}.{attr} is empty")
+        return len(items)
+    return 1
 
 
 def make_valid_clone_combinations(asset_names: Sequence[str], variant_counts: Sequence[int],
@@ -250,8 +278,8 @@ def make_valid_clone_combinations(asset_names: Sequence[str], variant_counts: Se
     Args:
         asset_names: clone-planned asset names, one per column.
         variant_counts: spawn variants per asset, each ``>= 1``.
-        clone_combinations: legal combinations; None means one combination with every asset
-            active (the full cartesian product).
+        clone_combinations: legal combinations; None or an empty sequence means one
+            combination with every asset active (the full cartesian product).
         device: device of the result.
         all_asset_names: the scene's full asset-name list; combinations may name these even
             when they are not clone-planned (such names are ignored).
@@ -260,8 +288,8 @@ def make_valid_clone_combinations(asset_names: Sequence[str], variant_counts: Se
         int64 ``[num_rows, len(asset_names)]`` of variant indices, ``-1`` where an asset is absent.
 
     Raises:
-        ValueError: lengths disagree, a name repeats, a count is < 1, a combination names an
-            unknown asset, or every weight is 0.
+        ValueError: no asset names, lengths disagree, a name repeats, a count is < 1, a
+            combination names an unknown asset, or every weight is 0.
 
     >>> make_valid_clone_combinations(["Robot", "Cube"], [2, 1]).tolist()
     [[0, 0], [1, 0]]
@@ -274,9 +302,11 @@ def make_valid_clone_combinations(asset_names: Sequence[str], variant_counts: Se
         raise ValueError(f"{len(names)} asset_names but {len(counts)} variant_counts; they must agree")
     if len(set(names)) != len(names):
         raise ValueError(f"asset_names must be distinct, got {names}")
+    if not names:
+        raise ValueError("make_valid_clone_combinations: expected at least one asset name")
     if any(isinstance(c, bool) or not isinstance(c, int) or c < 1 for c in counts):
         raise ValueError(f"variant_counts must be ints >= 1, got {counts}")
-    if clone_combinations is None:
+    if not clone_combinations:  # None or empty: the full cartesian product, as Isaac Lab
         clone_combinations = [InclusionSet(tuple(names), 1)]
     known = set(names) | set(all_asset_names or ())
     claimed: set[str] = set()
@@ -385,6 +415,11 @@ def make_clone_plan(
         if dest is not None and getattr(cfg, "spawn", None) is not None:
             groups.append((cfg, dest, num_spawn_variants(cfg.spawn)))
     counts = [n for _, _, n in groups]
+    env_ids = torch.arange(num_clones, dtype=torch.long, device=device)
+    positions, _ = grid_transforms(num_clones, env_spacing, device=device)
+    if not groups:  # nothing env-scoped to clone: an empty plan, so the scene still proceeds
+        empty = torch.zeros(0, num_clones, dtype=torch.bool, device=device)
+        return ClonePlan((), (), empty, env_ids, positions, {})
     if valid_set is None:
         valid_set = make_valid_clone_combinations([str(i) for i in range(len(groups))], counts, device=device)
     _check_table("valid_set", valid_set, counts)
@@ -392,7 +427,6 @@ def make_clone_plan(
     _check_table("clone_strategy result", assignment, counts)
     if assignment.shape[0] != num_clones:
         raise ValueError(f"make_clone_plan: clone_strategy returned {assignment.shape[0]} rows for {num_clones} envs")
-    env_ids = torch.arange(num_clones, dtype=torch.long, device=device)
     sources, destinations, masks, cfg_rows = [], [], [], {}
     for g, (cfg, dest, n) in enumerate(groups):
         owned, spawn_paths = [], []
@@ -410,13 +444,12 @@ def make_clone_plan(
             cfg.spawn_path = next((p for p in spawn_paths if p is not None), None)
         except (AttributeError, TypeError) as exc:
             raise TypeError(f"make_clone_plan: cannot set spawn_path(s) on {type(cfg).__name__}; use a mutable cfg") from exc
-    clone_mask = torch.stack(masks) if masks else torch.zeros(0, num_clones, dtype=torch.bool, device=device)
-    positions, _ = grid_transforms(num_clones, env_spacing, device=device)
+    clone_mask = torch.stack(masks)
     return ClonePlan(tuple(sources), tuple(destinations), clone_mask, env_ids, positions, cfg_rows)
 
 
 def clone_plan_from_env_0(source: str, destination: str, num_clones: int, device: str | torch.device = "cpu",
-                          positions: torch.Tensor | None = None, *, cfgs: Iterable[Any] = ()) -> ClonePlan:
+                          positions: torch.Tensor | None = None, *, cfgs: Iterable[Any] | None = None) -> ClonePlan:
     """A one-row plan: every env ``0 .. num_clones - 1`` is a copy of ``source``.
 
     Args:
@@ -425,9 +458,10 @@ def clone_plan_from_env_0(source: str, destination: str, num_clones: int, device
         num_clones: number of envs, ``>= 1``.
         device: device of the mask and env-id tensors.
         positions: optional float ``[num_clones, 3]`` env origins [m].
-        cfgs: asset cfgs to record in ``cfg_rows`` (our stand-in for the seed's replication
-            queue); those whose ``prim_path`` lies at or under ``destination``'s template root
-            own row 0, the others are left out.
+        cfgs: asset cfgs to record in ``cfg_rows``; None (default) reads them from
+            :data:`~simulo_envs.cloner.replicate.REPLICATION_QUEUE`, as the seed does, so call
+            this after queueing every cfg. Those whose ``prim_path`` lies at or under
+            ``destination``'s template root own row 0, the others are left out.
 
     Returns:
         The plan, with an all-True ``[1, num_clones]`` mask.
@@ -442,6 +476,10 @@ def clone_plan_from_env_0(source: str, destination: str, num_clones: int, device
     if isinstance(num_clones, bool) or not isinstance(num_clones, int) or num_clones < 1:
         raise ValueError(f"clone_plan_from_env_0: num_clones must be an int >= 1, got {num_clones!r}")
     pth.split(destination)
+    if cfgs is None:
+        from .replicate import REPLICATION_QUEUE  # the queue lives with replicate(), which drains it
+
+        cfgs = list(REPLICATION_QUEUE)
     cfg_rows = {id(c): (0,) for c in cfgs if _env_scoped_destination(c, destination) is not None}
     mask = torch.ones(1, num_clones, dtype=torch.bool, device=device)
     env_ids = torch.arange(num_clones, dtype=torch.long, device=device)

@@ -16,8 +16,9 @@ row covers, and an env holds only the assets whose rows cover it.
 is the deepest source root at or above the path; on the clone side, the template leaving the
 shortest suffix (fewest segments below the template root). Rows tying on the prototype side share
 one source root; rows tying on the clone side with the *same* template are one asset's variants,
-and the env picks between them. Distinct templates tying on the clone side are ambiguous and raise
-ValueError. Ownership is decided over all rows; rows that populate no env then answer nothing.
+and the env picks between them. For :func:`path_to_source`, distinct templates tying on the clone
+side are ambiguous and raise ValueError, and ownership is decided over all rows (an empty nearest
+row answers None). :func:`iter_sources` ranks only populated rows and yields every tying row.
 
 The path primitives are imported as ``pth`` because ``path`` is a parameter name here.
 """
@@ -73,10 +74,18 @@ def _source_rows(plan: ClonePlan, path: str) -> list[int]:
     return rows
 
 
-def _template_rows(plan: ClonePlan, path_expr: str) -> tuple[list[int], pth.TemplateMatch | None]:
-    """Rows of the nearest template owning ``path_expr`` and its match; ValueError if ambiguous."""
+def _nearest_rows(plan: ClonePlan, path_expr: str, populated_only: bool
+                  ) -> tuple[list[int], pth.TemplateMatch | None]:
+    """Rows of the nearest templates owning ``path_expr`` (in row order) and the nearest match.
+
+    ``populated_only`` ranks only rows that populate an env, so an empty nearer template cannot
+    hide a populated ancestor (:func:`iter_sources`); otherwise every row is ranked and the
+    caller filters afterwards (:func:`path_to_source`: an empty nearest owner answers None).
+    """
     best, rows, found = None, [], None
     for r, dst in enumerate(plan.destinations):
+        if populated_only and not bool(plan.clone_mask[r].any()):
+            continue
         m = pth.match(path_expr, dst)
         if m is None:
             continue
@@ -85,6 +94,12 @@ def _template_rows(plan: ClonePlan, path_expr: str) -> tuple[list[int], pth.Temp
             best, rows, found = d, [r], m
         elif d == best:
             rows.append(r)
+    return rows, found
+
+
+def _template_rows(plan: ClonePlan, path_expr: str) -> tuple[list[int], pth.TemplateMatch | None]:
+    """Rows of the nearest template owning ``path_expr`` and its match; ValueError if ambiguous."""
+    rows, found = _nearest_rows(plan, path_expr, populated_only=False)
     templates = sorted({plan.destinations[r] for r in rows})
     if len(templates) > 1:
         raise ValueError(
@@ -230,12 +245,14 @@ def path_to_source(plan: ClonePlan, path_expr: str, env_id: int | None = None) -
 
 
 def iter_sources(plan: ClonePlan, path_expr: str) -> Iterator[tuple[str, str, str, tuple[int, ...]]]:
-    """Every populated row of the nearest template owning ``path_expr``, in row order.
+    """Every populated row whose destination owns ``path_expr``: the rows of the nearest owning
+    template, in row order.
 
     Where :func:`path_to_source` names one variant, this visits them all (e.g. to load one mesh
-    per variant). When the clone slot of ``path_expr`` names concrete envs (``env_3`` or
-    ``env_(0|2)``), only rows populating one of them are yielded; a wildcard yields every
-    populated row.
+    per variant). Only populated rows compete for "nearest", so a nearer template whose rows
+    populate no env does not hide a populated ancestor. The clone slot's text does not filter:
+    a concrete clone path (``env_3``) yields the same rows as the wildcard (``env_.*``), as in
+    Isaac Lab; use :func:`path_to_source` for the one variant a given env holds.
 
     Args:
         plan: the clone plan.
@@ -243,24 +260,20 @@ def iter_sources(plan: ClonePlan, path_expr: str) -> Iterator[tuple[str, str, st
 
     Yields:
         ``(source_root, destination_template, source_path, env_ids)`` per row, ``env_ids``
-        ascending. Yields **nothing** when no template owns ``path_expr``; rows populating no
-        env are skipped.
-
-    Raises:
-        ValueError: distinct, equally near templates own ``path_expr`` (raised on first ``next``).
+        ascending. Yields **nothing** when no populated row's template owns ``path_expr``.
+        Distinct templates equally near all yield (each owns the path).
 
     >>> import torch
     >>> plan = ClonePlan(("/World/source/Robot",), ("/World/scenes/{}/Robot",),
     ...                  torch.tensor([[True, False, True]]))
     >>> list(iter_sources(plan, "/World/scenes/.*/Robot/base"))
     [('/World/source/Robot', '/World/scenes/{}/Robot', '/World/source/Robot/base', (0, 2))]
+    >>> [row[3] for row in iter_sources(plan, "/World/scenes/1/Robot")]
+    [(0, 2)]
     """
-    rows, m = _template_rows(plan, path_expr)
-    if m is None:
-        return
-    wanted = _named_envs(m.instance)
+    rows, m = _nearest_rows(plan, path_expr, populated_only=True)
     for r in rows:
-        envs = _row_envs(plan, r)
-        if envs and (wanted is None or wanted & set(envs)):
-            src = plan.sources[r]
-            yield src, plan.destinations[r], _join(src, m.suffix), envs
+        src = plan.sources[r]
+        # Each row's own match: equally near templates all leave the same suffix.
+        suffix = pth.match(path_expr, plan.destinations[r]).suffix
+        yield src, plan.destinations[r], _join(src, suffix), _row_envs(plan, r)
