@@ -291,3 +291,28 @@ def test_scene_context_queue_rows_directly():
     assert torch.count_nonzero(scene.env_origins) == 0
     with pytest.raises(ValueError, match="outside"):
         ctx.queue("/World/envs/env_0", ENV, torch.tensor([3]))
+
+
+def test_scene_honours_clone_combinations_and_refuses_an_absent_object():
+    from simulo_envs.cloner import CloneCfg
+
+    shapes = [Cuboid("c", size=(0.05,) * 3), Sphere("s", radius=0.03)]
+    # Two combinations holding both assets, weights 1 and 2: rows A0, B0, B1, A1, B0, B1.
+    both = ["Thing", "Block"]
+    scene = Scene(4, 1.0, clone_cfg=CloneCfg(clone_combinations=[InclusionSet(both, 1), InclusionSet(both, 2)]))
+    thing = scene.add(MultiShapeProp("Thing", shapes), at="/World/Thing")
+    scene.add(Cuboid("Block", size=(0.05,) * 3), at="/World/Block")
+    backend = make_backend("physx_cpu", 4, scene.env_origins.numpy(), SimConfig(env_spacing=1.0))
+    scene.attach(backend)
+    assert thing.variant_of_env.tolist() == [0, 0, 1, 1]  # without the combinations: [0, 1, 0, 1]
+    backend.close()
+    # Combinations that leave the block out of some envs cannot apply: every env needs each object.
+    scene = Scene(2, 1.0, clone_cfg=CloneCfg(clone_combinations=[InclusionSet(["Thing"]), InclusionSet(["Block"])]))
+    scene.add(MultiShapeProp("Thing", shapes), at="/World/Thing")
+    scene.add(Cuboid("Block", size=(0.05,) * 3), at="/World/Block")
+    backend = make_backend("physx_cpu", 2, scene.env_origins.numpy(), SimConfig(env_spacing=1.0))
+    with pytest.raises(ValueError, match="get no copy"):
+        scene.attach(backend)
+    backend.close()
+    with pytest.raises(ValueError, match="replicate_physics"):
+        CloneCfg(replicate_physics=False)

@@ -185,8 +185,10 @@ class CloneCfg:
         env_template: destination template of one env root; ``{}`` is the env id.
         clone_strategy: ``"sequential"``, ``"random"``, or a callable
             ``(combos, num_clones, device) -> [num_clones, num_groups]``.
-        clone_combinations: legal :class:`InclusionSet` combinations; None = every variant
-            combination (full cartesian product).
+        clone_combinations: legal :class:`InclusionSet` combinations; None or empty = every
+            variant combination (full cartesian product). A Scene names its assets by their path
+            below ``/World`` (``"Block"``), and refuses combinations that leave an object out of
+            some env (every env needs each object); weights still shape the layout.
         seed: seed of the generator the ``"random"`` strategy draws from (default 0, so a
             "random" layout is reproducible; pass another seed for another draw).
         device: torch device of the plan's tensors.
