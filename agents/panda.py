@@ -125,8 +125,8 @@ class Panda:
     def on_attached(self, env_origins: torch.Tensor) -> None:
         """Build the controller once the robot exists in the simulation."""
         self.controller = CombinedController(CONTROLLER_CONFIGS[self.control_mode], self.robot, env_origins)
-        self._rest = torch.tensor(REST_QPOS, dtype=torch.float32)
-        self._arm_index = torch.tensor([self.robot.joint_names.index(j) for j in ARM_JOINTS])
+        self._rest = torch.tensor(REST_QPOS, dtype=torch.float32, device=env_origins.device)
+        self._arm_index = torch.tensor([self.robot.joint_names.index(j) for j in ARM_JOINTS], device=env_origins.device)
 
     @property
     def single_action_space(self) -> spaces.Box:

@@ -232,13 +232,16 @@ class Robot(SceneObject):
         self._write("set_drive_targets", targets, env_ids, "drive targets")
 
     def _set_drive_targets_trusted(self, targets: np.ndarray) -> None:
-        """Hot path for controllers: all envs, already validated float32 ``(num_envs, dof)`` targets."""
+        """Hot path for controllers: all envs, already validated float32 ``(num_envs, dof)`` targets
+        (a numpy array, or a tensor on the robot's device)."""
         self._backend.set_drive_targets(self._gid, None, targets)
 
     def _array(self, what: str, *args) -> np.ndarray:
         """Hot path for CPU controllers: the backend's fresh numpy result for ``qpos``, ``qvel``,
-        ``drive_targets``, ``link_pose(link_index)`` or ``link_jacobian(link_index)``."""
-        return getattr(self._backend, what)(self._gid, *args)
+        ``drive_targets``, ``link_pose(link_index)`` or ``link_jacobian(link_index)`` (a GPU
+        backend's CPU tensor, as on the emulator, becomes a numpy view)."""
+        value = getattr(self._backend, what)(self._gid, *args)
+        return value.numpy() if isinstance(value, torch.Tensor) else value
 
     def _write(self, method: str, value, env_ids, what: str) -> None:
         backend = self._require_attached()

@@ -54,10 +54,11 @@ def normalized_poses(pose: np.ndarray, name: str) -> np.ndarray:
     return pose
 
 
-def to_device(array: np.ndarray, device: torch.device) -> torch.Tensor:
-    """A tensor sharing ``array``'s memory on CPU (no copy), or a copy on ``device``."""
-    tensor = torch.from_numpy(array)
-    return tensor if device.type == "cpu" else tensor.to(device)
+def to_device(array, device: torch.device) -> torch.Tensor:
+    """``array`` (a backend's numpy array or torch tensor) as a tensor on ``device``: the same
+    memory where it already is there (no copy), else a copy."""
+    tensor = array if isinstance(array, torch.Tensor) else torch.from_numpy(array)
+    return tensor if tensor.device == device or (device.type == "cpu" and tensor.device.type == "cpu") else tensor.to(device)
 
 
 def any_true(mask: torch.Tensor) -> bool:

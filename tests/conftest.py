@@ -7,3 +7,7 @@ from hypothesis import settings
 
 settings.register_profile("simulo", deadline=None, derandomize=bool(os.environ.get("CI")))
 settings.load_profile("simulo")
+
+BACKENDS_UNDER_TEST = ("physx_cpu", "physx_cuda_emulated")
+"""Contract tests parametrized with these run on the CPU backend and on the GPU backend's code
+path (on the emulator of SAPIEN's GPU system: ``simulo_envs/sim/gpu_emulator.py``)."""

@@ -7,15 +7,16 @@ import torch
 
 import simulo_envs  # noqa: F401
 from simulo_envs.agents.panda import REST_QPOS
+from conftest import BACKENDS_UNDER_TEST
 
 N = 4
 SPAWN_X, SPAWN_Y, SPAWN_Z = 0.5, 0.0, 0.025
 X_RANGE, Y_RANGE = 0.10, 0.20
 
 
-@pytest.fixture(scope="module")
-def env():
-    e = gym.make("FrankaLift-v1", num_envs=N)  # default spacing: env origins differ
+@pytest.fixture(scope="module", params=BACKENDS_UNDER_TEST)
+def env(request):
+    e = gym.make("FrankaLift-v1", num_envs=N, sim_backend=request.param)  # default spacing: env origins differ
     yield e
     e.close()
 

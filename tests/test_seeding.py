@@ -5,13 +5,15 @@ import pytest
 import torch
 
 import simulo_envs  # noqa: F401
+from conftest import BACKENDS_UNDER_TEST
 
 SEEDS = [10, 11, 12, 13]
 
 
-@pytest.fixture(scope="module")
-def env4():
-    e = gym.make("FrankaLift-v1", num_envs=4)  # spacing 2: origins differ, so local != world
+@pytest.fixture(scope="module", params=BACKENDS_UNDER_TEST)
+def env4(request):
+    # spacing 2: origins differ, so local != world
+    e = gym.make("FrankaLift-v1", num_envs=4, sim_backend=request.param)
     yield e
     e.close()
 

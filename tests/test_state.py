@@ -9,15 +9,16 @@ import torch
 
 import simulo_envs  # noqa: F401
 from simulo_envs.agents.panda import REST_QPOS
+from conftest import BACKENDS_UNDER_TEST
 
 N = 3
 DOF = 9
 STATE_DIM = 13 + 13 + 2 * DOF
 
 
-@pytest.fixture(scope="module")
-def env():
-    e = gym.make("FrankaLift-v1", num_envs=N)
+@pytest.fixture(scope="module", params=BACKENDS_UNDER_TEST)
+def env(request):
+    e = gym.make("FrankaLift-v1", num_envs=N, sim_backend=request.param)
     yield e
     e.close()
 

@@ -92,6 +92,8 @@ class CombinedController:
         # The same map as numpy arrays: on CPU a numpy op costs a fraction of a torch op on (N, 9).
         self._np = {k: getattr(self, k).numpy() for k in ("_scale", "_bias", "_action_of_column", "_is_delta",
                                                           "_low", "_high", "_columns")}
+        for k in self._np:  # the torch path runs on the robot's device (physx_cuda)
+            setattr(self, k, getattr(self, k).to(robot._device))
 
     def _init_generic(self, robot) -> None:
         self.slices, start = {}, 0
@@ -133,7 +135,7 @@ class CombinedController:
             for (a, b), ctrl in zip(self.slices.values(), self.controllers.values()):
                 columns = ctrl.joint_index.numpy() if isinstance(targets, np.ndarray) else ctrl.joint_index
                 targets[:, columns] = ctrl.targets(action[:, a:b], qpos)
-            robot._set_drive_targets_trusted(targets if isinstance(targets, np.ndarray) else targets.cpu().numpy())
+            robot._set_drive_targets_trusted(targets)
             return
         if action.device.type == "cpu" and self._identity_order:
             m = self._np
@@ -149,4 +151,4 @@ class CombinedController:
             full = state.drive_targets
             full[:, self._columns] = targets
             targets = full
-        robot._set_drive_targets_trusted(targets.detach().cpu().numpy())
+        robot._set_drive_targets_trusted(targets.detach())

@@ -108,6 +108,9 @@ class EEPoseController:
                     "joint_index": self.joint_index.numpy(), "qlim_low": self.qlim_low.numpy(),
                     "qlim_high": self.qlim_high.numpy(),
                     "target": self.target.numpy() if self.target.device.type == "cpu" else None}
+        device = self.target.device  # the robot's: constants for the torch path (physx_cuda)
+        self._dev = {"joint_index": self.joint_index.to(device), "qlim_low": self.qlim_low.to(device),
+                     "qlim_high": self.qlim_high.to(device)}
 
     def reset(self, env_ids: torch.Tensor) -> None:
         """Re-anchor the target of ``env_ids`` (int64 (k,)) on their current TCP pose."""
@@ -156,12 +159,12 @@ class EEPoseController:
         return self._np["origins"] if xp is np else self.origins
 
     def _columns(self, xp):
-        return self._np["joint_index"] if xp is np else self.joint_index
+        return self._np["joint_index"] if xp is np else self._dev["joint_index"]
 
     def _limits(self, xp):
         if xp is np:
             return self._np["qlim_low"], self._np["qlim_high"]
-        return self.qlim_low, self.qlim_high
+        return self._dev["qlim_low"], self._dev["qlim_high"]
 
 
 def dls_step(jacobian, error, damping: float):

@@ -77,6 +77,9 @@ class JointPosController:
         # numpy views of the constant parameters, for the CPU path of ``targets``
         self._numpy_params = tuple(t.numpy() for t in (self.target_low, self.target_high, self.qlim_low,
                                                        self.qlim_high, self.joint_index))
+        # the same on the robot's device, for the torch path (physx_cuda)
+        self._torch_params = tuple(t.to(robot._device) for t in (self.target_low, self.target_high, self.qlim_low,
+                                                                 self.qlim_high, self.joint_index))
         if config.normalize_action:
             self.action_low = -torch.ones(self.action_dim)
             self.action_high = torch.ones(self.action_dim)
@@ -92,8 +95,7 @@ class JointPosController:
         if numpy:
             low, high, qlo, qhi, index = self._numpy_params
         else:
-            low, high, qlo, qhi, index = (self.target_low, self.target_high, self.qlim_low, self.qlim_high,
-                                          self.joint_index)
+            low, high, qlo, qhi, index = self._torch_params
         if cfg.normalize_action:
             action = low + (action + 1.0) * (0.5 * (high - low))
         if cfg.mimic:

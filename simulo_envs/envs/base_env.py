@@ -42,7 +42,7 @@ from simulo_envs.envs.rng import BatchedRNG
 from simulo_envs.envs.state import StateMixin
 from simulo_envs.envs.sensors import STATE_OBS_MODES, parse_obs_mode
 from simulo_envs.scene import Scene
-from simulo_envs.sim import make_backend, resolve_backend_name
+from simulo_envs.sim import backend_device, make_backend, resolve_backend_name
 from simulo_envs.sim.render import require_vulkan
 from simulo_envs.sim.config import SimConfig
 
@@ -72,7 +72,9 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
             ``{camera_name: {field: value}}`` or ``{field: value}`` for every camera (fields of
             ``CameraConfig``: pose, width, height, fov, near, far).
         sim_config: a dict of ``SimConfig`` fields overriding the task's defaults, or a ``SimConfig``.
-        sim_backend: ``"auto"``, ``"physx_cpu"`` (``"physx_cuda"`` is not built yet).
+        sim_backend: ``"auto"``, ``"physx_cpu"``, ``"physx_cuda"`` / ``"physx_cuda:N"`` (tensors on
+            ``cuda:N``) or ``"physx_cuda_emulated"`` (the GPU code path on the CPU, for tests);
+            see ``simulo_envs.sim``.
         max_episode_steps: per-env truncation limit; None takes the task's default.
 
     Raises:
@@ -126,7 +128,7 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
         self.max_episode_steps = None if limit is None else int(limit)
         self.sim_config = self.default_sim_config.merged(sim_config)
         self.sim_backend = resolve_backend_name(sim_backend)
-        self.device = torch.device("cpu")
+        self.device = backend_device(self.sim_backend)
         self._requested_control_mode = control_mode
         self.clone_cfg = clone_cfg or self.default_clone_cfg
         self._sensor_overrides = sensor_configs

@@ -56,8 +56,8 @@ class LiftExpert:
         self.env = base
         self.cfg = config
         self.num_envs = base.num_envs
-        self.phase = torch.zeros(self.num_envs, dtype=torch.long)
-        self.closing = torch.zeros(self.num_envs, dtype=torch.long)
+        self.phase = torch.zeros(self.num_envs, dtype=torch.long, device=base.device)
+        self.closing = torch.zeros(self.num_envs, dtype=torch.long, device=base.device)
 
     def reset(self, env_ids=None) -> None:
         """Restart the state machine of ``env_ids`` (None: all) at APPROACH."""
@@ -97,7 +97,7 @@ class LiftExpert:
         next_phase[(phase == CLOSE) & (self.closing >= cfg.close_steps)] = LIFT
         self.phase = next_phase
 
-        action = torch.zeros(self.num_envs, 4)
+        action = torch.zeros(self.num_envs, 4, device=tcp.device)
         action[:, :3] = torch.clamp(cfg.gain * (goal - tcp) / cfg.pos_bound, -1.0, 1.0)
         action[:, 3] = torch.where(phase >= CLOSE, -1.0, 1.0)
         return action

@@ -1,37 +1,97 @@
-"""Simulation backends: the only code that talks to SAPIEN (DESIGN.md, Backends)."""
+"""Simulation backends: the only code that talks to SAPIEN (DESIGN.md, Backends).
+
+Names (``sim_backend=``):
+
+- ``"physx_cpu"``: every env in one PhysX CPU system (``physx_cpu.py``); tensors on CPU.
+- ``"physx_cuda"`` / ``"physx_cuda:N"``: SAPIEN's PhysX GPU system on CUDA device ``N``
+  (``physx_cuda.py``); tensors on ``cuda:N``. Needs a CUDA GPU and PhysX's GPU library
+  (``gpu_setup.py`` says where it goes).
+- ``"physx_cuda_emulated"``: the same GPU backend on ``EmulatedPhysxGpuSystem`` (a CPU system
+  with the GPU system's buffers and rules, ``gpu_emulator.py``); tensors on CPU. For tests: it
+  is how the GPU code path runs in CI.
+- ``"auto"``: ``physx_cuda`` where a CUDA GPU and the PhysX GPU library are present, else ``physx_cpu``.
+
+Every backend implements ``SimBackend`` (``backend.py``).
+"""
 
 from __future__ import annotations
 
 import numpy as np
+import torch
 
+from simulo_envs.sim.backend import SimBackend
 from simulo_envs.sim.config import SimConfig
 
-BACKENDS = ("physx_cpu",)
+BACKENDS = ("physx_cpu", "physx_cuda", "physx_cuda_emulated")
 
 
 def resolve_backend_name(name: str) -> str:
-    """Map ``"auto"`` to a concrete backend and validate the name.
-
-    ``"auto"`` is ``physx_cpu`` for now: the GPU backend (``physx_cuda``) is not built yet.
+    """Map ``"auto"`` to a concrete backend and validate the name (``"physx_cuda"`` becomes
+    ``"physx_cuda:0"``). Checks nothing about the machine: ``make_backend`` does.
 
     Raises:
-        ValueError: an unknown name. NotImplementedError: ``physx_cuda`` (not built yet).
+        ValueError: an unknown name, or a bad device number in ``"physx_cuda:N"``.
     """
     if name == "auto":
-        return "physx_cpu"
-    if isinstance(name, str) and name.split(":")[0] == "physx_cuda":
-        raise NotImplementedError("sim_backend='physx_cuda' is not available yet; use 'physx_cpu' or 'auto'")
+        from simulo_envs.sim.gpu_setup import physx_gpu_available
+
+        return "physx_cuda:0" if physx_gpu_available() else "physx_cpu"
+    if not isinstance(name, str):
+        raise ValueError(f"sim_backend must be a string, got {name!r}")
+    if name.startswith("physx_cuda:") or name == "physx_cuda":
+        index = name.partition(":")[2] or "0"
+        if not index.isdigit():
+            raise ValueError(f"sim_backend {name!r}: the device must be a number, as in 'physx_cuda:0'")
+        return f"physx_cuda:{int(index)}"
     if name not in BACKENDS:
-        raise ValueError(f"unknown sim_backend {name!r}; choose from {('auto',) + BACKENDS}")
+        raise ValueError(f"unknown sim_backend {name!r}; choose from {('auto',) + BACKENDS} or 'physx_cuda:N'")
     return name
+
+
+def backend_device(name: str) -> torch.device:
+    """The torch device of a resolved backend's tensors: ``cuda:N`` for ``physx_cuda:N``, else CPU.
+
+    Raises:
+        RuntimeError: ``physx_cuda:N`` where torch sees no CUDA device ``N``, or where PhysX's
+            GPU library is missing or fails to load (the messages say what to do). Checked here,
+            before an env makes anything on the device.
+    """
+    if name.startswith("physx_cuda:"):
+        from simulo_envs.sim.gpu_setup import check_cuda, enable_physx_gpu
+
+        index = int(name.partition(":")[2])
+        check_cuda(index)
+        enable_physx_gpu()
+        return torch.device("cuda", index)
+    return torch.device("cpu")
 
 
 def make_backend(name: str, num_envs: int, env_origins: np.ndarray, config: SimConfig, render: bool = False):
     """Create the backend ``name`` (already resolved) for ``num_envs`` envs at ``env_origins`` (N, 3),
-    with a render system per env when ``render``."""
-    from simulo_envs.sim.physx_cpu import PhysxCpuBackend
+    with a render system per env when ``render``.
 
-    return PhysxCpuBackend(num_envs, env_origins, config, render=render)
+    Raises:
+        RuntimeError: ``physx_cuda`` without a CUDA GPU or without PhysX's GPU library (the
+            message says what to do).
+    """
+    if name == "physx_cpu":
+        from simulo_envs.sim.physx_cpu import PhysxCpuBackend
+
+        return PhysxCpuBackend(num_envs, env_origins, config, render=render)
+    from simulo_envs.sim.physx_cuda import PhysxCudaBackend
+
+    if name == "physx_cuda_emulated":
+        from simulo_envs.sim.gpu_emulator import EmulatedPhysxGpuSystem
+
+        return PhysxCudaBackend(num_envs, env_origins, config, render=render, system_factory=EmulatedPhysxGpuSystem,
+                                device=torch.device("cpu"), name=name)
+    from simulo_envs.sim.gpu_setup import check_cuda, make_physx_gpu_system
+
+    device = backend_device(name)
+    check_cuda(device.index)  # before anything is built
+    return PhysxCudaBackend(num_envs, env_origins, config, render=render,
+                            system_factory=lambda: make_physx_gpu_system(device.index), device=device,
+                            name="physx_cuda")
 
 
-__all__ = ["SimConfig", "make_backend", "resolve_backend_name", "BACKENDS"]
+__all__ = ["SimConfig", "SimBackend", "make_backend", "resolve_backend_name", "backend_device", "BACKENDS"]

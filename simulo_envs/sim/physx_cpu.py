@@ -114,7 +114,7 @@ class PhysxCpuBackend:
         )
         physx.set_shape_config(contact_offset=config.contact_offset, rest_offset=config.rest_offset)
         physx.set_default_material(config.static_friction, config.dynamic_friction, config.restitution)
-        self.system = physx.PhysxCpuSystem()
+        self.system = self._create_system()
         self.system.timestep = 1.0 / config.sim_freq
         if self.render:
             # One render system per env: a camera sees only the entities of its own env's scene.
@@ -133,6 +133,10 @@ class PhysxCpuBackend:
         self._contact_queries: dict = {}
         self._contacts_step = -1
         self._contact_list: list = []
+
+    def _create_system(self):
+        """The physics system every env's scene shares (the GPU backend makes a GPU one)."""
+        return physx.PhysxCpuSystem()
 
     # ------------------------------------------------------------------ building
     def add_ground(self, altitude: float = 0.0) -> None:
