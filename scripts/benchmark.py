@@ -21,15 +21,17 @@ import sys
 import time
 
 
-def measure(kind: str, num_envs: int, steps: int, control_mode: str = "pd_joint_delta_pos", warmup: int = 20) -> float:
-    """Env steps per second of one configuration, in this process."""
+def measure(kind: str, num_envs: int, steps: int, control_mode: str = "pd_joint_delta_pos", warmup: int = 20,
+            sim_backend: str = "physx_cpu") -> float:
+    """Env steps per second of one configuration, in this process (FrankaLift-v1 on ``sim_backend``;
+    PickCube-v1 on ManiSkill's CPU backend)."""
     import gymnasium as gym
     import torch
 
     if kind == "simulo":
         import simulo_envs  # noqa: F401
 
-        env = gym.make("FrankaLift-v1", num_envs=num_envs, control_mode=control_mode, sim_backend="physx_cpu")
+        env = gym.make("FrankaLift-v1", num_envs=num_envs, control_mode=control_mode, sim_backend=sim_backend)
     else:
         import mani_skill.envs  # noqa: F401
 
@@ -72,9 +74,11 @@ def measure_render(num_envs: int, size: int, frames: int) -> float:
     return num_envs * frames / elapsed
 
 
-def run_worker(kind: str, num_envs: int, steps: int, size: int = 0, control_mode: str = "pd_joint_delta_pos") -> float:
+def run_worker(kind: str, num_envs: int, steps: int, size: int = 0, control_mode: str = "pd_joint_delta_pos",
+               sim_backend: str = "physx_cpu") -> float:
     out = subprocess.run([sys.executable, __file__, "--worker", kind, "--num-envs", str(num_envs), "--steps", str(steps),
-                          "--size", str(size), "--control-mode", control_mode], capture_output=True, text=True, check=True)
+                          "--size", str(size), "--control-mode", control_mode, "--sim-backend", sim_backend],
+                         capture_output=True, text=True, check=True)
     return float(out.stdout.strip().splitlines()[-1])
 
 
@@ -85,6 +89,9 @@ def main() -> None:
                         help="FrankaLift-v1 batch sizes to measure (default 1 4 16 64)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--render", action="store_true", help="also measure rendering frames per second")
+    parser.add_argument("--sim-backend", default="physx_cpu",
+                        help="FrankaLift-v1's backend: physx_cpu (default) or physx_cuda_emulated (the GPU code path "
+                             "on the CPU); on a GPU machine use scripts/gpu_check.py, which runs ManiSkill on its GPU too")
     parser.add_argument("--worker", choices=["simulo", "maniskill", "render"], help=argparse.SUPPRESS)
     parser.add_argument("--steps", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
@@ -96,7 +103,7 @@ def main() -> None:
         print(measure_render(args.num_envs[0], args.size, args.steps))
         return
     if args.worker:
-        print(measure(args.worker, args.num_envs[0], args.steps, args.control_mode))
+        print(measure(args.worker, args.num_envs[0], args.steps, args.control_mode, sim_backend=args.sim_backend))
         return
 
     joint, ee = "pd_joint_delta_pos", "pd_ee_delta_pos"
@@ -105,7 +112,7 @@ def main() -> None:
     results: dict = {(k, n, c): [] for k, n, _, c in configs}
     for r in range(args.rounds):
         for kind, n, steps, mode in configs:
-            results[(kind, n, mode)].append(run_worker(kind, n, steps, control_mode=mode))
+            results[(kind, n, mode)].append(run_worker(kind, n, steps, control_mode=mode, sim_backend=args.sim_backend))
             print(f"round {r + 1}/{args.rounds}: {kind:9s} {mode:18s} N={n:<3d} {results[(kind, n, mode)][-1]:9.0f} env steps/s",
                   file=sys.stderr)
     rows = []

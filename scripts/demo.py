@@ -39,6 +39,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--video", default=None, metavar="PATH.mp4",
                         help="record the rollout (all envs tiled, 256x256 each) to this mp4")
     parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    parser.add_argument("--sim-backend", default="auto",
+                        help="auto, physx_cpu, physx_cuda[:N] or physx_cuda_emulated (default auto)")
     args = parser.parse_args()
     if args.num_envs < 1:
         parser.error("--num-envs must be >= 1")
@@ -54,21 +56,21 @@ def parse_args() -> argparse.Namespace:
 
 
 def run(env_id: str, num_envs: int, episodes: int, seed: int, policy: str = "expert", progress: bool = True,
-        video: str | None = None) -> dict:
+        video: str | None = None, sim_backend: str = "auto") -> dict:
     """Roll out ``policy`` until ``episodes`` episodes end; return the summary."""
     kwargs = {"control_mode": "pd_ee_delta_pos"} if policy == "expert" else {}
     if video:
         kwargs.update(render_mode="rgb_array", human_render_camera_configs=dict(width=256, height=256))
-    env = gym.make(env_id, num_envs=num_envs, **kwargs)
+    env = gym.make(env_id, num_envs=num_envs, sim_backend=sim_backend, **kwargs)
     if video:
         env = RecordEpisode(env, os.path.dirname(os.path.abspath(video)), save_on_reset=False)
     expert = LiftExpert(env) if policy == "expert" else None
     base = env.unwrapped
     generator = torch.Generator().manual_seed(seed)
-    low = torch.from_numpy(base.single_action_space.low)
-    high = torch.from_numpy(base.single_action_space.high)
+    low = torch.from_numpy(base.single_action_space.low).to(base.device)
+    high = torch.from_numpy(base.single_action_space.high).to(base.device)
     env.reset(seed=seed)
-    returns = torch.zeros(num_envs)
+    returns = torch.zeros(num_envs, device=base.device)
     finished: list[dict] = []
     steps = 0
     bar = tqdm(total=episodes, desc=f"{env_id} x{num_envs}", unit="episode", disable=not progress)
@@ -77,7 +79,7 @@ def run(env_id: str, num_envs: int, episodes: int, seed: int, policy: str = "exp
         if expert is not None:
             action = expert.act()
         else:
-            action = low + (high - low) * torch.rand(num_envs, low.shape[0], generator=generator)
+            action = low + (high - low) * torch.rand(num_envs, low.shape[0], generator=generator).to(base.device)
         _, reward, terminated, truncated, info = env.step(action)
         steps += num_envs
         returns += reward
@@ -104,7 +106,8 @@ def run(env_id: str, num_envs: int, episodes: int, seed: int, policy: str = "exp
 def main() -> None:
     args = parse_args()
     episodes = args.episodes or args.num_envs
-    summary = run(args.env_id, args.num_envs, episodes, args.seed, args.policy, video=args.video)
+    summary = run(args.env_id, args.num_envs, episodes, args.seed, args.policy, video=args.video,
+                  sim_backend=args.sim_backend)
     print(f"\n{'episode':>7} {'env':>4} {'return':>9} {'length':>6} {'success':>8}")
     for k, ep in enumerate(summary["per_episode"]):
         print(f"{k:>7} {ep['env']:>4} {ep['return']:>9.3f} {ep['length']:>6} {str(ep['success']):>8}")

@@ -1,10 +1,12 @@
 """TCP Jacobian of the Panda on CPU: SAPIEN's Pinocchio model (C++, a call per env) against
-pytorch_kinematics (batched torch), for N envs.
+pytorch_kinematics (batched torch, float32 and float64), for N envs.
 
     python tests/benchmarks/bench_jacobian.py [--num-envs 1 16 64] [--repeats 200]
+    python tests/benchmarks/bench_jacobian.py --num-envs 1 64 1024 4096 --repeats 40   # the GPU backend's sizes
 
 Prints microseconds per batched Jacobian (all N envs), median of 5 rounds. This is the
-measurement behind the choice in ``simulo_envs/controllers/ee.py``. Not a test.
+measurement behind the choices in ``simulo_envs/controllers/ee.py`` (CPU) and
+``simulo_envs/sim/physx_cuda.py`` (GPU, see docs/gpu.md). Not a test.
 """
 
 from __future__ import annotations
@@ -41,14 +43,14 @@ def pinocchio_fn():
     return jacobian, (scene, robot)
 
 
-def pytorch_kinematics_fn():
+def pytorch_kinematics_fn(dtype=torch.float32):
     import pytorch_kinematics as pk
 
     with open(panda_urdf_path(), "rb") as f:
-        chain = pk.build_serial_chain_from_urdf(f.read(), TCP_LINK)
+        chain = pk.build_serial_chain_from_urdf(f.read(), TCP_LINK).to(dtype=dtype)
 
     def jacobian(qpos: np.ndarray) -> torch.Tensor:
-        return chain.jacobian(torch.from_numpy(qpos[:, :7]).to(torch.float32))
+        return chain.jacobian(torch.from_numpy(qpos[:, :7]).to(dtype))
 
     return jacobian, chain
 
@@ -68,12 +70,14 @@ def main() -> None:
     args = parser.parse_args()
     pin, keep = pinocchio_fn()
     pk_fn, _ = pytorch_kinematics_fn()
-    print(f"{'num_envs':>8s} {'pinocchio us':>14s} {'pytorch_kinematics us':>22s}")
+    pk64_fn, _ = pytorch_kinematics_fn(torch.float64)
+    print(f"{'num_envs':>8s} {'pinocchio us':>14s} {'pytorch_kinematics f32 us':>26s} {'f64 us':>10s}")
     for n in args.num_envs:
         qpos = np.tile(np.asarray(REST_QPOS, dtype=np.float64), (n, 1))
-        a = statistics.median(time_it(pin, qpos, args.repeats) for _ in range(5))
+        a = statistics.median(time_it(pin, qpos, max(3, args.repeats // max(1, n // 64))) for _ in range(5))
         b = statistics.median(time_it(pk_fn, qpos, max(20, args.repeats // 10)) for _ in range(5))
-        print(f"{n:>8d} {a:>14.1f} {b:>22.1f}")
+        c = statistics.median(time_it(pk64_fn, qpos, max(20, args.repeats // 10)) for _ in range(5))
+        print(f"{n:>8d} {a:>14.1f} {b:>26.1f} {c:>10.1f}")
 
 
 if __name__ == "__main__":
