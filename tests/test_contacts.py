@@ -8,6 +8,7 @@ import torch
 import simulo_envs  # noqa: F401
 from simulo_envs.agents.panda import LEFT_FINGER, RIGHT_FINGER
 from simulo_envs.policies import LiftExpert
+from conftest import BACKENDS_UNDER_TEST
 
 FINGERS = (LEFT_FINGER, RIGHT_FINGER)
 
@@ -28,10 +29,10 @@ def reference_impulses(contacts, links, bodies) -> np.ndarray:
     return out
 
 
-@pytest.fixture
-def grasping():
+@pytest.fixture(params=BACKENDS_UNDER_TEST)
+def grasping(request):
     """Three envs after 30 expert steps (seed 0): every env holds the cube (checked in the tests)."""
-    env = gym.make("FrankaLift-v1", num_envs=3, control_mode="pd_ee_delta_pos")
+    env = gym.make("FrankaLift-v1", num_envs=3, control_mode="pd_ee_delta_pos", sim_backend=request.param)
     expert = LiftExpert(env)
     env.reset(seed=0)
     for _ in range(30):

@@ -54,6 +54,8 @@ import sapien
 import sapien.physx as physx
 import torch
 
+from simulo_envs.sim.contacts import ContactPairQuery
+
 _NOT_INIT = "GPU PhysX is not initialized."
 _JOINT_BUFFERS = ("qpos", "qvel", "qf", "qacc", "target_qpos", "target_qvel")
 
@@ -80,6 +82,8 @@ class _PairImpulseQuery:
     def __init__(self, pairs):
         self.pairs = [(a, b) for a, b in pairs]
         self.cuda_impulses = _Buffer(torch.zeros(len(self.pairs), 3))
+        # each pair as one "env" with one link: the CPU backend's batched contact walk
+        self.batched = ContactPairQuery([[a] for a, _ in self.pairs], [b for _, b in self.pairs])
 
 
 class EmulatedGpuIndices:
@@ -373,20 +377,8 @@ class EmulatedPhysxGpuSystem(physx.PhysxCpuSystem):
     def gpu_query_contact_pair_impulses(self, query: _PairImpulseQuery) -> None:
         """Fill ``query.cuda_impulses`` from the contacts of the last step."""
         self._require_init()
-        where = {}
-        for k, (a, b) in enumerate(query.pairs):
-            where[(id(a), id(b))] = (k, 1.0)
-            where[(id(b), id(a))] = (k, -1.0)
-        out = np.zeros((len(query.pairs), 3), dtype=np.float64)
-        for contact in self.get_contacts():
-            b0, b1 = contact.bodies
-            hit = where.get((id(b0), id(b1)))
-            if hit is None:
-                continue
-            k, sign = hit
-            for point in contact.points:
-                out[k] += sign * point.impulse
-        query.cuda_impulses.torch().copy_(torch.from_numpy(out.astype(np.float32)))
+        impulses = query.batched.impulses(self.get_contacts()).reshape(len(query.pairs), 3)
+        query.cuda_impulses.torch().copy_(torch.from_numpy(impulses.astype(np.float32)))
 
     def sync_poses_gpu_to_cpu(self) -> None:
         """Fetch body and link poses (as SAPIEN's does); entities already hold the CPU poses."""

@@ -32,7 +32,9 @@ the system's device. Rules, from SAPIEN 3.0.3's ``physx_system.cpp`` and ManiSki
 5. Drive targets are written by the controllers for all envs every step: a whole-buffer apply
    with no fetch (the simulation never changes targets).
 
-Contacts: one pair-impulse query per (robot links, prop) pair set, built on first use.
+Contacts: one pair-impulse query per (robot links, prop) pair set, built on first use, run
+once per step; envs whose state was written since the last step read zero until the next one
+(the rule of ``physx_cpu``: PhysX has not computed contacts for the written state).
 Jacobians: ``pytorch_kinematics`` on the device (see ``link_jacobian``). Rendering: poses are
 synced to the entities (``sync_poses_gpu_to_cpu``) and each env's scene is updated.
 """
@@ -210,14 +212,19 @@ class PhysxCudaBackend(PhysxCpuBackend):
         ``rigid_gid`` exerts on each link in ``link_indices``, over the last PhysX step: a
         pair-impulse query (impulse on the pair's first body) divided by the timestep."""
         key = (gid, tuple(link_indices), rigid_gid)
-        query = self._pair_queries.get(key)
-        if query is None:
+        entry = self._pair_queries.get(key)
+        if entry is None:
             bodies = self._rigid[rigid_gid].components
             pairs = [(self._arts[gid].links[i][l], bodies[i]) for i in range(self.num_envs) for l in link_indices]
-            query = self._pair_queries[key] = self.system.gpu_create_contact_pair_impulse_query(pairs)
-        self.system.gpu_query_contact_pair_impulses(query)
-        impulses = query.cuda_impulses.torch().reshape(self.num_envs, len(link_indices), 3)
-        return impulses / self.system.timestep
+            entry = self._pair_queries[key] = [self.system.gpu_create_contact_pair_impulse_query(pairs), -1, None]
+        if entry[1] != self._steps:
+            self.system.gpu_query_contact_pair_impulses(entry[0])
+            impulses = entry[0].cuda_impulses.torch().reshape(self.num_envs, len(link_indices), 3)
+            entry[1], entry[2] = self._steps, impulses / self.system.timestep
+        out = entry[2].clone()
+        if self._written.any():
+            out[torch.from_numpy(self._written).to(self.device)] = 0.0
+        return out
 
     def link_jacobian(self, gid: int, link_index: int) -> torch.Tensor:
         """float32 (N, 6, dof) Jacobian of link ``link_index`` at the current qpos, world frame
@@ -283,7 +290,7 @@ class PhysxCudaBackend(PhysxCpuBackend):
             self._prepare("bodies", True)
             self._body[rows, :7] = pose
             self._apply("rigid_dynamic_data", "bodies", rows)
-        self._version += 1
+        self._wrote(env_ids)
 
     def set_rigid_velocity(self, gid: int, env_ids: np.ndarray, velocity) -> None:
         """Set ``[v, w]`` (k, 6) of the dynamic bodies of ``env_ids``; static/kinematic bodies ignore it."""
@@ -293,7 +300,7 @@ class PhysxCudaBackend(PhysxCpuBackend):
             self._prepare("bodies", True)
             self._body[rows, 7:13] = self._values(velocity)[keep]
             self._apply("rigid_dynamic_data", "bodies", rows)
-        self._version += 1
+        self._wrote(env_ids)
 
     def _set_joint(self, buffer: str, kind: str, gid: int, env_ids, values) -> None:
         # "whole": every row of the buffer is written (all envs, and no other articulation group).
@@ -304,7 +311,8 @@ class PhysxCudaBackend(PhysxCpuBackend):
         self._apply(f"articulation_{kind}", buffer, None if whole else rows)
         if whole:
             self._fresh.add(buffer)
-        self._version += 1
+        if buffer != "target_qpos":  # a state write (drive targets change no state)
+            self._wrote(np.arange(self.num_envs) if env_ids is None else env_ids)
 
     def set_qpos(self, gid: int, env_ids: np.ndarray, qpos) -> None:
         """Teleport joint positions (k, dof) of ``env_ids``; link poses follow on the next read."""
@@ -332,6 +340,8 @@ class PhysxCudaBackend(PhysxCpuBackend):
             if before is not None:
                 before()
             system.step()
+            self._steps += 1
+            self._written[:] = False
             self._fresh.intersection_update(("target_qpos",))
             if after is not None:
                 after()
