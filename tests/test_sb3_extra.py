@@ -36,8 +36,18 @@ def test_images_from_the_render_camera():
     sb.close()
 
 
-def test_gymnasium_time_limit_is_explained():
+def test_gym_make_limit_is_per_env_under_sb3():
     sb = SB3VecEnv(gym.make("FrankaLift-v1", num_envs=2, max_episode_steps=2))
+    sb.reset()
+    _, _, dones, _ = sb.step(torch.zeros(2, 8).numpy())
+    assert dones.tolist() == [False, False]
+    _, _, dones, infos = sb.step(torch.zeros(2, 8).numpy())
+    assert dones.tolist() == [True, True] and all(i["TimeLimit.truncated"] for i in infos)
+    sb.close()
+
+
+def test_a_hand_made_time_limit_is_explained():
+    sb = SB3VecEnv(gym.wrappers.TimeLimit(simulo_envs.make("FrankaLift-v1", num_envs=2), 2))
     sb.reset()
     sb.step(torch.zeros(2, 8).numpy())
     with pytest.raises(TypeError, match="max_episode_steps"):

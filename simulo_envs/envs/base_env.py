@@ -18,11 +18,13 @@ Episode end (Gymnasium's contract, per env):
   not a terminal state); bootstrap from its value.
 The env does not reset by itself: reset the done envs with
 ``reset(options={"env_idx": done_ids})`` (a partial reset), or use the vector wrapper's autoreset.
-Per-env truncation happens inside the env (``max_episode_steps``, a registration keyword).
-``gym.make(id, max_episode_steps=k)`` is intercepted by gymnasium, which adds its own
-``TimeLimit`` wrapper (one counter for all envs, a Python bool): to change the per-env limit use
-``gym.make_vec(id, num_envs, vectorization_mode="vector_entry_point", max_episode_steps=k)``
-(forwarded to the env) or ``simulo_envs.make(id, max_episode_steps=k)``.
+Truncation is counted per env inside the env (``max_episode_steps``, settable): ``gym.make(id,
+num_envs=N)`` applies the registered limit per env, ``gym.make(..., max_episode_steps=k)`` sets it
+(-1: none); Gymnasium's one-counter ``TimeLimit`` never stays on a batched env (``gym_spec.py``).
+
+Reset options: ``reset`` accepts the keys declared in ``reset_option_keys`` over the class
+hierarchy (``BaseEnv``: ``env_idx``, ``reconfigure``; a task adds the keys its
+``_initialize_episode`` reads); any other key raises ValueError naming them (``reset_options.py``).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from simulo_envs.cloner.plan import CloneCfg
 from simulo_envs.env_ids import normalize_env_ids
 from simulo_envs.envs.observations import flatten_obs, space_from_obs
 from simulo_envs.envs.rendering import RenderingMixin
+from simulo_envs.envs.reset_options import check_reset_option_keys
 from simulo_envs.envs.rng import BatchedRNG
 from simulo_envs.envs.state import StateMixin
 from simulo_envs.envs.sensors import STATE_OBS_MODES, parse_obs_mode
@@ -75,7 +78,9 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
         sim_backend: ``"auto"``, ``"physx_cpu"``, ``"physx_cuda"`` / ``"physx_cuda:N"`` (tensors on
             ``cuda:N``) or ``"physx_cuda_emulated"`` (the GPU code path on the CPU, for tests);
             see ``simulo_envs.sim``.
-        max_episode_steps: per-env truncation limit; None takes the task's default.
+        max_episode_steps: per-env truncation limit [env steps]; None takes the task's default
+            (``default_max_episode_steps``); -1: no limit (Gymnasium's convention). Settable later
+            through the ``max_episode_steps`` property.
 
     Raises:
         ValueError: an unknown mode or bad ``num_envs`` / ``sim_config`` / camera override.
@@ -91,6 +96,9 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
     default_sim_config = SimConfig()
     default_clone_cfg = CloneCfg()
     default_max_episode_steps: Optional[int] = None
+    #: ``reset(options=...)`` keys this class reads; each subclass (or mixin) lists only its own
+    #: additions, the accepted set is the union over the MRO (``reset_options.known_reset_option_keys``).
+    reset_option_keys: tuple[str, ...] = ("env_idx", "reconfigure")
 
     def __init__(
         self,
@@ -119,13 +127,10 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
         if render_mode is not None and render_mode not in self.SUPPORTED_RENDER_MODES:
             raise ValueError(f"render_mode {render_mode!r} not supported; choose from {self.SUPPORTED_RENDER_MODES} or None")
         limit = self.default_max_episode_steps if max_episode_steps is None else max_episode_steps
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 1):
-            raise ValueError(f"max_episode_steps must be an int >= 1 or None, got {limit!r}")
         self.num_envs = int(num_envs)
         self.obs_mode = obs_mode
         self.reward_mode = reward_mode
         self.render_mode = render_mode
-        self.max_episode_steps = None if limit is None else int(limit)
         self.sim_config = self.default_sim_config.merged(sim_config)
         self.sim_backend = resolve_backend_name(sim_backend)
         self.device = backend_device(self.sim_backend)
@@ -141,7 +146,8 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
         self._rng = BatchedRNG(self.num_envs)
         self._elapsed_steps = torch.zeros(self.num_envs, dtype=torch.int32, device=self.device)
         self._one = torch.tensor(1, dtype=torch.int32, device=self.device)
-        self._limit = torch.tensor(self.max_episode_steps or 0, dtype=torch.int32, device=self.device)
+        self._limit = torch.zeros((), dtype=torch.int32, device=self.device)
+        self.max_episode_steps = limit  # validated by the setter, before the scene is built
         self._reconfigure({})
         self.single_action_space = self.agent.single_action_space
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -174,6 +180,20 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
     def control_timestep(self) -> float:
         """Seconds of simulated time per env step."""
         return 1.0 / self.sim_config.control_freq
+
+    @property
+    def max_episode_steps(self) -> Optional[int]:
+        """Per-env time limit [env steps]: env ``i`` is truncated once ``elapsed_steps[i] >=
+        max_episode_steps``; None: never. Settable (an int >= 1; None or -1: no limit), counted
+        from each env's last reset. Raises ValueError for anything else (nothing changes)."""
+        return self._max_episode_steps
+
+    @max_episode_steps.setter
+    def max_episode_steps(self, value: Optional[int]) -> None:
+        if value is not None and value != -1 and (not _is_int(value) or value < 1):
+            raise ValueError(f"max_episode_steps must be an int >= 1, -1 (no limit) or None, got {value!r}")
+        self._max_episode_steps = None if value is None or value == -1 else int(value)
+        self._limit.fill_(self._max_episode_steps or 0)
 
     @property
     def elapsed_steps(self) -> torch.Tensor:
@@ -289,22 +309,26 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
         Args:
             seed: None (each env's stream continues), an int ``s`` (env ``i`` restarts its stream
                 at ``s + i``, so env ``k`` of a batch matches a single env seeded ``s + k``), or
-                one int per reset env.
+                one int per reset env. A seed also seeds Gymnasium's ``np_random`` (with ``s``, or
+                the list's first seed); episodes never draw from it.
             options: ``"env_idx"``: envs to reset (any ``env_ids`` form; default all). Envs not
                 listed keep their state bit for bit. ``"reconfigure"``: True rebuilds the scene
-                (all envs). Other keys are passed to ``_initialize_episode``.
+                (all envs). Keys a task declares in ``reset_option_keys`` are passed to
+                ``_initialize_episode``; any other key is refused.
 
         Returns:
             ``(obs, info)`` for all envs; ``info["reconfigure"]`` says whether the scene was rebuilt.
 
         Raises:
-            IndexError/ValueError/TypeError: bad ``env_idx``; ValueError: a seed list of the wrong length.
+            ValueError: an unknown ``options`` key (the message lists the known ones), or a seed
+                list of the wrong length. IndexError/ValueError/TypeError: bad ``env_idx``.
+            Nothing changes when it raises.
         """
-        super().reset(seed=None)
         self._require_open()
         if options is not None and not isinstance(options, dict):
             raise TypeError(f"reset: options must be a dict or None, got {type(options).__name__}")
         options = dict(options or {})
+        check_reset_option_keys(type(self), options)
         env_idx = normalize_env_ids(options.pop("env_idx", None), self.num_envs, "options['env_idx']")
         reconfigure = options.pop("reconfigure", False)
         if not isinstance(reconfigure, (bool, np.bool_)):
@@ -312,6 +336,11 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
         if reconfigure:
             env_idx = np.arange(self.num_envs)  # rebuilding the scene resets every env
         seeds = self._seeds_for(seed, env_idx)  # validated before anything changes
+        if seeds:
+            # Gymnasium's env-level generator ``np_random`` is seeded with ``s`` (a list: its first
+            # seed), as gym.Env.reset does; episodes are sampled from ``episode_rng``, never from it.
+            scalar = _is_int(seed) or (isinstance(seed, torch.Tensor) and seed.ndim == 0)
+            super().reset(seed=int(seed) if scalar else seeds[0])
         if reconfigure:
             self._reconfigure(options)
         if seeds is not None:

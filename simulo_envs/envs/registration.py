@@ -1,4 +1,4 @@
-"""Registering tasks with Gymnasium, and ``make`` with a per-env episode limit."""
+"""Registering tasks with Gymnasium, and ``make`` without Gymnasium's wrappers."""
 
 from __future__ import annotations
 
@@ -10,28 +10,26 @@ REGISTERED: dict[str, type] = {}
 
 
 def register_env(env_id: str, max_episode_steps: Optional[int] = None):
-    """Class decorator: register ``env_id`` with Gymnasium for ``gym.make``,
-    ``gym.make("simulo_envs:<env_id>")`` and ``gym.make_vec(env_id, num_envs=N,
-    vectorization_mode="vector_entry_point")`` (a ``SimuloVectorEnv``).
+    """Class decorator: register a ``BaseEnv`` subclass under ``env_id`` for ``gym.make``,
+    ``gym.make("simulo_envs:<env_id>")`` and ``gym.make_vec``.
 
-    The per-env limit is passed to the env as its ``max_episode_steps`` keyword (the env truncates
-    each env on its own); Gymnasium's ``TimeLimit`` is deliberately not used, since it counts
-    one step counter for all envs and returns a Python bool.
+    - ``gym.make(env_id, num_envs=N)``: the batched env, truncating each env on its own after
+      ``max_episode_steps`` steps (None: the class's ``default_max_episode_steps``);
+      ``gym.make(env_id, num_envs=N, max_episode_steps=k)`` sets the per-env limit to ``k``.
+    - ``gym.make_vec(env_id, num_envs=N, vectorization_mode="vector_entry_point")``: a
+      ``SimuloVectorEnv`` (autoreset by partial resets); ``"sync"`` / ``"async"``: Gymnasium's
+      vector envs over ``SingleEnvView``\\ s.
+
+    How: ``simulo_envs/envs/gym_spec.py``. An id already in Gymnasium's registry is left as it is.
     """
 
     def wrap(cls):
+        from simulo_envs.envs.gym_spec import register_batched
         from simulo_envs.wrappers.vector import vector_entry_point  # lazy: wrappers import this module
 
         REGISTERED[env_id] = cls
-        if env_id not in gym.registry:
-            gym.register(
-                id=env_id,
-                entry_point=f"{cls.__module__}:{cls.__name__}",
-                vector_entry_point=vector_entry_point(env_id),
-                kwargs={"max_episode_steps": max_episode_steps},
-                disable_env_checker=True,
-                order_enforce=False,
-            )
+        limit = cls.default_max_episode_steps if max_episode_steps is None else max_episode_steps
+        register_batched(env_id, cls, limit, vector_entry_point(env_id))
         return cls
 
     return wrap

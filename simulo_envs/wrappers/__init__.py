@@ -1,6 +1,7 @@
 """Wrappers: the Gymnasium vector env (with autoreset by partial reset) and views for RL libraries.
 
-``SimuloVectorEnv`` and ``NumpyView`` need only Gymnasium. The SB3 and rsl_rl adapters need the
+``SimuloVectorEnv``, ``NumpyView`` and ``SingleEnvView`` (one env as a plain numpy Gymnasium
+env) need only Gymnasium. The SB3 and rsl_rl adapters need the
 ``rl`` extra and are imported from their modules: ``simulo_envs.wrappers.sb3.SB3VecEnv``,
 ``simulo_envs.wrappers.rsl_rl.RslRlVecEnv``.
 
@@ -14,14 +15,15 @@ from __future__ import annotations
 import gymnasium as gym
 
 from simulo_envs.wrappers.numpy_view import NumpyView
+from simulo_envs.wrappers.single_env import SingleEnvView
 from simulo_envs.wrappers.vector import SimuloVectorEnv, make_vector_env, vector_entry_point
 
 
 def attach_vector_entry_points() -> list[str]:
     """Set ``gym.registry[id].vector_entry_point`` for every id in ``REGISTERED`` that has none.
 
-    Registration will pass it to ``gym.register`` itself (issue 5); until then this fills it in.
-    Safe to call again after more tasks are imported. Returns the ids it changed.
+    ``register_env`` already registers it; this fills it in for our ids registered some other
+    way. Safe to call again after more tasks are imported. Returns the ids it changed.
     """
     from simulo_envs.envs.registration import REGISTERED
 
@@ -36,4 +38,4 @@ def attach_vector_entry_points() -> list[str]:
 
 attach_vector_entry_points()
 
-__all__ = ["SimuloVectorEnv", "NumpyView", "make_vector_env", "vector_entry_point", "attach_vector_entry_points"]
+__all__ = ["SimuloVectorEnv", "NumpyView", "SingleEnvView", "make_vector_env", "vector_entry_point", "attach_vector_entry_points"]

@@ -163,8 +163,8 @@ class SimuloVectorEnv(VectorEnv):
         if not isinstance(terminated, torch.Tensor) or not isinstance(truncated, torch.Tensor):
             raise TypeError(
                 "the wrapped env returned a Python bool for terminated/truncated: a gymnasium wrapper such as "
-                "TimeLimit (added by gym.make(..., max_episode_steps=k)) counts one step counter for all envs. "
-                "Set the per-env limit with simulo_envs.make(id, max_episode_steps=k) or "
+                "TimeLimit counts one step counter for all envs. Do not wrap a batched env in TimeLimit; "
+                "set the per-env limit with gym.make(id, num_envs=N, max_episode_steps=k) or "
                 "gym.make_vec(id, num_envs=N, vectorization_mode='vector_entry_point', max_episode_steps=k)")
         terminated = torch.as_tensor(terminated, device=self.device).to(torch.bool).reshape(self.num_envs)
         truncated = torch.as_tensor(truncated, device=self.device).to(torch.bool).reshape(self.num_envs)
