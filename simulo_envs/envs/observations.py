@@ -12,19 +12,23 @@ def flatten_obs(obs: dict) -> torch.Tensor:
 
     Leaves of shape ``(N,)`` count as one column; ``(N, a, b)`` leaves are flattened. Bool and
     integer leaves become float32. Returns float32 ``(N, D)``.
+
+    Called on every step: it allocates no reference cycle (no recursive closure), so the tensors
+    it touches are freed by reference counting, never left to the garbage collector.
     """
     leaves: list[torch.Tensor] = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            for value in node.values():
-                walk(value)
-        else:
-            leaf = node if node.ndim == 2 else node.reshape(node.shape[0], -1)
-            leaves.append(leaf if leaf.dtype == torch.float32 else leaf.to(torch.float32))
-
-    walk(obs)
+    _collect_leaves(obs, leaves)
     return torch.cat(leaves, dim=1)
+
+
+def _collect_leaves(node, leaves: list) -> None:
+    """Append ``node``'s leaves to ``leaves`` as float32 ``(N, k)`` tensors, depth first."""
+    if isinstance(node, dict):
+        for value in node.values():
+            _collect_leaves(value, leaves)
+        return
+    leaf = node if node.ndim == 2 else node.reshape(node.shape[0], -1)
+    leaves.append(leaf if leaf.dtype == torch.float32 else leaf.to(torch.float32))
 
 
 def space_from_obs(obs, batched: bool) -> spaces.Space:
