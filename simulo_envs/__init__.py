@@ -4,7 +4,9 @@
 works (as does ``gym.make("simulo_envs:FrankaLift-v1")``).
 """
 
-from simulo_envs.authoring import Capsule, Cuboid, Cylinder, Material, Physics, Pose, PrimitiveShape, Sphere
+from simulo_envs.articulated_prop import ArticulatedProp, ArticulatedPropState
+from simulo_envs.authoring import (Articulation, Capsule, Cuboid, Cylinder, Joint, Link, Material, Physics, Pose,
+                                   PrimitiveShape, Sphere)
 from simulo_envs.envs import BaseEnv, make
 from simulo_envs.prop import MultiShapeProp, Prop, PropProtocol, PropState, PropStateProtocol
 from simulo_envs.robot import Robot, RobotState
@@ -17,6 +19,7 @@ from simulo_envs import wrappers as _wrappers  # noqa: E402,F401  (vector entry 
 __version__ = "0.1.0"
 __all__ = [
     "Pose", "Physics", "Material", "Cuboid", "Sphere", "Cylinder", "Capsule", "PrimitiveShape",
+    "Articulation", "Joint", "Link", "ArticulatedProp", "ArticulatedPropState",
     "Prop", "MultiShapeProp", "PropProtocol", "PropState", "PropStateProtocol", "Robot", "RobotState", "Scene",
     "SimConfig", "BaseEnv", "make",
 ]

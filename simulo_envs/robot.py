@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Sequence
 
 import numpy as np
 import torch
 
+from simulo_envs.articulation import ArticulationObject, ArticulationState
 from simulo_envs.authoring import Pose
-from simulo_envs.env_ids import EnvIds, normalize_env_ids
-from simulo_envs.scene_object import SceneObject
-from simulo_envs.tensors import as_float_array, to_device
+from simulo_envs.env_ids import EnvIds
+from simulo_envs.tensors import to_device
 
 
 @dataclass(frozen=True)
@@ -63,31 +63,14 @@ class RobotSpec:
     disable_gravity: bool = False
 
 
-class RobotState:
-    """Live robot state, batched over envs, world frame; every member is a fresh float32 tensor.
+class RobotState(ArticulationState):
+    """Live robot state (``ArticulationState``: qpos, qvel, root pose and velocity, link poses)
+    plus the drive targets and the TCP pose; every member is a fresh float32 tensor.
 
     Raises RuntimeError until the robot is attached.
     """
 
-    __slots__ = ("_robot",)
-
-    def __init__(self, robot: "Robot"):
-        self._robot = robot
-
-    def _read(self, what: str) -> torch.Tensor:
-        robot = self._robot
-        backend = robot._require_attached()
-        return to_device(getattr(backend, what)(robot._gid), robot._device)
-
-    @property
-    def qpos(self) -> torch.Tensor:
-        """(num_envs, dof) joint positions, rad (revolute) or m (prismatic); fresh."""
-        return self._read("qpos")
-
-    @property
-    def qvel(self) -> torch.Tensor:
-        """(num_envs, dof) joint velocities, rad/s or m/s; fresh."""
-        return self._read("qvel")
+    __slots__ = ()
 
     @property
     def drive_targets(self) -> torch.Tensor:
@@ -95,29 +78,12 @@ class RobotState:
         return self._read("drive_targets")
 
     @property
-    def root_pose(self) -> torch.Tensor:
-        """(num_envs, 7) root link pose ``[x, y, z, qw, qx, qy, qz]``, world frame; fresh."""
-        return self._read("root_pose")
-
-    @property
     def tcp_pose(self) -> torch.Tensor:
         """(num_envs, 7) TCP link pose ``[x, y, z, qw, qx, qy, qz]``, world frame; fresh."""
-        robot = self._robot
-        backend = robot._require_attached()
-        return to_device(backend.link_pose(robot._gid, robot._tcp_index), robot._device)
-
-    def link_pose(self, link_name: str) -> torch.Tensor:
-        """(num_envs, 7) pose of link ``link_name``, world frame; fresh.
-
-        Raises:
-            KeyError: no such link (the message lists the link names).
-        """
-        robot = self._robot
-        backend = robot._require_attached()
-        return to_device(backend.link_pose(robot._gid, robot.link_index(link_name)), robot._device)
+        return self._read("link_pose", self._obj._tcp_index)
 
 
-class Robot(SceneObject):
+class Robot(ArticulationObject):
     """An articulation built from a ``RobotSpec``, one copy per env at its origin.
 
     After the scene attaches it: ``dof``, ``joint_names``, ``link_names``, ``qlimits`` and the
@@ -137,37 +103,6 @@ class Robot(SceneObject):
     def state(self) -> RobotState:
         """The live state accessor (the same object on every access)."""
         return self._state
-
-    @property
-    def dof(self) -> int:
-        """Number of active joints."""
-        return self._info().dof
-
-    @property
-    def joint_names(self) -> list[str]:
-        """Active joint names in qpos order."""
-        return list(self._info().joint_names)
-
-    @property
-    def link_names(self) -> list[str]:
-        """Link names in SAPIEN's link order (the order ``link_index`` counts in)."""
-        return list(self._info().link_names)
-
-    @property
-    def qlimits(self) -> torch.Tensor:
-        """(dof, 2) joint limits ``[lower, upper]`` from the URDF; fresh."""
-        return self._qlimits.clone()
-
-    def link_index(self, link_name: str) -> int:
-        """Index of ``link_name`` in ``link_names``.
-
-        Raises:
-            KeyError: no such link (the message lists the link names).
-        """
-        names = self._info().link_names
-        if link_name not in names:
-            raise KeyError(f"robot {self._name!r} has no link {link_name!r}; links: {names}")
-        return names.index(link_name)
 
     def contact_forces(self, link_names: Sequence[str], prop) -> torch.Tensor:
         """(num_envs, len(link_names), 3) net contact force [N], world frame, that ``prop``
@@ -194,38 +129,17 @@ class Robot(SceneObject):
         backend = self._require_attached()
         return to_device(backend.link_jacobian(self._gid, self.link_index(link_name)), self._device)
 
-    def set_qpos(self, qpos, env_ids: EnvIds = None) -> None:
-        """Teleport joint positions ``(k, dof)`` for ``env_ids`` (None: all envs).
-
-        Raises:
-            ValueError: wrong shape, NaN/inf, or a value outside the joint limits (``qlimits``,
-                1e-4 tolerance); nothing is written. TypeError/IndexError: bad env_ids.
-        """
-        backend = self._require_attached()
-        ids = normalize_env_ids(env_ids, self._num_envs)
-        values = as_float_array(qpos, (len(ids), self.dof), "qpos")
-        limits = self._qlimits.cpu().numpy()
-        outside = (values < limits[:, 0] - 1e-4) | (values > limits[:, 1] + 1e-4)
-        if outside.any():
-            row, joint = np.argwhere(outside)[0]
-            raise ValueError(f"qpos[{row}, {joint}] = {values[row, joint]:.4g} is outside the limits of joint "
-                             f"{self.joint_names[joint]!r} [{limits[joint, 0]:.4g}, {limits[joint, 1]:.4g}]; nothing was written")
-        if len(ids):
-            backend.set_qpos(self._gid, ids, values)
-            for ref in self._qpos_listeners:
-                listener = ref()
-                if listener is not None:
-                    listener(ids)
+    def _after_qpos_write(self, ids: np.ndarray) -> None:
+        for ref in self._qpos_listeners:
+            listener = ref()
+            if listener is not None:
+                listener(ids)
 
     def _add_qpos_listener(self, method) -> None:
         """Call the bound ``method(env_ids)`` (int64 numpy) after every ``set_qpos``: controllers
         whose state follows the arm (end-effector targets) re-anchor on the teleported pose.
         Held by a weak reference (no reference cycle between a robot and its controllers)."""
         self._qpos_listeners.append(weakref.WeakMethod(method))
-
-    def set_qvel(self, qvel, env_ids: EnvIds = None) -> None:
-        """Set joint velocities ``(k, dof)`` for ``env_ids`` (None: all envs)."""
-        self._write("set_qvel", qvel, env_ids, "qvel")
 
     def set_drive_targets(self, targets, env_ids: EnvIds = None) -> None:
         """Set PD position targets ``(k, dof)`` for ``env_ids`` (None: all envs)."""
@@ -243,13 +157,6 @@ class Robot(SceneObject):
         value = getattr(self._backend, what)(self._gid, *args)
         return value.numpy() if isinstance(value, torch.Tensor) else value
 
-    def _write(self, method: str, value, env_ids, what: str) -> None:
-        backend = self._require_attached()
-        ids = normalize_env_ids(env_ids, self._num_envs)
-        values = as_float_array(value, (len(ids), self.dof), what)
-        if len(ids):
-            getattr(backend, method)(self._gid, ids, values)
-
     # ------------------------------------------------------------------ scene plumbing
     def _attach(self, backend, env_origins: torch.Tensor, device: torch.device) -> None:
         n = backend.num_envs
@@ -257,13 +164,7 @@ class Robot(SceneObject):
         base[:, :3] += env_origins.to("cpu", torch.float64)
         materials = {k: vars(v) if not isinstance(v, dict) else v for k, v in self.spec.link_materials.items()}
         drives = [(d.stiffness, d.damping, d.force_limit) for d in self.spec.drives]
-        self._gid = backend.add_articulation(self.spec.urdf_path, self._name, materials, base.numpy(), drives,
-                                             disable_gravity=self.spec.disable_gravity)
-        self._backend = backend
-        self._num_envs = n
-        self._device = torch.device(device)
-        self._qlimits = to_device(backend.qlimits(self._gid), self._device)
+        gid = backend.add_articulation(self.spec.urdf_path, self._name, materials, base.numpy(), drives,
+                                       disable_gravity=self.spec.disable_gravity)
+        self._bind_group(backend, gid, device)
         self._tcp_index = self.link_index(self.spec.tcp_link)
-
-    def _info(self):
-        return self._require_attached().articulation_info(self._gid)

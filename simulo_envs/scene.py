@@ -13,13 +13,13 @@ from typing import Union
 
 import torch
 
+from simulo_envs.articulation import ArticulationObject
 from simulo_envs.authoring import Capsule, Cuboid, Cylinder, Sphere
 from simulo_envs.cloner.grid import grid_transforms
 from simulo_envs.cloner.path import rebase, relative_to, under
 from simulo_envs.cloner.plan import CloneCfg, ClonePlan, make_clone_plan, make_valid_clone_combinations
 from simulo_envs.cloner.replicate import PrototypeCfg, _dispatch
 from simulo_envs.prop import Prop
-from simulo_envs.robot import Robot
 
 WORLD = "/World"
 ENVS_ROOT = "/World/envs"
@@ -53,7 +53,7 @@ class Scene:
         self._plan: ClonePlan | None = None
         self._variants: dict[str, list[int]] = {}  # scene path -> variant per env, set with the plan
         self.prototype_cfgs: list[PrototypeCfg] = []  # one per registered object when the scene plans itself
-        self._objects: dict[str, Union[Prop, Robot]] = {}
+        self._objects: dict[str, Union[Prop, ArticulationObject]] = {}
         self._ground = False
         self.lighting = ((0.3, 0.3, 0.3), (((0.0, 1.0, -1.0), (1.0, 1.0, 1.0)),))
         self._backend = None
@@ -72,7 +72,7 @@ class Scene:
         """Register a per-env object under prototype path ``at``; it is cloned into every env.
 
         Args:
-            obj: a ``Prop``, a ``Robot``, or a bare shape (wrapped in a ``Prop``, which is returned).
+            obj: a ``Prop``, an ``ArticulatedProp``, a ``Robot``, or a bare shape (wrapped in a ``Prop``, which is returned).
             at: prototype path under ``/World`` (not ``/World`` itself, not under ``/World/envs``).
 
         Returns:
@@ -98,8 +98,9 @@ class Scene:
                              "queue every object before replicating")
         if isinstance(obj, (Cuboid, Sphere, Cylinder, Capsule)):
             obj = Prop(obj)
-        if not isinstance(obj, (Prop, Robot)):
-            raise TypeError(f"scene.add takes a Prop, a Robot or a primitive shape, got {type(obj).__name__}")
+        if not isinstance(obj, (Prop, ArticulationObject)):
+            raise TypeError(f"scene.add takes a Prop, an ArticulatedProp, a Robot or a primitive shape, "
+                            f"got {type(obj).__name__}")
         path = self._check_path(at)
         if any(existing is obj for existing in self._objects.values()):
             raise ValueError(f"scene.add: {obj!r} is already in the scene")

@@ -26,14 +26,15 @@ class StateMixin:
         """``{"actors": {path: (N, 13)}, "articulations": {path: (N, 13 + 2 dof)}}``, world frame.
 
         Actor rows: ``[pose(7), linear velocity(3), angular velocity(3)]``; articulation rows:
-        ``[root pose(7), root velocity(6, zero for a fixed base), qpos, qvel]``. Fresh tensors.
+        ``[root pose(7), root velocity(6, zero for a fixed base), qpos, qvel]`` (robots and
+        articulated props). Fresh tensors.
         """
         props, robots = self._state_objects()
         actors = {p: torch.cat([o.state.pose, o.state.linear_velocity, o.state.angular_velocity], 1) for p, o in props.items()}
         arts = {}
         for p, r in robots.items():
             s = r.state
-            arts[p] = torch.cat([s.root_pose, torch.zeros(self.num_envs, 6, device=self.device), s.qpos, s.qvel], 1)
+            arts[p] = torch.cat([s.root_pose, s.root_linear_velocity, s.root_angular_velocity, s.qpos, s.qvel], 1)
         return {"actors": actors, "articulations": arts}
 
     def set_state_dict(self, state: dict, env_idx=None) -> None:
@@ -46,6 +47,8 @@ class StateMixin:
             KeyError: a missing path; ValueError: wrong shapes, NaN/inf or a zero quaternion
             (nothing written).
         """
+        from simulo_envs.articulated_prop import ArticulatedProp
+
         ids = normalize_env_ids(env_idx, self.num_envs, "env_idx")
         props, robots = self._state_objects()
         for kind, expected in (("actors", props), ("articulations", robots)):
@@ -61,6 +64,9 @@ class StateMixin:
             normalized_poses(row[:, :7], f"state['actors'][{p!r}] pose")
         arts = {p: as_float_array(state["articulations"][p], (len(ids), 13 + 2 * r.dof), f"state['articulations'][{p!r}]")
                 for p, r in robots.items()}
+        movable = {p for p, r in robots.items() if isinstance(r, ArticulatedProp)}  # a Robot's base is fixed
+        for p in movable:
+            normalized_poses(arts[p][:, :7], f"state['articulations'][{p!r}] root pose")
         if not len(ids):
             return
         for p, o in props.items():
@@ -68,9 +74,13 @@ class StateMixin:
             o.set_velocity(actors[p][:, 7:13], ids)
         for p, r in robots.items():
             row = arts[p]
+            if p in movable:
+                r.set_pose(row[:, :7], ids)
+                r.set_velocity(row[:, 7:13], ids)
             r.set_qpos(row[:, 13:13 + r.dof], ids)
             r.set_qvel(row[:, 13 + r.dof:], ids)
-            r.set_drive_targets(row[:, 13:13 + r.dof], ids)
+            if p not in movable:
+                r.set_drive_targets(row[:, 13:13 + r.dof], ids)
         controller = getattr(getattr(self, "agent", None), "controller", None)
         if controller is not None and hasattr(controller, "reset"):
             controller.reset(torch.from_numpy(ids))  # e.g. EE targets follow the teleported robot

@@ -46,7 +46,8 @@ import sapien
 import sapien.physx as physx
 
 from simulo_envs.authoring import PrimitiveShape
-from simulo_envs.sim.builders import build_shape
+from simulo_envs.authoring.articulation import Articulation
+from simulo_envs.sim.builders import build_articulation, build_shape
 from simulo_envs.sim.contacts import ContactPairQuery
 from simulo_envs.sim.render import CameraRig, add_lights, ground_visual_builders
 from simulo_envs.sim.config import SimConfig
@@ -124,6 +125,7 @@ class PhysxCpuBackend:
         self.cameras: dict = {}
         self._rigid: list[_RigidGroup] = []
         self._arts: list[_ArticulationGroup] = []
+        self._spec_articulations = 0
         self._finalized = False
         self._version = 0
         self._packed_version = -1
@@ -229,6 +231,56 @@ class PhysxCpuBackend:
         self._arts.append(group)
         return len(self._arts) - 1
 
+    def add_articulation_from_spec(self, specs: Sequence[Articulation], name: str) -> int:
+        """Build one articulation per env from an authoring ``Articulation`` (primitive-shape
+        links and ``Joint`` specs; no file), root link at env origin ``i`` plus ``specs[i].pose``.
+
+        Contract (every backend implements it the same way):
+            - ``specs``: one per env, all with the same links and joints (the same spec repeated
+              for a homogeneous scene). Link shapes are placed at their link-frame poses with
+              their materials and densities (mass = sum over colliding shapes); a joint moves
+              along / about its ``axis`` (child frame) from ``origin`` (child frame in the
+              parent frame at position 0) within ``limits``, with the joint's friction
+              coefficient and viscous damping (a zero-stiffness drive; no drive target).
+            - the root link is fixed in the world iff ``spec.fix_base``.
+            - every link collides with the ground, with the props and robots of its own env, and
+              not with other links of the same articulation (nor with other envs).
+            - qpos starts at each joint's ``default_position``, velocities at zero.
+            - the returned id addresses an articulation group like ``add_articulation``'s:
+              ``qpos``/``qvel``/``root_pose``/``root_velocity``/``link_pose``/``qlimits``/
+              ``articulation_info``/``link_segmentation_ids`` read it, ``set_qpos``/``set_qvel``/
+              ``set_root_pose``/``set_root_velocity`` write it; active joints and links are in
+              ``specs[0].links`` order.
+
+        Raises:
+            ValueError: not one spec per env, or specs of different structure.
+            RuntimeError: after ``finalize()``, or more than 30 such articulation groups.
+        """
+        self._check_building()
+        if len(specs) != self.num_envs:
+            raise ValueError(f"add_articulation_from_spec: need one spec per env ({self.num_envs}), got {len(specs)}")
+        structure = [(l.name, l.parent, l.joint and (l.joint.kind, l.joint_name)) for l in specs[0].links]
+        if any([(l.name, l.parent, l.joint and (l.joint.kind, l.joint_name)) for l in s.links] != structure for s in specs):
+            raise ValueError("add_articulation_from_spec: every env's articulation needs the same links and joints")
+        if self._spec_articulations >= 30:
+            raise RuntimeError("physx_cpu: at most 30 articulated props per scene (one self-collision bit each)")
+        self_bit = 1 << (30 - self._spec_articulations)  # bit 31 is the robots'
+        self._spec_articulations += 1
+        arts, joints, links = [], [], []
+        for i, spec in enumerate(specs):
+            g = env_bits(i)
+            art = build_articulation(self.scenes[i], spec, f"{name}_{i}", [g[0], g[1], self_bit, 0], visual=self.render)
+            pose = spec.pose
+            art.set_root_pose(sapien.Pose(p=np.asarray(pose.position) + self.origins[i], q=pose.quaternion))
+            art.set_qpos(np.array([l.joint.default_position for l in spec.active_links], dtype=np.float32))
+            arts.append(art)
+            joints.append(art.get_active_joints())
+            links.append(list(art.links))
+        group = _ArticulationGroup(arts, joints, arts[0].dof, [j.name for j in joints[0]],
+                                   [l.name for l in links[0]], links)
+        self._arts.append(group)
+        return len(self._arts) - 1
+
     def finalize(self) -> None:
         """Freeze the layout and precompute the packed-state gather indices."""
         comps = list(self.system.rigid_dynamic_components)
@@ -250,6 +302,7 @@ class PhysxCpuBackend:
             bases = offset + size * np.arange(self.num_envs)[:, None]
             self._art_idx.append({
                 "root": bases + _ROOT_PERM,
+                "root_vel": bases + 7 + np.arange(6),
                 "qpos": bases + 13 + np.arange(dof),
                 "qvel": bases + 13 + dof + np.arange(dof),
                 "target": bases + 13 + 2 * dof + 2 * np.arange(dof),
@@ -328,6 +381,11 @@ class PhysxCpuBackend:
     def root_pose(self, gid: int) -> np.ndarray:
         """float32 (N, 7) articulation root pose, world frame, fresh."""
         return self._state()[self._art_idx[gid]["root"]]
+
+    def root_velocity(self, gid: int) -> np.ndarray:
+        """float32 (N, 6) articulation root velocity ``[vx, vy, vz, wx, wy, wz]``, world frame,
+        fresh (zero for a fixed base)."""
+        return self._state()[self._art_idx[gid]["root_vel"]]
 
     def link_pose(self, gid: int, link_index: int) -> np.ndarray:
         """float32 (N, 7) world pose of link ``link_index`` in every env, fresh."""
@@ -434,6 +492,25 @@ class PhysxCpuBackend:
         self._written[env_ids] = True
         self._version += 1
 
+    def set_root_pose(self, gid: int, env_ids: np.ndarray, pose: np.ndarray) -> None:
+        """Teleport the root link of ``env_ids`` to ``pose`` (k, 7), world frame; the other links
+        follow (joint positions unchanged), without a step."""
+        arts = self._arts[gid].articulations
+        for row, i in enumerate(env_ids.tolist()):
+            p = pose[row]
+            arts[i].set_root_pose(sapien.Pose(p=p[:3], q=p[3:7]))
+        self._wrote(env_ids)
+
+    def set_root_velocity(self, gid: int, env_ids: np.ndarray, velocity: np.ndarray) -> None:
+        """Set the root link's ``[v, w]`` (k, 6), world frame, for ``env_ids`` (a fixed base ignores it)."""
+        arts = self._arts[gid].articulations
+        for row, i in enumerate(env_ids.tolist()):
+            if arts[i].root.joint.type == "fixed":
+                continue
+            arts[i].set_root_linear_velocity(velocity[row, :3])
+            arts[i].set_root_angular_velocity(velocity[row, 3:6])
+        self._wrote(env_ids)
+
     def set_drive_targets(self, gid: int, env_ids: Optional[np.ndarray], targets: np.ndarray) -> None:
         """PD position targets (k, dof) for ``env_ids`` (None: all envs, k = N)."""
         joints = self._arts[gid].joints
@@ -481,6 +558,16 @@ class PhysxCpuBackend:
         self._require_render()
         for scene in self.scenes:
             scene.update_render()
+
+    def set_rigid_visibility(self, gid: int, visible: bool) -> None:
+        """Show or hide the render geometry of rigid group ``gid`` in every env (physics is
+        untouched). Cameras capture what is visible at capture time: hiding a goal marker
+        around a sensor capture keeps it out of observations but in ``render()``."""
+        self._require_render()
+        for entity in self._rigid[gid].entities:
+            body = entity.find_component_by_type(sapien.render.RenderBodyComponent)
+            if body is not None:
+                body.visibility = 1.0 if visible else 0.0
 
     def segmentation_ids(self, gid: int) -> list[int]:
         """Segmentation ids (SAPIEN per-scene entity ids) of rigid group ``gid``, one per env."""

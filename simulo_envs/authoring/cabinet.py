@@ -1,0 +1,103 @@
+"""Procedural cabinets: a drawer on a prismatic joint, a door on a revolute one (plain data).
+
+Both return an ``Articulation`` for ``ArticulatedProp``, built from ``Cuboid`` panels; nothing
+is loaded from a file. Cabinet frame: origin on the floor under the cabinet's centre, +z up,
+the open front facing -x (towards a robot standing at smaller x). All sizes in metres.
+
+Shell (the fixed root link ``"body"``): bottom, top, two sides and a back panel of thickness
+``wall``, outer extents ``depth`` (x) x ``width`` (y) x ``height`` (z).
+"""
+
+from __future__ import annotations
+
+import math
+
+from simulo_envs.authoring.articulation import Articulation, Joint, Link
+from simulo_envs.authoring.physics import Material, Physics
+from simulo_envs.authoring.pose import Pose
+from simulo_envs.authoring.shapes import Cuboid
+
+WOOD_DENSITY = 500.0
+"""Density of the panels [kg/m^3] (a light wood)."""
+_BODY = Material(color=(0.72, 0.58, 0.42))
+_FRONT = Material(color=(0.55, 0.38, 0.25))
+_HANDLE = Material(color=(0.15, 0.15, 0.15), static_friction=1.0, dynamic_friction=1.0)
+
+
+def _panel(name: str, size, position, material: Material = _BODY) -> Cuboid:
+    return Cuboid(name, size, Pose(position), Physics.rigid(density=WOOD_DENSITY), material)
+
+
+def _shell(depth: float, width: float, height: float, wall: float) -> Link:
+    d, w, h, t = depth, width, height, wall
+    return Link("body", [
+        _panel("bottom", (d, w, t), (0, 0, t / 2)),
+        _panel("top", (d, w, t), (0, 0, h - t / 2)),
+        _panel("left", (d, t, h - 2 * t), (0, -(w - t) / 2, h / 2)),
+        _panel("right", (d, t, h - 2 * t), (0, (w - t) / 2, h / 2)),
+        _panel("back", (t, w - 2 * t, h - 2 * t), ((d - t) / 2, 0, h / 2)),
+    ])
+
+
+def _bar_handle(front_x: float, length: float, gap: float, bar: float) -> list[Cuboid]:
+    """A bar of ``length`` along y, square section ``bar``, held ``gap`` in front of a face at
+    ``front_x`` (drawer or door frame) by two standoffs at its ends."""
+    standoff_x = front_x - gap / 2
+    bar_x = front_x - gap - bar / 2
+    y = (length - bar) / 2
+    return [
+        _panel("handle", (bar, length, bar), (bar_x, 0, 0), _HANDLE),
+        _panel("standoff_left", (gap, bar, bar), (standoff_x, -y, 0), _HANDLE),
+        _panel("standoff_right", (gap, bar, bar), (standoff_x, y, 0), _HANDLE),
+    ]
+
+
+def drawer_cabinet(name: str = "Cabinet", pose: Pose = Pose(), depth: float = 0.3, width: float = 0.4,
+                   height: float = 0.3, wall: float = 0.02, travel: float = 0.25, clearance: float = 0.005,
+                   handle_length: float = 0.16, handle_gap: float = 0.04, handle_bar: float = 0.02,
+                   friction: float = 0.05, damping: float = 2.0) -> Articulation:
+    """A cabinet with one drawer filling its front opening.
+
+    The drawer (link ``"drawer"``, joint ``"drawer_joint"``) slides out along -x from 0 (closed,
+    its front flush with the shell) to ``travel`` [m], with the joint's ``friction`` coefficient
+    and viscous ``damping`` [N s/m]. Its frame sits at the drawer box's centre; a bar handle of
+    ``handle_length`` along y is held ``handle_gap`` [m] in front of the front panel (room for
+    fingers to hook behind it). Raises ValueError for sizes that leave no room for the drawer.
+    """
+    d, w, h, t, c = depth, width, height, wall, clearance
+    inner_w, inner_h, drawer_d = w - 2 * t - 2 * c, h - 2 * t - 2 * c, d - t - c
+    if min(inner_w, inner_h, drawer_d) <= 2 * t or travel <= 0 or travel > drawer_d:
+        raise ValueError(f"drawer_cabinet: sizes leave no room for a drawer (depth {d}, width {w}, height {h}, "
+                         f"wall {t}) or travel {travel} is not in (0, {drawer_d:.3f}]")
+    front = -drawer_d / 2  # drawer frame: x of the front face's outside
+    drawer = Link("drawer", [
+        _panel("front", (t, inner_w, inner_h), (front + t / 2, 0, 0), _FRONT),
+        _panel("floor", (drawer_d - t, inner_w, t), (t / 2, 0, -(inner_h - t) / 2)),
+        _panel("left", (drawer_d - t, t, inner_h / 2), (t / 2, -(inner_w - t) / 2, -inner_h / 4)),
+        _panel("right", (drawer_d - t, t, inner_h / 2), (t / 2, (inner_w - t) / 2, -inner_h / 4)),
+        _panel("back", (t, inner_w - 2 * t, inner_h / 2), (drawer_d / 2 - t / 2, 0, -inner_h / 4)),
+        *_bar_handle(front, handle_length, handle_gap, handle_bar),
+    ], parent="body", joint=Joint.prismatic(
+        axis=(-1, 0, 0), limits=(0.0, travel), origin=Pose((-d / 2 + drawer_d / 2, 0, h / 2)),
+        friction=friction, damping=damping))
+    return Articulation(name, [_shell(d, w, h, t), drawer], pose=pose, fix_base=True)
+
+
+def door_cabinet(name: str = "Cabinet", pose: Pose = Pose(), depth: float = 0.3, width: float = 0.4,
+                 height: float = 0.3, wall: float = 0.02, opening: float = math.pi / 2,
+                 friction: float = 0.05, damping: float = 0.2) -> Articulation:
+    """A cabinet whose front is a door hinged on its -y edge.
+
+    The door (link ``"door"``, joint ``"door_joint"``) turns about +z from 0 (closed) to
+    ``opening`` [rad], swinging outwards (towards -x); the door frame sits on the hinge axis at
+    the door's mid-height, the panel extending along +y. A vertical bar handle near the free edge.
+    """
+    d, w, h, t = depth, width, height, wall
+    door = Link("door", [
+        _panel("panel", (t, w, h), (-t / 2, w / 2, 0), _FRONT),
+        _panel("handle", (0.02, 0.02, 0.12), (-t - 0.04, w - 0.05, 0), _HANDLE),
+        _panel("standoff", (0.03, 0.02, 0.02), (-t - 0.015, w - 0.05, 0), _HANDLE),
+    ], parent="body", joint=Joint.revolute(
+        axis=(0, 0, 1), limits=(0.0, opening), origin=Pose((-d / 2, -w / 2, h / 2)),
+        friction=friction, damping=damping))
+    return Articulation(name, [_shell(d, w, h, t), door], pose=pose, fix_base=True)
