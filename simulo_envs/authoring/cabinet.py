@@ -39,30 +39,31 @@ def _shell(depth: float, width: float, height: float, wall: float) -> Link:
     ])
 
 
-def _bar_handle(front_x: float, length: float, gap: float, bar: float) -> list[Cuboid]:
-    """A bar of ``length`` along y, square section ``bar``, held ``gap`` in front of a face at
-    ``front_x`` (drawer or door frame) by two standoffs at its ends."""
+def _bar_handle(front_x: float, length: float, gap: float, bar: float, y: float = 0.0) -> list[Cuboid]:
+    """A vertical bar ``length`` long (square section ``bar``), held ``gap`` in front of a face at
+    ``front_x`` by a standoff at each end, centred at (y, z = 0) of the link frame. A parallel
+    gripper coming from above closes on the bar with its fingers on either side of it."""
     standoff_x = front_x - gap / 2
     bar_x = front_x - gap - bar / 2
-    y = (length - bar) / 2
+    z = (length - bar) / 2
     return [
-        _panel("handle", (bar, length, bar), (bar_x, 0, 0), _HANDLE),
-        _panel("standoff_left", (gap, bar, bar), (standoff_x, -y, 0), _HANDLE),
-        _panel("standoff_right", (gap, bar, bar), (standoff_x, y, 0), _HANDLE),
+        _panel("handle", (bar, bar, length), (bar_x, y, 0), _HANDLE),
+        _panel("standoff_top", (gap, bar, bar), (standoff_x, y, z), _HANDLE),
+        _panel("standoff_bottom", (gap, bar, bar), (standoff_x, y, -z), _HANDLE),
     ]
 
 
 def drawer_cabinet(name: str = "Cabinet", pose: Pose = Pose(), depth: float = 0.3, width: float = 0.4,
                    height: float = 0.3, wall: float = 0.02, travel: float = 0.25, clearance: float = 0.005,
-                   handle_length: float = 0.16, handle_gap: float = 0.04, handle_bar: float = 0.02,
+                   handle_length: float = 0.1, handle_gap: float = 0.04, handle_bar: float = 0.02,
                    friction: float = 0.05, damping: float = 2.0) -> Articulation:
     """A cabinet with one drawer filling its front opening.
 
     The drawer (link ``"drawer"``, joint ``"drawer_joint"``) slides out along -x from 0 (closed,
     its front flush with the shell) to ``travel`` [m], with the joint's ``friction`` coefficient
-    and viscous ``damping`` [N s/m]. Its frame sits at the drawer box's centre; a bar handle of
-    ``handle_length`` along y is held ``handle_gap`` [m] in front of the front panel (room for
-    fingers to hook behind it). Raises ValueError for sizes that leave no room for the drawer.
+    and viscous ``damping`` [N s/m]. Its frame sits at the drawer box's centre; a vertical bar
+    handle (shape ``"handle"``, ``handle_length`` tall) is held ``handle_gap`` [m] in front of the
+    front panel's centre. Raises ValueError for sizes that leave no room for the drawer.
     """
     d, w, h, t, c = depth, width, height, wall, clearance
     inner_w, inner_h, drawer_d = w - 2 * t - 2 * c, h - 2 * t - 2 * c, d - t - c
@@ -95,8 +96,7 @@ def door_cabinet(name: str = "Cabinet", pose: Pose = Pose(), depth: float = 0.3,
     d, w, h, t = depth, width, height, wall
     door = Link("door", [
         _panel("panel", (t, w, h), (-t / 2, w / 2, 0), _FRONT),
-        _panel("handle", (0.02, 0.02, 0.12), (-t - 0.04, w - 0.05, 0), _HANDLE),
-        _panel("standoff", (0.03, 0.02, 0.02), (-t - 0.015, w - 0.05, 0), _HANDLE),
+        *_bar_handle(-t, 0.1, 0.04, 0.02, y=w - 0.05),
     ], parent="body", joint=Joint.revolute(
         axis=(0, 0, 1), limits=(0.0, opening), origin=Pose((-d / 2, -w / 2, h / 2)),
         friction=friction, damping=damping))
