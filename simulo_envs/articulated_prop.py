@@ -18,7 +18,6 @@ import torch
 from simulo_envs.articulation import ArticulationObject, ArticulationState
 from simulo_envs.authoring.articulation import Articulation
 from simulo_envs.env_ids import EnvIds, normalize_env_ids
-from simulo_envs.tensors import as_float_array, normalized_poses
 
 
 class ArticulatedPropState(ArticulationState):
@@ -115,11 +114,7 @@ class ArticulatedProp(ArticulationObject):
             RuntimeError: not attached. TypeError/IndexError/ValueError: bad ``env_ids``.
             ValueError: wrong shape, NaN/inf, or a zero quaternion; nothing is written.
         """
-        backend = self._require_attached()
-        ids = normalize_env_ids(env_ids, self._num_envs)
-        values = normalized_poses(as_float_array(pose, (len(ids), 7), "pose"), "pose")
-        if len(ids):
-            backend.set_root_pose(self._gid, ids, values)
+        self._write_rows("set_root_pose", pose, env_ids, "pose", 7, pose=True)
 
     def set_velocity(self, velocity, env_ids: EnvIds = None) -> None:
         """Set the root link's velocity ``(k, 6)`` ``[vx, vy, vz, wx, wy, wz]`` (m/s, rad/s),
@@ -128,7 +123,7 @@ class ArticulatedProp(ArticulationObject):
         Raises:
             RuntimeError: not attached. ValueError: wrong shape or NaN/inf; nothing is written.
         """
-        self._write("set_root_velocity", velocity, env_ids, "velocity", width=6)
+        self._write_rows("set_root_velocity", velocity, env_ids, "velocity", 6)
 
     def reset(self, env_ids: EnvIds = None) -> None:
         """Return ``env_ids`` (None: all) to ``default_pose`` and ``default_qpos`` at rest."""

@@ -143,12 +143,8 @@ class ArticulationObject(SceneObject):
         """
         self._write("set_qvel", qvel, env_ids, "qvel")
 
-    def _write(self, method: str, value, env_ids, what: str, width: int | None = None) -> None:
-        backend = self._require_attached()
-        ids = normalize_env_ids(env_ids, self._num_envs)
-        values = as_float_array(value, (len(ids), self.dof if width is None else width), what)
-        if len(ids):
-            getattr(backend, method)(self._gid, ids, values)
+    def _write(self, method: str, value, env_ids, what: str) -> None:
+        self._write_rows(method, value, env_ids, what, self.dof)
 
     def _bind_group(self, backend, gid: int, device) -> None:
         """Record the backend group ``gid`` this object now lives in."""

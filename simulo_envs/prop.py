@@ -16,7 +16,7 @@ import torch
 from simulo_envs.authoring import Capsule, Cuboid, Cylinder, PrimitiveShape, Sphere
 from simulo_envs.env_ids import EnvIds, normalize_env_ids
 from simulo_envs.scene_object import SceneObject
-from simulo_envs.tensors import as_float_array, normalized_poses, to_device
+from simulo_envs.tensors import to_device
 
 _SHAPE_TYPES = (Cuboid, Sphere, Cylinder, Capsule)
 
@@ -183,11 +183,7 @@ class Prop(SceneObject):
             RuntimeError: not attached. TypeError/IndexError/ValueError: bad ``env_ids``.
             ValueError: wrong shape, NaN/inf, or a zero quaternion; nothing is written.
         """
-        backend = self._require_attached()
-        ids = normalize_env_ids(env_ids, self._num_envs)
-        values = normalized_poses(as_float_array(pose, (len(ids), 7), "pose"), "pose")
-        if len(ids):
-            backend.set_rigid_pose(self._gid, ids, values)
+        self._write_rows("set_rigid_pose", pose, env_ids, "pose", 7, pose=True)
 
     def set_velocity(self, velocity, env_ids: EnvIds = None) -> None:
         """Set the prop's velocity (not control), world frame.
@@ -200,11 +196,7 @@ class Prop(SceneObject):
         Raises:
             RuntimeError: not attached. ValueError: wrong shape or NaN/inf; nothing is written.
         """
-        backend = self._require_attached()
-        ids = normalize_env_ids(env_ids, self._num_envs)
-        values = as_float_array(velocity, (len(ids), 6), "velocity")
-        if len(ids):
-            backend.set_rigid_velocity(self._gid, ids, values)
+        self._write_rows("set_rigid_velocity", velocity, env_ids, "velocity", 6)
 
     def reset(self, env_ids: EnvIds = None) -> None:
         """Return the prop to ``default_pose`` with zero velocity in ``env_ids`` (None: all)."""

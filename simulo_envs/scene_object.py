@@ -12,6 +12,9 @@ from typing import Optional
 
 import torch
 
+from simulo_envs.env_ids import normalize_env_ids
+from simulo_envs.tensors import as_float_array, normalized_poses
+
 
 class SceneObject:
     """Base of ``Prop`` and ``Robot``: name, prototype path, attach/detach bookkeeping."""
@@ -66,3 +69,19 @@ class SceneObject:
                 "create the env (read state from _initialize_episode onward)"
             )
         return self._backend
+
+    def _write_rows(self, method: str, value, env_ids, what: str, width: int, pose: bool = False) -> None:
+        """Validate ``value`` as ``(len(env_ids), width)`` rows (poses: quaternions normalised)
+        and hand them to ``backend.<method>(gid, ids, rows)``; nothing is written on bad input.
+
+        Raises:
+            RuntimeError: not attached. TypeError/IndexError/ValueError: bad ``env_ids``.
+            ValueError: wrong shape, NaN/inf or (poses) a zero quaternion.
+        """
+        backend = self._require_attached()
+        ids = normalize_env_ids(env_ids, self._num_envs)
+        values = as_float_array(value, (len(ids), width), what)
+        if pose:
+            normalized_poses(values, what)
+        if len(ids):
+            getattr(backend, method)(self._gid, ids, values)
