@@ -20,14 +20,17 @@ def yaw_quat(angle):
     return [math.cos(angle / 2), 0.0, 0.0, math.sin(angle / 2)]
 
 
+BACKENDS = ["physx_cpu", "physx_cuda_emulated"]
+
+
 class World:
-    def __init__(self, articulation=None, num_envs=N, ground=True, gravity=(0.0, 0.0, -9.81)):
+    def __init__(self, articulation=None, num_envs=N, ground=True, gravity=(0.0, 0.0, -9.81), backend="physx_cpu"):
         self.scene = Scene(num_envs, SPACING)
         spec = articulation or drawer_cabinet(pose=Pose(SPAWN), travel=TRAVEL)
         self.cabinet = self.scene.add(ArticulatedProp(spec), at="/World/Cabinet")
         if ground:
             self.scene.add_ground()
-        self.backend = make_backend("physx_cpu", num_envs, self.scene.env_origins.numpy(),
+        self.backend = make_backend(backend, num_envs, self.scene.env_origins.numpy(),
                                     SimConfig(env_spacing=SPACING, gravity=gravity))
         self.scene.attach(self.backend)
 
@@ -35,9 +38,9 @@ class World:
         self.backend.close()
 
 
-@pytest.fixture
-def world():
-    w = World()
+@pytest.fixture(params=BACKENDS)
+def world(request):
+    w = World(backend=request.param)
     yield w
     w.close()
 
@@ -275,8 +278,9 @@ def test_more_damping_slows_the_drawer_more():
     assert travelled[0] > 1.5 * travelled[1] > 0
 
 
-def test_door_turns_about_its_hinge():
-    w = World(door_cabinet(pose=Pose(SPAWN)), num_envs=2)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_door_turns_about_its_hinge(backend):
+    w = World(door_cabinet(pose=Pose(SPAWN)), num_envs=2, backend=backend)
     try:
         door = w.cabinet
         assert door.joint_names == ["door_joint"]
@@ -296,13 +300,14 @@ def test_door_turns_about_its_hinge():
         w.close()
 
 
-def test_free_base_falls_onto_the_ground_and_takes_root_velocity():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_free_base_falls_onto_the_ground_and_takes_root_velocity(backend):
     spec = Articulation("Box", [
         Link("base", [Cuboid("b", (0.2, 0.2, 0.1), physics=Physics.rigid(mass=1.0))]),
         Link("lid", [Cuboid("l", (0.2, 0.2, 0.02), physics=Physics.rigid(mass=0.2))], parent="base",
              joint=Joint.revolute((0, 1, 0), (0.0, 1.5), origin=Pose((0, 0, 0.06)), damping=0.1)),
     ], pose=Pose((0.0, 0.0, 0.5)), fix_base=False)
-    w = World(spec, num_envs=2)
+    w = World(spec, num_envs=2, backend=backend)
     try:
         box_ = w.cabinet
         box_.set_velocity(torch.tensor([[0.0, 0.0, 0.0, 0, 0, 0], [1.0, 0, 0, 0, 0, 0]]))

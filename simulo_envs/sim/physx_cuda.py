@@ -111,8 +111,9 @@ class PhysxCudaBackend(PhysxCpuBackend):
             self._rigid_rows.append(torch.tensor(rows, dtype=torch.long, device=dev))
             self._rigid_dyn.append(torch.tensor([k == "rigid" for k in group.kinds], device=dev))
             self._rigid_static.append(None if all(dynamic) else torch.tensor(np.stack(rows0), device=dev))
-        self._art_rows, self._link_rows, self._root_link = [], [], []
+        self._art_rows, self._link_rows, self._root_link, self._free_root = [], [], [], []
         for group in self._arts:
+            self._free_root.append(torch.tensor([a.root.joint.type != "fixed" for a in group.articulations], device=dev))
             self._art_rows.append(torch.tensor([_gpu_index(system, a) for a in group.articulations],
                                                dtype=torch.long, device=dev))
             links = [[_gpu_index(system, l, pose=True) for l in links] for links in group.links]
@@ -201,6 +202,11 @@ class PhysxCudaBackend(PhysxCpuBackend):
     def root_pose(self, gid: int) -> torch.Tensor:
         """float32 (N, 7) articulation root pose, world frame, fresh."""
         return self.link_pose(gid, self._root_link[gid])
+
+    def root_velocity(self, gid: int) -> torch.Tensor:
+        """float32 (N, 6) articulation root ``[v, w]``, world frame, fresh (zero for a fixed base)."""
+        self._fetch("link_velocity")
+        return self._body[self._link_rows[gid][:, self._root_link[gid]], 7:13]
 
     def link_pose(self, gid: int, link_index: int) -> torch.Tensor:
         """float32 (N, 7) world pose of link ``link_index`` in every env, fresh (rule 4)."""
@@ -327,6 +333,29 @@ class PhysxCudaBackend(PhysxCpuBackend):
     def set_drive_targets(self, gid: int, env_ids: Optional[np.ndarray], targets) -> None:
         """PD position targets (k, dof) for ``env_ids`` (None: all envs, k = N)."""
         self._set_joint("target_qpos", "target_position", gid, env_ids, targets)
+
+    def set_root_pose(self, gid: int, env_ids: np.ndarray, pose) -> None:
+        """Teleport the root link of ``env_ids`` to ``pose`` (k, 7), world frame; the other
+        links follow on the next read (rule 4)."""
+        ids = torch.as_tensor(np.asarray(env_ids), dtype=torch.long, device=self.device)
+        self._prepare("links", True)
+        self._body[self._link_rows[gid][ids, self._root_link[gid]], :7] = self._values(pose)
+        self._apply("articulation_root_pose", "links", self._art_rows[gid][ids])
+        self._kinematics_dirty = True
+        self._fresh.discard("links")
+        self._wrote(env_ids)
+
+    def set_root_velocity(self, gid: int, env_ids: np.ndarray, velocity) -> None:
+        """Set the root link's ``[v, w]`` (k, 6), world frame, for ``env_ids`` (a fixed base ignores it)."""
+        ids = torch.as_tensor(np.asarray(env_ids), dtype=torch.long, device=self.device)
+        free = self._free_root[gid][ids]
+        ids, values = ids[free], self._values(velocity)[free]
+        if len(ids):
+            self._prepare("link_velocity", True)
+            self._body[self._link_rows[gid][ids, self._root_link[gid]], 7:13] = values
+            self._apply("articulation_root_velocity", "link_velocity", self._art_rows[gid][ids])
+            self._fresh.discard("link_velocity")
+        self._wrote(env_ids)
 
     # ------------------------------------------------------------------ stepping
     def step(self, substeps: int = 1, before=None, after=None) -> None:
