@@ -1,53 +1,103 @@
 """Evaluate a checkpoint of ``scripts/train.py``: success rate over ``--episodes`` episodes.
 
     python scripts/evaluate.py --checkpoint runs/FrankaReach-v1/seed0/model_final.pt --episodes 100
+    python scripts/evaluate.py --checkpoint runs/FrankaReach-v1/seed0/model_*.pt --csv runs/FrankaReach-v1/seed0/evaluations.csv
 
 The deterministic policy (the Gaussian's mean) runs one episode per env, in batches of at most
 ``--max-envs`` envs, with the task's terminations on: an episode counts as a success when the
-task reports success at some step. Prints the summary; ``--json`` prints it as one JSON line.
+task reports success at some step. Episode ``k`` uses seed ``--seed + k``. A checkpoint from a
+torchrun training (any number of ranks) evaluates here in one process. A progress bar counts the
+finished episodes; the summary follows, or with ``--json`` one JSON line. Several checkpoints are
+evaluated in turn (one line each); ``--csv FILE`` also writes one row per checkpoint (its env steps
+and success rates), which ``scripts/plot_training.py`` draws when the file is named
+``evaluations.csv`` and sits beside the run's ``progress.csv``.
 
-``--video-dir DIR`` also films the policy for one episode in 4 envs (tiled) and writes
+A task of your own is found again through the module the checkpoint names; ``--task-module``
+imports more modules first (from the current directory or the Python path).
+
+``--video-dir DIR`` also films the (last) checkpoint's policy for one episode in 4 envs (tiled) and writes
 ``DIR/<env_id>.mp4`` (needs a Vulkan driver; ``make`` installs a software one).
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
+import os
+import sys
 
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
-from simulo_envs.wrappers.training import evaluate, record_policy_video
+from simulo_envs.wrappers.training import evaluate, import_task_modules, record_policy_video
 
 
-def parse_args() -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--checkpoint", required=True)
+    parser.add_argument("--checkpoint", required=True, nargs="+", help="one or more model_*.pt files")
     parser.add_argument("--episodes", type=int, default=100)
     parser.add_argument("--seed", type=int, default=10_000, help="evaluation seeds differ from training's")
     parser.add_argument("--max-envs", type=int, default=100)
+    parser.add_argument("--task-module", action="append", default=[], metavar="MODULE",
+                        help="import MODULE first (it registers your tasks); repeatable")
     parser.add_argument("--video-dir", default=None, help="also write a video of the policy (4 envs, tiled) here")
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--json", action="store_true")
-    return parser.parse_args()
+    parser.add_argument("--json", action="store_true", help="print each summary as one JSON line")
+    parser.add_argument("--csv", default=None, help="write one row per checkpoint to this CSV file")
+    parser.add_argument("--no-progress", action="store_true")
+    return parser
 
 
-def main() -> None:
-    args = parse_args()
+def main(argv=None) -> None:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    for name in ("episodes", "max_envs"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
     torch.set_num_threads(1)
-    summary = evaluate(args.checkpoint, args.episodes, seed=args.seed, max_envs=args.max_envs, device=args.device)
-    if args.video_dir:
-        path = record_policy_video(args.checkpoint, args.video_dir, seed=args.seed, device=args.device)
-        summary["video"] = path
-        print(f"video: {path}")
-    if args.json:
-        print(json.dumps(summary))
-    else:
-        print(f"{summary['env_id']}: success rate {summary['success_rate']:.1%} over {summary['episodes']} episodes "
-              f"(success at end {summary['success_at_end']:.1%}, mean return {summary['mean_return']:.2f}, "
-              f"mean length {summary['mean_length']:.1f})")
+    checkpoints = sorted(args.checkpoint, key=_iteration_order)
+    summaries = []
+    for checkpoint in checkpoints:
+        try:
+            if not summaries:
+                import_task_modules(args.task_module)
+            summary = evaluate(checkpoint, args.episodes, seed=args.seed, max_envs=args.max_envs,
+                               device=args.device, progress=not (args.no_progress or args.json))
+            if args.video_dir and checkpoint == checkpoints[-1]:
+                summary["video"] = record_policy_video(checkpoint, args.video_dir, seed=args.seed, device=args.device)
+        except (OSError, LookupError, ValueError, TypeError, ImportError, RuntimeError) as error:
+            message = str(error.args[0]) if error.args else repr(error)
+            parser.error(f"{checkpoint}: {message}" if len(checkpoints) > 1 else message)
+        summary["checkpoint"] = checkpoint
+        summaries.append(summary)
+        print(json.dumps(summary) if args.json else _describe(summary, several=len(checkpoints) > 1), flush=True)
+    if args.csv:
+        _write_csv(args.csv, summaries)
+
+
+def _iteration_order(path: str):
+    """model_50.pt before model_100.pt before model_final.pt; other names keep their order at the end."""
+    stem = os.path.splitext(os.path.basename(path))[0]
+    number = stem.rpartition("_")[2]
+    return (0, int(number), path) if number.isdigit() else (1, 0, path)
+
+
+def _describe(summary: dict, several: bool) -> str:
+    where = f"{summary['checkpoint']} ({summary['env_steps']:,} env steps) " if several and summary["env_steps"] else ""
+    text = (f"{where}{summary['env_id']}: success rate {summary['success_rate']:.1%} over {summary['episodes']} "
+            f"episodes (success at end {summary['success_at_end']:.1%}, mean return {summary['mean_return']:.2f}, "
+            f"mean length {summary['mean_length']:.1f})")
+    return text + (f"\nvideo: {summary['video']}" if "video" in summary else "")
+
+
+def _write_csv(path: str, summaries: list[dict]) -> None:
+    columns = ["checkpoint", "env_steps", "episodes", "success_rate", "success_at_end", "mean_return", "mean_length"]
+    with open(path, "w", newline="") as handle:
+        table = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
+        table.writeheader()
+        table.writerows(summaries)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

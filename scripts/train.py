@@ -1,49 +1,98 @@
-"""Train PPO (rsl-rl-lib) on a simulo_envs task, batched on one process.
+"""Train PPO (rsl-rl-lib) on a simulo_envs task: in one process, or data-parallel under torchrun.
 
-    python scripts/train.py --env-id FrankaReach-v1 --num-envs 64 --total-timesteps 1000000 --seed 0
+    python scripts/train.py --env-id FrankaReach-v1 --num-envs 64 --total-timesteps 300000 --seed 0
+    torchrun --standalone --nproc_per_node=2 scripts/train.py --env-id FrankaReach-v1 --num-envs 64
 
 Hyperparameters come from the task (``train_config`` next to it; see
 ``simulo_envs/wrappers/training.py``); ``--num-envs`` / ``--total-timesteps`` override its defaults.
-Writes to ``--log-dir`` (default ``runs/<env-id>/seed<seed>``): TensorBoard events
+PPO trains whole iterations (num_envs x the config's steps per env): the budget is rounded down to
+them, and the first line printed says exactly what will be trained.
+
+Your own task: ``--task-module my_tasks`` imports ``my_tasks`` (from the current directory or the
+Python path) so the ids it registers can be trained, or name the class: ``--env-id my_tasks:MyTask``.
+
+Under torchrun (``docs/distributed.md``), ``--num-envs`` counts the envs of all ranks; each rank
+builds its share, gradients are averaged over the ranks (gloo on CPU, NCCL on CUDA), and rank 0
+alone writes. Writes to ``--log-dir`` (default ``runs/<env-id>/seed<seed>``): TensorBoard events
 (``tensorboard --logdir runs``), ``progress.csv`` (success rate against env steps), checkpoints
-``model_<iteration>.pt`` and ``model_final.pt``. A progress bar shows the success rate of the last
-100 finished training episodes. Evaluate with ``scripts/evaluate.py --checkpoint .../model_final.pt``.
+``model_<iteration>.pt`` and ``model_final.pt``; ``--eval-episodes N`` also evaluates the final
+checkpoint (rank 0) and writes ``evaluation.json``. Evaluate later with
+``scripts/evaluate.py --checkpoint .../model_final.pt``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import sys
 
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
-import simulo_envs.tasks.franka_reach  # noqa: F401  (until tasks/__init__ imports it)
-from simulo_envs.wrappers.training import train
+from simulo_envs.wrappers.distributed import rank_device, rank_info
+from simulo_envs.wrappers.training import evaluate, import_task_modules, plan_training, train
 
 
-def parse_args() -> argparse.Namespace:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--env-id", default="FrankaReach-v1")
-    parser.add_argument("--num-envs", type=int, default=None, help="default: the task's train config")
-    parser.add_argument("--total-timesteps", type=int, default=None, help="env steps, all envs together")
+    parser.add_argument("--env-id", default="FrankaReach-v1",
+                        help="a registered id, or 'module:Class' / 'module:EnvId' for a task of your own")
+    parser.add_argument("--task-module", action="append", default=[], metavar="MODULE",
+                        help="import MODULE first (it registers your tasks); repeatable")
+    parser.add_argument("--num-envs", type=int, default=None, help="all ranks together; default: the task's config")
+    parser.add_argument("--total-timesteps", type=int, default=None,
+                        help="env steps, all envs together (an upper bound: whole PPO iterations)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--log-dir", default=None)
-    parser.add_argument("--device", default="cpu", help="where the networks run")
-    parser.add_argument("--checkpoint-every", type=int, default=50, help="iterations between checkpoints")
-    parser.add_argument("--torch-threads", type=int, default=1, help="torch CPU threads (physics uses the main one)")
+    parser.add_argument("--device", default="cpu", help="where the networks run (cuda: cuda:<LOCAL_RANK> per rank)")
+    parser.add_argument("--checkpoint-every", type=int, default=None,
+                        help="iterations between checkpoints (default: the config's save_interval)")
+    parser.add_argument("--eval-episodes", type=int, default=0,
+                        help="evaluate model_final.pt over this many episodes after training (rank 0)")
+    parser.add_argument("--torch-threads", type=int, default=1, help="torch CPU threads per process")
     parser.add_argument("--no-progress", action="store_true")
-    return parser.parse_args()
+    return parser
 
 
-def main() -> None:
-    args = parse_args()
+def fail(parser: argparse.ArgumentParser, message: str) -> None:
+    """``parser.error`` on rank 0; the other ranks of a torchrun launch exit with the same status quietly."""
+    if rank_info().is_main:
+        parser.error(message)
+    sys.exit(2)
+
+
+def main(argv=None) -> None:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    for name in ("torch_threads", "eval_episodes", "checkpoint_every"):
+        value = getattr(args, name)
+        if value is not None and value < (0 if name == "eval_episodes" else 1):
+            fail(parser, f"--{name.replace('_', '-')} must be >= {0 if name == 'eval_episodes' else 1}, got {value}")
     torch.set_num_threads(args.torch_threads)
-    log_dir = args.log_dir or os.path.join("runs", args.env_id, f"seed{args.seed}")
-    result = train(args.env_id, args.num_envs, args.total_timesteps, args.seed, log_dir, device=args.device,
-                   checkpoint_every=args.checkpoint_every, progress=not args.no_progress)
-    print(f"trained {result.env_steps} env steps in {result.wall_s:.0f} s; training success "
-          f"(last 100 episodes) {result.success_once:.2f}; checkpoint {result.checkpoint}")
+    try:
+        import_task_modules(args.task_module)
+        rank = rank_info()
+        plan = plan_training(args.env_id, args.num_envs, args.total_timesteps, rank.world_size)
+    except (LookupError, ValueError, TypeError, ImportError) as error:
+        fail(parser, str(error.args[0]) if error.args else repr(error))
+    log_dir = args.log_dir or os.path.join("runs", args.env_id.replace(":", "."), f"seed{args.seed}")
+    if rank.is_main:
+        print(f"training {plan.describe()}; logs in {log_dir}", flush=True)
+    result = train(plan.env_id, seed=args.seed, log_dir=log_dir, device=args.device,
+                   checkpoint_every=args.checkpoint_every, progress=not args.no_progress, plan=plan)
+    if not rank.is_main:
+        return
+    success = ("no training episode finished" if result.success_once is None
+               else f"training success (last 100 episodes) {result.success_once:.2f}")
+    print(f"trained {result.env_steps:,} env steps in {result.wall_s:.0f} s "
+          f"({result.steps_per_second:,.0f} steps/s); {success}; checkpoint {result.checkpoint}")
+    if args.eval_episodes:
+        summary = evaluate(result.checkpoint, args.eval_episodes, device=rank_device(args.device, rank),
+                           progress=not args.no_progress)
+        with open(os.path.join(log_dir, "evaluation.json"), "w") as handle:
+            json.dump(summary, handle)
+        print(f"evaluation: success rate {summary['success_rate']:.1%} over {summary['episodes']} episodes")
 
 
 if __name__ == "__main__":
