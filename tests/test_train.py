@@ -48,7 +48,7 @@ def test_train_then_evaluate_scripts(tmp_path):
         cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert train_run.returncode == 0, train_run.stdout[-2000:] + train_run.stderr[-4000:]
     out = train_run.stdout
-    assert out.splitlines()[0].startswith("training FrankaReach-v1: 100 env steps = 1 PPO iterations x 4 envs x 25 steps")
+    assert out.splitlines()[0].startswith("training FrankaReach-v1: 100 env steps = 1 PPO iteration x 4 envs x 25 steps")
     assert "no training episode finished" in out and "nan" not in out + train_run.stderr
     assert "Actor Model" not in out and "no finished episode yet" in train_run.stderr   # the bar's note
     rows = (log_dir / "progress.csv").read_text().splitlines()
@@ -151,7 +151,7 @@ def test_a_task_from_the_users_module_trains_and_evaluates(user_tasks, capsys):
     train_main(["--task-module", "user_tasks", "--env-id", "UserReach-v1", "--total-timesteps", "50",
                 "--log-dir", "run", "--no-progress"])
     out = capsys.readouterr().out
-    assert "UserReach-v1: 50 env steps = 1 PPO iterations x 2 envs x 25 steps" in out
+    assert "UserReach-v1: 50 env steps = 1 PPO iteration x 2 envs x 25 steps" in out
     # the checkpoint names its module: evaluation imports it again by itself
     sys.modules.pop("user_tasks")
     REGISTERED.pop("UserReach-v1")

@@ -157,7 +157,8 @@ class TrainPlan:
     def describe(self) -> str:
         """One line: what will be trained, and how the budget was rounded."""
         ranks = f" on {self.world_size} ranks x {self.envs_per_rank} envs" if self.world_size > 1 else ""
-        text = (f"{self.env_id}: {self.env_steps:,} env steps = {self.iterations} PPO iterations x "
+        plural = "s" if self.iterations != 1 else ""
+        text = (f"{self.env_id}: {self.env_steps:,} env steps = {self.iterations} PPO iteration{plural} x "
                 f"{self.num_envs} envs x {self.steps_per_env} steps{ranks}")
         if self.env_steps != self.requested_steps:
             text += f" (budget {self.requested_steps:,} rounded down to whole iterations)"

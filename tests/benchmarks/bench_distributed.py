@@ -1,0 +1,76 @@
+"""Training throughput with 1 and with P ranks (torchrun, gloo on CPU), same run, as a ratio.
+
+    python tests/benchmarks/bench_distributed.py                 # FrankaReach-v1, 64 envs, P = 1 and 2, 3 rounds
+    python tests/benchmarks/bench_distributed.py --ranks 1 2 4 --num-envs 128 --rounds 5 --json
+
+Each configuration is one ``scripts/train.py`` run (under ``torchrun --standalone`` for P > 1)
+with the same total envs, budget and seed; its throughput is what train.py reports: env steps of
+all ranks divided by the seconds of the training loop (rollouts and PPO updates, gradient
+averaging included; process start and env construction excluded). Rounds are interleaved so
+machine noise hits every configuration alike; the table gives the median per configuration and
+its ratio to P = 1. Not a test: pytest does not collect ``bench_*`` files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RATE = re.compile(r"trained ([\d,]+) env steps in \d+ s \(([\d,]+) steps/s\)")
+
+
+def measure(ranks: int, args: argparse.Namespace, log_dir: str) -> tuple[int, float]:
+    """``(env steps, env steps per second)`` of one training run with ``ranks`` processes."""
+    train = [os.path.join(ROOT, "scripts", "train.py"), "--env-id", args.env_id, "--num-envs", str(args.num_envs),
+             "--total-timesteps", str(args.total_timesteps), "--seed", "0", "--log-dir", log_dir,
+             "--checkpoint-every", "100000", "--no-progress"]
+    launcher = [sys.executable] if ranks == 1 else [sys.executable, "-m", "torch.distributed.run", "--standalone",
+                                                    f"--nproc_per_node={ranks}"]
+    result = subprocess.run(launcher + train, cwd=ROOT, capture_output=True, text=True)
+    match = RATE.search(result.stdout)
+    if result.returncode or match is None:
+        raise RuntimeError(f"{ranks} ranks failed:\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}")
+    return int(match[1].replace(",", "")), float(match[2].replace(",", ""))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--env-id", default="FrankaReach-v1")
+    parser.add_argument("--num-envs", type=int, default=64, help="all ranks together")
+    parser.add_argument("--total-timesteps", type=int, default=24_000, help="per run (whole PPO iterations)")
+    parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--json", action="store_true", help="last line: the results as JSON")
+    args = parser.parse_args()
+    if 1 not in args.ranks:
+        parser.error("--ranks must include 1 (the baseline of the ratios)")
+    rates: dict[int, list[float]] = {p: [] for p in args.ranks}
+    with tempfile.TemporaryDirectory() as scratch:
+        for round_index in range(args.rounds):
+            for ranks in args.ranks:
+                steps, rate = measure(ranks, args, os.path.join(scratch, f"r{round_index}_p{ranks}"))
+                rates[ranks].append(rate)
+                print(f"round {round_index + 1}: {ranks} rank(s): {steps:,} env steps, {rate:,.0f} env steps/s",
+                      flush=True)
+    base = statistics.median(rates[1])
+    print(f"\n{args.env_id}, {args.num_envs} envs in total, median of {args.rounds} rounds")
+    print("| ranks | envs per rank | env steps/s (incl. PPO updates) | vs 1 rank |")
+    print("| ---: | ---: | ---: | ---: |")
+    results = {}
+    for ranks in args.ranks:
+        median = statistics.median(rates[ranks])
+        results[ranks] = {"median": median, "rounds": rates[ranks], "ratio": median / base}
+        print(f"| {ranks} | {args.num_envs // ranks} | {median:,.0f} | {median / base:.2f}x |")
+    if args.json:
+        print(json.dumps({"env_id": args.env_id, "num_envs": args.num_envs, "results": results}))
+
+
+if __name__ == "__main__":
+    main()
