@@ -8,7 +8,9 @@ Each run is the ``progress.csv`` of ``scripts/train.py``; the title and the lege
 ``evaluations.csv`` beside it (``scripts/evaluate.py --checkpoint .../model_*.pt --csv ...``), if
 present. One run: ``success_once`` and ``success_at_end`` of the training episodes (means over the
 last 100 finished, stochastic policy), evaluations as markers, wall-clock minutes on a second axis.
-Several runs: one colour each, training ``success_once`` thin, evaluations bold. ``--eval
+Several runs: one colour per configuration (ranks x envs, or ``--label``), training ``success_once``
+thin, evaluations bold; runs of the same configuration (other seeds) are averaged, with the
+min-max of their evaluations shaded. ``--eval
 STEPS=RATE`` adds evaluation points by hand (one run only). Needs matplotlib (the ``dev`` extra).
 The last argument is the output image unless ``-o`` gives it.
 """
@@ -43,7 +45,8 @@ def read_run(progress_csv: str) -> dict:
             meta = json.load(handle)
     if os.path.isfile(os.path.join(folder, "evaluations.csv")):
         with open(os.path.join(folder, "evaluations.csv")) as handle:
-            evaluations = sorted((int(r["env_steps"]), float(r["success_rate"])) for r in csv.DictReader(handle))
+            by_steps = {int(r["env_steps"]): float(r["success_rate"]) for r in csv.DictReader(handle)}
+            evaluations = sorted(by_steps.items())   # model_final.pt repeats the last model_<it>.pt
     return {"rows": rows, "meta": meta, "evaluations": evaluations, "path": progress_csv}
 
 
@@ -63,6 +66,7 @@ def default_title(runs: list[dict]) -> str:
 
 
 def run_label(run: dict) -> str:
+    """``"2 ranks x 32 envs"`` from ``run.json``; else the run's folder."""
     meta = run["meta"]
     if "world_size" not in meta:
         return os.path.dirname(run["path"]) or run["path"]
@@ -70,8 +74,30 @@ def run_label(run: dict) -> str:
     return f"{ranks} rank{'s' if ranks > 1 else ''} x {meta['envs_per_rank']} envs"
 
 
+def _mean_curve(curves: list[list[tuple[int, float]]]) -> tuple[list[int], list[float], list[float], list[float]]:
+    """Steps every curve has, with the mean, min and max of the curves there."""
+    common = sorted(set.intersection(*(set(dict(c)) for c in curves)))
+    values = [[dict(c)[step] for c in curves] for step in common]
+    return common, [sum(v) / len(v) for v in values], [min(v) for v in values], [max(v) for v in values]
+
+
+def _plot_group(ax, label: str, members: list[dict], colour: str) -> None:
+    """One configuration: training success (thin) and evaluations (bold); several seeds are averaged,
+    their evaluations' min-max shaded."""
+    seeds = f", mean of {len(members)} runs" if len(members) > 1 else ""
+    training = _mean_curve([list(zip(*_known(run["rows"], "success_once"))) for run in members])
+    ax.plot(training[0], training[1], color=colour, alpha=0.45, linewidth=1, label=f"{label}: training success once{seeds}")
+    if all(run["evaluations"] for run in members):
+        steps, mean, low, high = _mean_curve([run["evaluations"] for run in members])
+        ax.plot(steps, mean, "o-", color=colour, linewidth=2, markersize=4, zorder=3,
+                label=f"{label}: evaluation (deterministic){seeds}")
+        if len(members) > 1:
+            ax.fill_between(steps, low, high, color=colour, alpha=0.15, linewidth=0)
+
+
 def plot(runs: list[dict], title: str, labels: list[str], extra_evals: list[tuple[int, float]]):
-    """The figure (not saved)."""
+    """The figure (not saved). Several runs with the same label (the same ranks x envs, other seeds)
+    are drawn as one: their mean, with the evaluations' min-max shaded."""
     fig, ax = plt.subplots(figsize=(7, 4), dpi=120)
     if len(runs) == 1:
         run = runs[0]
@@ -88,13 +114,11 @@ def plot(runs: list[dict], title: str, labels: list[str], extra_evals: list[tupl
                                                             lambda m: m * 60 * steps / wall))
             minutes.set_xlabel("training wall-clock [min]")
     else:
-        for index, (run, label) in enumerate(zip(runs, labels)):
-            colour = f"C{index}"
-            ax.plot(*_known(run["rows"], "success_once"), color=colour, alpha=0.45, linewidth=1,
-                    label=f"{label}: training success once")
-            if run["evaluations"]:
-                ax.plot([p[0] for p in run["evaluations"]], [p[1] for p in run["evaluations"]], "o-", color=colour,
-                        linewidth=2, zorder=3, label=f"{label}: evaluation (deterministic)")
+        groups: dict[str, list[dict]] = {}
+        for run, label in zip(runs, labels):
+            groups.setdefault(label, []).append(run)
+        for index, (label, members) in enumerate(groups.items()):
+            _plot_group(ax, label, members, f"C{index}")
     ax.set_xlabel("env steps")
     ax.set_ylabel("success rate")
     ax.set_ylim(-0.02, 1.02)
@@ -110,7 +134,8 @@ def main(argv=None) -> None:
     parser.add_argument("paths", nargs="+", metavar="PATH", help="progress.csv files, then the output image")
     parser.add_argument("-o", "--output", default=None, help="the output image (.png, .pdf, .svg)")
     parser.add_argument("--title", default=None, help="default: from the runs' run.json")
-    parser.add_argument("--label", action="append", default=[], help="legend label per run (in order)")
+    parser.add_argument("--label", action="append", default=[],
+                        help="legend label per run, in order (runs with the same label are averaged)")
     parser.add_argument("--eval", action="append", default=[], metavar="STEPS=RATE",
                         help="a checkpoint's evaluation: env steps and success rate in [0, 1]")
     args = parser.parse_args(argv)
@@ -133,7 +158,8 @@ def main(argv=None) -> None:
         runs = [read_run(path) for path in paths]
     except (OSError, ValueError, KeyError) as error:
         parser.error(str(error))
-    figure = plot(runs, args.title or default_title(runs), args.label or [run_label(r) for r in runs], extra)
+    labels = args.label or [run_label(run) for run in runs]
+    figure = plot(runs, args.title or default_title(runs), labels, extra)
     figure.savefig(output)
     print(f"wrote {output}")
 

@@ -224,3 +224,11 @@ def test_plot_titles_and_labels_come_from_the_runs(tmp_path):
     assert figure.axes[0].get_title() == "PPO (rsl-rl-lib) on FrankaReach-v1, 64 envs"
     assert labels == ["1 rank x 64 envs: training success once", "1 rank x 64 envs: evaluation (deterministic)",
                       "2 ranks x 32 envs: training success once", "2 ranks x 32 envs: evaluation (deterministic)"]
+
+    # runs of the same configuration (other seeds) are averaged into one curve
+    three = _fake_run(tmp_path / "p2b", "FrankaReach-v1", 2, 64, [(1000, 0.4), (2000, 1.0)])
+    runs.append(plot_training.read_run(three))
+    figure = plot_training.plot(runs, "t", [plot_training.run_label(r) for r in runs], [])
+    lines = {line.get_label(): line for line in figure.axes[0].get_lines()}
+    mean = lines["2 ranks x 32 envs: evaluation (deterministic), mean of 2 runs"]
+    assert list(mean.get_xdata()) == [1000, 2000] and list(mean.get_ydata()) == pytest.approx([0.3, 0.9])

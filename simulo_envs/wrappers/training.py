@@ -230,11 +230,19 @@ def make_rsl_env(env: Union[str, type], num_envs: int, config: dict, seed: Union
 
 
 def _registered_kwargs(env_id: str) -> dict:
-    """The keywords ``gym.register`` stored for ``env_id`` (``None`` values left out); ``{}`` if unregistered."""
+    """What Gymnasium's registry holds for ``env_id`` as env keywords: the spec's ``kwargs`` and its
+    ``max_episode_steps`` (the per-env limit ``gym.make`` gives); ``{}`` if unregistered."""
     import gymnasium as gym
 
     spec = gym.registry.get(env_id)
-    return {k: v for k, v in (spec.kwargs if spec is not None else {}).items() if v is not None}
+    if spec is None:
+        return {}
+    kwargs = {k: v for k, v in spec.kwargs.items() if v is not None}
+    if spec.max_episode_steps is not None and "max_episode_steps" not in kwargs:
+        kwargs["max_episode_steps"] = spec.max_episode_steps
+    if kwargs.get("max_episode_steps") == -1:   # Gymnasium's "no limit": the class default applies
+        del kwargs["max_episode_steps"]
+    return kwargs
 
 
 def _policy_seed(seed: int, rank: int) -> int:
