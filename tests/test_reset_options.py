@@ -43,7 +43,7 @@ def test_a_typo_raises_naming_the_known_keys_and_changes_nothing():
     env.step(torch.full((3, 8), 0.5))
     pose, steps = _snapshot(env)
     rng_state = env.np_random.bit_generator.state
-    with pytest.raises(ValueError, match=r"env_ids.*accepts \['env_idx', 'reconfigure'\].*did you mean 'env_idx'"):
+    with pytest.raises(ValueError, match=r"env_ids.*accepts \['env_idx', 'reconfigure', 'reset_to_env_states'\].*did you mean 'env_idx'"):
         env.reset(seed=7, options={"env_ids": [0]})
     after_pose, after_steps = _snapshot(env)
     assert torch.equal(after_pose, pose) and torch.equal(after_steps, steps)
@@ -82,9 +82,10 @@ def test_a_task_declares_the_keys_it_reads():
 
 
 def test_keys_are_collected_over_the_class_hierarchy():
-    assert known_reset_option_keys(FrankaLiftEnv) == ("env_idx", "reconfigure")
-    assert known_reset_option_keys(LiftWithNudge) == ("env_idx", "reconfigure", "nudge_x")
-    assert set(known_reset_option_keys(LiftWithBoth)) == {"env_idx", "reconfigure", "nudge_x", "restore"}
+    base = ("env_idx", "reconfigure", "reset_to_env_states")
+    assert known_reset_option_keys(FrankaLiftEnv) == base
+    assert known_reset_option_keys(LiftWithNudge) == (*base, "nudge_x")
+    assert set(known_reset_option_keys(LiftWithBoth)) == {*base, "nudge_x", "restore"}
 
 
 def test_a_bad_declaration_is_named():

@@ -193,7 +193,8 @@ def test_normalized_dense_is_dense_over_success_reward(env):
 
 
 def test_success_terminates_and_gives_the_top_rewards(env):
-    """A block held 0.2 m up counts as lifted: success, terminated, sparse 1, normalised 1."""
+    """A block held 0.2 m up counts as lifted: success, terminated, dense 5, sparse 1, normalised 1
+    (the default reward mode, the seed's SUPPORTED_REWARD_MODES[0])."""
     u = env.unwrapped
     env.reset(seed=0)
     high = u.block.default_pose
@@ -203,10 +204,11 @@ def test_success_terminates_and_gives_the_top_rewards(env):
     assert info["success"].tolist() == [True, False]
     assert term.tolist() == [True, False]
     assert trunc.tolist() == [False, False]
-    assert reward[0].item() == pytest.approx(5.0)
-    assert reward[1].item() < 5.0
+    assert u.reward_mode == "normalized_dense"
+    assert reward[0].item() == pytest.approx(1.0)
+    assert reward[1].item() < 1.0
     assert u.compute_sparse_reward(obs, None, info).tolist() == [1.0, 0.0]
-    assert u.compute_normalized_dense_reward(obs, None, info)[0].item() == pytest.approx(1.0)
+    assert u.compute_dense_reward(obs, None, info)[0].item() == pytest.approx(5.0)
 
 
 # ---------------------------------------------------------------- action clipping

@@ -38,12 +38,14 @@ from gymnasium.vector.utils import batch_space
 
 from simulo_envs.cloner.plan import CloneCfg
 from simulo_envs.env_ids import normalize_env_ids
+from simulo_envs.envs.maniskill_api import ManiSkillApiMixin
 from simulo_envs.envs.observations import flatten_obs, space_from_obs
 from simulo_envs.envs.rendering import RenderingMixin
 from simulo_envs.envs.reset_options import check_reset_option_keys
-from simulo_envs.envs.rng import BatchedRNG
+from simulo_envs.envs.rng import MAIN_SEED, EpisodeRNG
 from simulo_envs.envs.state import StateMixin
 from simulo_envs.envs.sensors import STATE_OBS_MODES, parse_obs_mode
+from simulo_envs.envs.torch_rng import per_env_torch_draws
 from simulo_envs.scene import Scene
 from simulo_envs.sim import backend_device, make_backend, resolve_backend_name
 from simulo_envs.sim.render import require_vulkan
@@ -54,7 +56,7 @@ def _is_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-class BaseEnv(RenderingMixin, StateMixin, gym.Env):
+class BaseEnv(RenderingMixin, StateMixin, ManiSkillApiMixin, gym.Env):
     """Superclass of simulo_envs tasks.
 
     Args:
@@ -64,8 +66,8 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
             ``"rgbd"``, ``"sensor_data"`` and ``+`` combinations, giving
             ``{"agent", "extra", "sensor_data": {camera: {texture: (N, H, W, C)}}, "sensor_param"}``
             (see ``simulo_envs/envs/rendering.py``).
-        reward_mode: ``"dense"``, ``"normalized_dense"`` (in [0, 1]), ``"sparse"`` (+1 success,
-            -1 fail, else 0) or ``"none"`` (zeros).
+        reward_mode: ``"normalized_dense"`` (in [0, 1]; the default, ``SUPPORTED_REWARD_MODES[0]``,
+            also for None), ``"dense"``, ``"sparse"`` (+1 success, -1 fail, else 0) or ``"none"`` (zeros).
         control_mode: the agent's control mode; None takes the agent's default.
         render_mode: None, ``"rgb_array"`` (``render()`` -> uint8 (N, H, W, 3) from the human
             render camera) or ``"sensors"`` (the sensor cameras' RGB side by side).
@@ -81,6 +83,9 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
         max_episode_steps: per-env truncation limit [env steps]; None takes the task's default
             (``default_max_episode_steps``); -1: no limit (Gymnasium's convention). Settable later
             through the ``max_episode_steps`` property.
+        enhanced_determinism: every reset draws fresh episode seeds from the per-env main streams
+            (so each episode replays alone from ``_episode_seed``); by default an unseeded reset
+            continues the episode streams (``simulo_envs/envs/rng.py``).
 
     Raises:
         ValueError: an unknown mode or bad ``num_envs`` / ``sim_config`` / camera override.
@@ -98,13 +103,13 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
     default_max_episode_steps: Optional[int] = None
     #: ``reset(options=...)`` keys this class reads; each subclass (or mixin) lists only its own
     #: additions, the accepted set is the union over the MRO (``reset_options.known_reset_option_keys``).
-    reset_option_keys: tuple[str, ...] = ("env_idx", "reconfigure")
+    reset_option_keys: tuple[str, ...] = ("env_idx", "reconfigure", "reset_to_env_states")
 
     def __init__(
         self,
         num_envs: int = 1,
         obs_mode: str = "state",
-        reward_mode: str = "dense",
+        reward_mode: Optional[str] = None,
         control_mode: Optional[str] = None,
         render_mode: Optional[str] = None,
         sim_config: Union[None, dict, SimConfig] = None,
@@ -113,10 +118,12 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
         sensor_configs: Optional[dict] = None,
         human_render_camera_configs: Optional[dict] = None,
         clone_cfg: Optional[CloneCfg] = None,
+        enhanced_determinism: bool = False,
     ):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
-        obs_mode = "state" if obs_mode is None else obs_mode
+        obs_mode = self.SUPPORTED_OBS_MODES[0] if obs_mode is None else obs_mode
+        reward_mode = self.SUPPORTED_REWARD_MODES[0] if reward_mode is None else reward_mode
         self._textures = parse_obs_mode(obs_mode)
         if render_mode == "sensors" and not self._textures:
             raise ValueError("render_mode='sensors' shows the sensor cameras: use a visual obs_mode such as 'rgb'")
@@ -143,19 +150,22 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
             require_vulkan()
         self._closed = False
         self._backend = None
-        self._rng = BatchedRNG(self.num_envs)
+        self._enhanced_determinism = bool(enhanced_determinism)
+        self._rng = EpisodeRNG(self.num_envs)  # main seeds MAIN_SEED + i
+        self._last_obs = None
         self._elapsed_steps = torch.zeros(self.num_envs, dtype=torch.int32, device=self.device)
         self._one = torch.tensor(1, dtype=torch.int32, device=self.device)
         self._limit = torch.zeros((), dtype=torch.int32, device=self.device)
         self.max_episode_steps = limit  # validated by the setter, before the scene is built
-        self._reconfigure({})
+        # Built and reset as the seed does at creation: env i seeded MAIN_SEED + i, so the first
+        # unseeded reset is the same episode in every fresh process.
+        obs, _ = self.reset(seed=MAIN_SEED, options={"reconfigure": True})
         self.single_action_space = self.agent.single_action_space
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self._action_low_np = self.single_action_space.low.astype(np.float32)
         self._action_high_np = self.single_action_space.high.astype(np.float32)
         self._action_low = torch.from_numpy(self._action_low_np).to(self.device)
         self._action_high = torch.from_numpy(self._action_high_np).to(self.device)
-        obs, _ = self.reset()
         self._init_raw_obs = obs
         self.single_observation_space = space_from_obs(obs, batched=False)
         self.observation_space = space_from_obs(obs, batched=True)
@@ -206,8 +216,10 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
         return self._backend
 
     @property
-    def episode_rng(self) -> BatchedRNG:
-        """Per-env random streams for ``_initialize_episode`` (see ``BatchedRNG``)."""
+    def episode_rng(self) -> EpisodeRNG:
+        """Per-env random streams for ``_initialize_episode`` (``uniform``/``integers`` give a row
+        per reset env; see ``simulo_envs/envs/rng.py``). Torch's random functions called in
+        ``_initialize_episode`` follow the same seeds (``simulo_envs/envs/torch_rng.py``)."""
         return self._rng
 
     # ------------------------------------------------------------------ hooks for tasks
@@ -307,13 +319,19 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
         """Reset all envs, or only ``options["env_idx"]``.
 
         Args:
-            seed: None (each env's stream continues), an int ``s`` (env ``i`` restarts its stream
-                at ``s + i``, so env ``k`` of a batch matches a single env seeded ``s + k``), or
-                one int per reset env. A seed also seeds Gymnasium's ``np_random`` (with ``s``, or
+            seed: None (each env's episode streams continue), an int ``s`` (env ``i`` restarts its
+                streams at ``s + i``, so env ``k`` of a batch matches a single env seeded ``s + k``),
+                or one int per reset env; ints in ``[0, 2**63)``. See ``simulo_envs/envs/rng.py``:
+                numpy draws (``episode_rng``) and torch draws in ``_initialize_episode`` both
+                follow these seeds. A seed also seeds Gymnasium's ``np_random`` (with ``s``, or
                 the list's first seed); episodes never draw from it.
             options: ``"env_idx"``: envs to reset (any ``env_ids`` form; default all). Envs not
                 listed keep their state bit for bit. ``"reconfigure"``: True rebuilds the scene
-                (all envs). Keys a task declares in ``reset_option_keys`` are passed to
+                (all envs). ``"reset_to_env_states"``: ``{"env_states": state, "obs": optional}``
+                restores ``state`` (a ``get_state_dict()`` dict or a ``get_state()`` flat tensor,
+                rows = reset envs) instead of calling ``_initialize_episode``; with ``"obs"`` (the
+                reset envs' observation rows, as ``reset`` returns them) the observation is not
+                recomputed. Keys a task declares in ``reset_option_keys`` are passed to
                 ``_initialize_episode``; any other key is refused.
 
         Returns:
@@ -322,6 +340,7 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
         Raises:
             ValueError: an unknown ``options`` key (the message lists the known ones), or a seed
                 list of the wrong length. IndexError/ValueError/TypeError: bad ``env_idx``.
+                KeyError/ValueError: a ``reset_to_env_states`` that does not fit the scene.
             Nothing changes when it raises.
         """
         self._require_open()
@@ -333,26 +352,63 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
         reconfigure = options.pop("reconfigure", False)
         if not isinstance(reconfigure, (bool, np.bool_)):
             raise TypeError(f"reset: options['reconfigure'] must be a bool, got {reconfigure!r}")
+        restore = options.pop("reset_to_env_states", None)
         if reconfigure:
             env_idx = np.arange(self.num_envs)  # rebuilding the scene resets every env
         seeds = self._seeds_for(seed, env_idx)  # validated before anything changes
+        if restore is not None:
+            restore = self._check_restore(restore, env_idx)
         if seeds:
             # Gymnasium's env-level generator ``np_random`` is seeded with ``s`` (a list: its first
             # seed), as gym.Env.reset does; episodes are sampled from ``episode_rng``, never from it.
             scalar = _is_int(seed) or (isinstance(seed, torch.Tensor) and seed.ndim == 0)
             super().reset(seed=int(seed) if scalar else seeds[0])
-        if reconfigure:
-            self._reconfigure(options)
         if seeds is not None:
             self._rng.seed(env_idx, seeds)
+        elif reconfigure or self._enhanced_determinism:
+            self._rng.draw_episode_seeds(env_idx)
+        if reconfigure:
+            with self._torch_draws(env_idx):
+                self._reconfigure(options)
+            self._rng.restart(env_idx)  # episode draws do not depend on what building drew
         idx = torch.from_numpy(env_idx).to(self.device)
         if len(env_idx):
             self._elapsed_steps[idx] = 0
-            self._initialize_episode(idx, options)
+            if restore is None:
+                with self._torch_draws(env_idx):
+                    self._initialize_episode(idx, options)
+            else:
+                self._write_state_dict(restore[0], env_idx)
         info = self.get_info()
-        obs = self.get_obs(info)
+        if restore is not None and restore[1] is not None:
+            obs = _replace_rows(self._last_obs, idx, restore[1])
+        else:
+            obs = self.get_obs(info)
         info["reconfigure"] = reconfigure
+        self._last_obs = obs
         return obs, info
+
+    def _torch_draws(self, env_idx: np.ndarray):
+        """Context in which torch's random functions draw per env (``simulo_envs/envs/torch_rng.py``)."""
+        rng = self._rng
+        return per_env_torch_draws(rng.torch_generators(env_idx), rng.fallback_seed(env_idx), self.device)
+
+    def _check_restore(self, restore, env_idx: np.ndarray) -> tuple[dict, Any]:
+        """Validate ``options["reset_to_env_states"]``; returns (parsed state, obs rows or None)."""
+        if not isinstance(restore, dict) or "env_states" not in restore:
+            raise KeyError("reset: options['reset_to_env_states'] must be a dict with 'env_states' "
+                           "(a get_state_dict() dict or a get_state() tensor) and optionally 'obs'")
+        unknown = sorted(set(restore) - {"env_states", "obs"})
+        if unknown:
+            raise KeyError(f"reset: options['reset_to_env_states'] has unknown keys {unknown}; known: ['env_states', 'obs']")
+        states = restore["env_states"]
+        if not isinstance(states, dict):
+            states = self._state_dict_from_flat(states, len(env_idx))
+        parsed = self._check_state_dict(states, env_idx)
+        obs = restore.get("obs")
+        if obs is not None:
+            obs = _check_obs_rows(obs, self._last_obs, len(env_idx), self.device)
+        return parsed, obs
 
     def _seeds_for(self, seed, env_idx: np.ndarray) -> Optional[list[int]]:
         if seed is None:
@@ -370,8 +426,8 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
             seeds = [int(v) for v in values]
             if len(seeds) != len(env_idx):
                 raise ValueError(f"reset: got {len(seeds)} seeds for {len(env_idx)} envs being reset")
-        if seeds and min(seeds) < 0:
-            raise ValueError(f"reset: seeds must be >= 0, got {seeds if len(seeds) < 9 else min(seeds)}")
+        if seeds and (min(seeds) < 0 or max(seeds) >= 2**63):
+            raise ValueError(f"reset: seeds must be >= 0 and < 2**63, got {seeds if len(seeds) < 9 else (min(seeds), max(seeds))}")
         return seeds
 
     # ------------------------------------------------------------------ step
@@ -398,8 +454,10 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
         self._after_control_step()
         self._elapsed_steps.add_(self._one)
         info = self.get_info()
-        obs = self.get_obs(info)
-        reward = self.get_reward(obs, action, info)
+        raw_obs = self.get_obs(info, unflattened=True)
+        reward = self.get_reward(raw_obs, action, info)  # the hooks see the raw dict (the seed's rule)
+        obs = self._flatten_raw_obs(raw_obs)
+        self._last_obs = obs
         terminated = self._terminated(info)
         if self.max_episode_steps is None:
             truncated = self._false()
@@ -472,22 +530,39 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
         return info
 
     def get_obs(self, info: Optional[dict] = None, unflattened: bool = False):
-        """The observation of every env in ``obs_mode`` (``unflattened=True``: the state dict)."""
+        """The observation of every env in ``obs_mode``.
+
+        Args:
+            info: ``get_info()``'s dict (computed when None).
+            unflattened: return the raw dict even in ``"state"`` mode (what the reward hooks get).
+        """
         if info is None:
             info = self.get_info()
         if self.obs_mode == "none":
             return {}
-        obs = {"agent": self._get_obs_agent(), "extra": self._get_obs_extra(info)}
-        if self._textures:
-            obs["sensor_data"] = self._get_obs_sensor_data()
-            obs["sensor_param"] = self.get_sensor_params()
-            return obs
-        if self.obs_mode == "state" and not unflattened:
+        obs = self._get_obs_with_sensor_data(info) if self._textures else self._get_obs_state_dict(info)
+        return obs if unflattened else self._flatten_raw_obs(obs)
+
+    def _get_obs_state_dict(self, info: dict) -> dict:
+        """``{"agent": _get_obs_agent(), "extra": _get_obs_extra(info)}``."""
+        return {"agent": self._get_obs_agent(), "extra": self._get_obs_extra(info)}
+
+    def _get_obs_with_sensor_data(self, info: dict, apply_texture_transforms: bool = True) -> dict:
+        """The state dict plus ``"sensor_data"`` (images) and ``"sensor_param"`` (camera matrices)."""
+        obs = self._get_obs_state_dict(info)
+        obs["sensor_data"] = self._get_obs_sensor_data(apply_texture_transforms)
+        obs["sensor_param"] = self.get_sensor_params()
+        return obs
+
+    def _flatten_raw_obs(self, obs: Any):
+        """The raw observation as returned: flat float32 (N, D) in ``"state"`` mode, else unchanged."""
+        if self.obs_mode == "state":
             return flatten_obs(obs)
         return obs
 
     def get_reward(self, obs, action, info) -> torch.Tensor:
-        """float32 (N,) reward of ``reward_mode``."""
+        """float32 (N,) reward of ``reward_mode``. ``obs`` is the raw observation dict
+        (``get_obs(info, unflattened=True)``) in every obs mode."""
         mode = self.reward_mode
         if mode == "dense":
             return self.compute_dense_reward(obs, action, info)
@@ -512,3 +587,29 @@ class BaseEnv(RenderingMixin, StateMixin, gym.Env):
     def _require_open(self) -> None:
         if self._closed:
             raise RuntimeError("this env is closed; make a new one")
+
+
+def _check_obs_rows(obs, like, rows: int, device):
+    """``obs`` (the rows of ``rows`` envs, laid out as ``like``) as tensors on ``device``.
+
+    Raises:
+        ValueError: a structure or shape that differs from ``like``'s rows.
+    """
+    if isinstance(like, dict):
+        if not isinstance(obs, dict) or set(obs) != set(like):
+            raise ValueError(f"reset: reset_to_env_states['obs'] must be a dict with keys {sorted(like)}")
+        return {k: _check_obs_rows(obs[k], like[k], rows, device) for k in like}
+    value = torch.as_tensor(obs, device=device)
+    expected = (rows, *like.shape[1:])
+    if tuple(value.shape) != expected:
+        raise ValueError(f"reset: reset_to_env_states['obs'] leaf must have shape {expected}, got {tuple(value.shape)}")
+    return value.to(like.dtype)
+
+
+def _replace_rows(obs, idx: torch.Tensor, rows):
+    """A copy of ``obs`` with the rows ``idx`` replaced by ``rows`` (same structure)."""
+    if isinstance(obs, dict):
+        return {k: _replace_rows(obs[k], idx, rows[k]) for k in obs}
+    out = obs.clone()
+    out[idx] = rows
+    return out

@@ -82,8 +82,10 @@ class RenderingMixin:
                     mapping[seg_id] = f"{path}:{link}"
         return mapping
 
-    def _get_obs_sensor_data(self) -> dict:
-        """``{camera: {texture: tensor}}`` for the obs mode's textures, all envs."""
+    def _get_obs_sensor_data(self, apply_texture_transforms: bool = True) -> dict:
+        """``{camera: {texture: tensor}}`` for the obs mode's textures, all envs (the layouts in
+        the module docstring; ``apply_texture_transforms`` is accepted for the seed's signature:
+        our textures always come in those layouts)."""
         self._backend.update_render()
         return {name: {k: to_device(v, self.device) for k, v in rig.capture(self._textures).items()}
                 for name, rig in self._sensor_rigs.items()}

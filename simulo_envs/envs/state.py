@@ -6,6 +6,7 @@ poses are world frame; rows are envs (or ``len(env_idx)``).
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from simulo_envs.env_ids import normalize_env_ids
@@ -47,9 +48,11 @@ class StateMixin:
             KeyError: a missing path; ValueError: wrong shapes, NaN/inf or a zero quaternion
             (nothing written).
         """
-        from simulo_envs.articulated_prop import ArticulatedProp
-
         ids = normalize_env_ids(env_idx, self.num_envs, "env_idx")
+        self._write_state_dict(self._check_state_dict(state, ids), ids)
+
+    def _check_state_dict(self, state: dict, ids) -> dict:
+        """Validate a state dict for the envs ``ids``; returns it as float arrays. Writes nothing."""
         props, robots = self._state_objects()
         for kind, expected in (("actors", props), ("articulations", robots)):
             given = state.get(kind) if isinstance(state, dict) else None
@@ -64,11 +67,24 @@ class StateMixin:
             normalized_poses(row[:, :7], f"state['actors'][{p!r}] pose")
         arts = {p: as_float_array(state["articulations"][p], (len(ids), 13 + 2 * r.dof), f"state['articulations'][{p!r}]")
                 for p, r in robots.items()}
-        movable = {p for p, r in robots.items() if isinstance(r, ArticulatedProp)}  # a Robot's base is fixed
-        for p in movable:
+        for p in self._movable_articulations(robots):
             normalized_poses(arts[p][:, :7], f"state['articulations'][{p!r}] root pose")
+        return {"actors": actors, "articulations": arts}
+
+    @staticmethod
+    def _movable_articulations(robots: dict) -> set:
+        """Paths of the articulations whose root moves (ArticulatedProp); a Robot's base is fixed."""
+        from simulo_envs.articulated_prop import ArticulatedProp
+
+        return {p for p, r in robots.items() if isinstance(r, ArticulatedProp)}
+
+    def _write_state_dict(self, checked: dict, ids) -> None:
+        """Write a state dict ``_check_state_dict`` returned into the envs ``ids`` (numpy int64)."""
         if not len(ids):
             return
+        props, robots = self._state_objects()
+        actors, arts = checked["actors"], checked["articulations"]
+        movable = self._movable_articulations(robots)
         for p, o in props.items():
             o.set_pose(actors[p][:, :7], ids)
             o.set_velocity(actors[p][:, 7:13], ids)
@@ -83,7 +99,7 @@ class StateMixin:
                 r.set_drive_targets(row[:, 13:13 + r.dof], ids)
         controller = getattr(getattr(self, "agent", None), "controller", None)
         if controller is not None and hasattr(controller, "reset"):
-            controller.reset(torch.from_numpy(ids))  # e.g. EE targets follow the teleported robot
+            controller.reset(torch.from_numpy(np.asarray(ids)))  # e.g. EE targets follow the teleported robot
 
     def get_state(self) -> torch.Tensor:
         """The state dict flattened to float32 (N, D), actors then articulations, in scene order."""
@@ -96,15 +112,23 @@ class StateMixin:
         Raises:
             ValueError: wrong shape, NaN/inf (nothing written).
         """
+        rows = len(normalize_env_ids(env_idx, self.num_envs, "env_idx"))
+        self.set_state_dict(self._state_dict_from_flat(state, rows), env_idx)
+
+    def _state_dict_from_flat(self, state, rows: int) -> dict:
+        """Split a flat ``get_state()`` layout (rows, D) into the state dict; checks the shape only.
+
+        Raises:
+            ValueError: a shape other than (rows, D).
+        """
         props, robots = self._state_objects()
         widths = [(p, "actors", 13) for p in props] + [(p, "articulations", 13 + 2 * r.dof) for p, r in robots.items()]
         total = sum(w for _, _, w in widths)
         state = torch.as_tensor(state, dtype=torch.float32)
-        rows = len(normalize_env_ids(env_idx, self.num_envs, "env_idx"))
         if state.ndim != 2 or state.shape != (rows, total):
             raise ValueError(f"state must have shape ({rows}, {total}) for {rows} envs, got {tuple(state.shape)}")
         sd, col = {"actors": {}, "articulations": {}}, 0
         for p, kind, width in widths:
             sd[kind][p] = state[:, col:col + width]
             col += width
-        self.set_state_dict(sd, env_idx)
+        return sd
