@@ -81,8 +81,8 @@ class FrankaLiftEnv(BaseEnv):
     def _initialize_episode(self, env_idx: torch.Tensor, options: dict) -> None:
         cfg, count = self.cfg, len(env_idx)
         pose = self.block.default_pose[env_idx].clone()
-        pose[:, 0] += self.episode_rng.uniform(env_idx, -cfg.x_range, cfg.x_range)
-        pose[:, 1] += self.episode_rng.uniform(env_idx, -cfg.y_range, cfg.y_range)
+        pose[:, 0] += self.episode_rng.uniform(env_idx, -cfg.x_range, cfg.x_range, device=self.device)
+        pose[:, 1] += self.episode_rng.uniform(env_idx, -cfg.y_range, cfg.y_range, device=self.device)
         self.block.set_pose(pose, env_ids=env_idx)
         self.block.set_velocity(torch.zeros(count, 6), env_ids=env_idx)
         self.agent.reset(env_idx)
