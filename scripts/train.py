@@ -52,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="evaluate model_final.pt over this many episodes after training (rank 0)")
     parser.add_argument("--torch-threads", type=int, default=1, help="torch CPU threads per process")
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--sim-backend", default=None,
+                        help="auto, physx_cpu, physx_cuda[:N] or physx_cuda_emulated (default: the task's config)")
     return parser
 
 
@@ -73,7 +75,8 @@ def main(argv=None) -> None:
     try:
         import_task_modules(args.task_module)
         rank = rank_info()
-        plan = plan_training(args.env_id, args.num_envs, args.total_timesteps, rank.world_size)
+        env_kwargs = {} if args.sim_backend is None else {"sim_backend": args.sim_backend}
+        plan = plan_training(args.env_id, args.num_envs, args.total_timesteps, rank.world_size, env_kwargs)
     except (LookupError, ValueError, TypeError, ImportError) as error:
         fail(parser, str(error.args[0]) if error.args else repr(error))
     log_dir = args.log_dir or os.path.join("runs", args.env_id.replace(":", "."), f"seed{args.seed}")
