@@ -5,7 +5,7 @@
     python scripts/demo.py --policy expert --num-envs 16 --episodes 64 --seed 0 --json
 
 ``--video PATH.mp4`` records the rollout (``make demo`` writes ``videos/FrankaLift-v1.mp4``).
-``--policy expert`` is ``simulo_envs.policies.LiftExpert`` (FrankaLift-v1 only) and runs the
+``--policy expert`` is ``simulo_envs.policies.LiftExpert`` (the FrankaLift tasks only) and runs the
 env in ``pd_ee_delta_pos``; ``--policy random`` uses the env's default control mode.
 
 Finished envs are reset on their own (a partial reset) until ``--episodes`` episodes are done.
@@ -50,7 +50,7 @@ def parse_args() -> argparse.Namespace:
         parser.error("--seed must be >= 0")
     if args.video is not None and not args.video.endswith(".mp4"):
         parser.error("--video must name an .mp4 file")
-    if args.policy == "expert" and args.env_id not in ("FrankaLift-v1", "FrankaLiftMixed-v1"):
+    if args.policy == "expert" and args.env_id not in ("FrankaLift-v1", "FrankaLiftMixed-v1", "FrankaLiftRandomized-v1"):
         parser.error(f"--policy expert is the FrankaLift expert; {args.env_id} needs --policy random")
     return args
 

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from simulo_envs.env_ids import EnvIds, normalize_env_ids
+from simulo_envs.physical_params import JointParamsMixin
 from simulo_envs.scene_object import SceneObject
 from simulo_envs.tensors import as_float_array, to_device
 
@@ -65,7 +66,7 @@ class ArticulationState:
         return self._read("link_pose", self._obj.link_index(link_name))
 
 
-class ArticulationObject(SceneObject):
+class ArticulationObject(JointParamsMixin, SceneObject):
     """Base of ``Robot`` and ``ArticulatedProp``: joint and link names, limits, joint writes.
 
     Subclasses attach by registering a group with the backend and calling ``_bind_group``.

@@ -15,6 +15,7 @@ import torch
 
 from simulo_envs.authoring import Capsule, Cuboid, Cylinder, PrimitiveShape, Sphere
 from simulo_envs.env_ids import EnvIds, normalize_env_ids
+from simulo_envs.physical_params import PropParamsMixin
 from simulo_envs.scene_object import SceneObject
 from simulo_envs.tensors import to_device
 
@@ -121,7 +122,7 @@ class PropState:
         return self._body(slice(10, 13))
 
 
-class Prop(SceneObject):
+class Prop(PropParamsMixin, SceneObject):
     """A rigid body built from one primitive shape, cloned into every env.
 
     Args:
@@ -216,7 +217,7 @@ class Prop(SceneObject):
         """Build the prop in every env; ``variant_of_env[i]`` picks env ``i``'s shape (default 0)."""
         n = backend.num_envs
         variant_of_env = [0] * n if variant_of_env is None else [int(v) for v in variant_of_env]
-        shapes = [self.variants[v] for v in variant_of_env]
+        shapes = self._built_shapes([self.variants[v] for v in variant_of_env])  # set_scale applied
         self._num_envs = n
         self._device = torch.device(device)
         self._variant_of_env = torch.tensor(variant_of_env, dtype=torch.long)

@@ -40,6 +40,7 @@ from simulo_envs.cloner.plan import CloneCfg
 from simulo_envs.env_ids import normalize_env_ids
 from simulo_envs.envs.maniskill_api import ManiSkillApiMixin
 from simulo_envs.envs.observations import flatten_obs, space_from_obs
+from simulo_envs.envs.randomization import RandomizationMixin
 from simulo_envs.envs.rendering import RenderingMixin
 from simulo_envs.envs.reset_options import check_reset_option_keys
 from simulo_envs.envs.rng import MAIN_SEED, EpisodeRNG
@@ -56,7 +57,7 @@ def _is_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-class BaseEnv(RenderingMixin, StateMixin, ManiSkillApiMixin, gym.Env):
+class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin, gym.Env):
     """Superclass of simulo_envs tasks.
 
     Args:
@@ -86,6 +87,8 @@ class BaseEnv(RenderingMixin, StateMixin, ManiSkillApiMixin, gym.Env):
         enhanced_determinism: every reset draws fresh episode seeds from the per-env main streams
             (so each episode replays alone from ``_episode_seed``); by default an unseeded reset
             continues the episode streams (``simulo_envs/envs/rng.py``).
+        randomization: a domain randomization table (``Randomize`` entries) replacing the task's
+            ``default_randomization``; see ``simulo_envs/envs/randomization.py``.
 
     Raises:
         ValueError: an unknown mode or bad ``num_envs`` / ``sim_config`` / camera override.
@@ -119,6 +122,7 @@ class BaseEnv(RenderingMixin, StateMixin, ManiSkillApiMixin, gym.Env):
         human_render_camera_configs: Optional[dict] = None,
         clone_cfg: Optional[CloneCfg] = None,
         enhanced_determinism: bool = False,
+        randomization: Optional[Sequence] = None,
     ):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
@@ -153,6 +157,7 @@ class BaseEnv(RenderingMixin, StateMixin, ManiSkillApiMixin, gym.Env):
         self._enhanced_determinism = bool(enhanced_determinism)
         self._rng = EpisodeRNG(self.num_envs)  # main seeds MAIN_SEED + i
         self._last_obs = None
+        self._init_randomization(randomization)
         self._elapsed_steps = torch.zeros(self.num_envs, dtype=torch.int32, device=self.device)
         self._one = torch.tensor(1, dtype=torch.int32, device=self.device)
         self._limit = torch.zeros((), dtype=torch.int32, device=self.device)
@@ -297,10 +302,12 @@ class BaseEnv(RenderingMixin, StateMixin, ManiSkillApiMixin, gym.Env):
         self._load_agent(options)
         self._load_scene(options)
         self._load_lighting(options)
+        self._randomize_build()
         origins = self.scene.env_origins.cpu().numpy()
         self._backend = make_backend(self.sim_backend, self.num_envs, origins, self.sim_config, render=self._render)
         self.scene.attach(self._backend)
         self._setup_sensors()
+        self._randomize_startup()
         self._env_origins = self.scene.env_origins
         self.agent.on_attached(self._env_origins)
         # Origins padded to pose width: pose_world - _origin_poses is the env-local pose (N, 7).
@@ -367,6 +374,8 @@ class BaseEnv(RenderingMixin, StateMixin, ManiSkillApiMixin, gym.Env):
             self._rng.seed(env_idx, seeds)
         elif reconfigure or self._enhanced_determinism:
             self._rng.draw_episode_seeds(env_idx)
+        if seeds is not None or reconfigure or self._enhanced_determinism:
+            self._randomize_seed(env_idx, self._rng.episode_seeds[env_idx])  # new episode seeds
         if reconfigure:
             with self._torch_draws(env_idx):
                 self._reconfigure(options)
@@ -375,6 +384,7 @@ class BaseEnv(RenderingMixin, StateMixin, ManiSkillApiMixin, gym.Env):
         if len(env_idx):
             self._elapsed_steps[idx] = 0
             if restore is None:
+                self._randomizer.reset(env_idx)  # before the task's episode draws
                 with self._torch_draws(env_idx):
                     self._initialize_episode(idx, options)
             else:
@@ -453,6 +463,8 @@ class BaseEnv(RenderingMixin, StateMixin, ManiSkillApiMixin, gym.Env):
         self._backend.step(self.sim_config.sim_steps_per_control, before, after)
         self._after_control_step()
         self._elapsed_steps.add_(self._one)
+        if self._randomizer.has_interval:
+            self._randomizer.interval(self._elapsed_steps)
         info = self.get_info()
         raw_obs = self.get_obs(info, unflattened=True)
         reward = self.get_reward(raw_obs, action, info)  # the hooks see the raw dict (the seed's rule)
@@ -527,6 +539,7 @@ class BaseEnv(RenderingMixin, StateMixin, ManiSkillApiMixin, gym.Env):
         """``evaluate()`` plus ``"elapsed_steps"`` (int32 (N,))."""
         info = self.evaluate()
         info["elapsed_steps"] = self._elapsed_steps.clone()
+        self._add_privileged(info)
         return info
 
     def get_obs(self, info: Optional[dict] = None, unflattened: bool = False):

@@ -49,6 +49,7 @@ from simulo_envs.authoring import PrimitiveShape
 from simulo_envs.authoring.articulation import Articulation
 from simulo_envs.sim.builders import build_articulation, build_shape
 from simulo_envs.sim.contacts import ContactPairQuery
+from simulo_envs.sim.params import BackendParamsMixin
 from simulo_envs.sim.render import CameraRig, add_lights, ground_visual_builders
 from simulo_envs.sim.config import SimConfig
 
@@ -84,7 +85,7 @@ class _ArticulationGroup:
     pinocchio: object = None  # kinematics model, made on first use
 
 
-class PhysxCpuBackend:
+class PhysxCpuBackend(BackendParamsMixin):
     """All envs of one gym env in one PhysX CPU system. See the module docstring.
 
     Args:
@@ -542,7 +543,7 @@ class PhysxCpuBackend:
     def add_lights(self, ambient=(0.3, 0.3, 0.3), directional=(((0.0, 1.0, -1.0), (1.0, 1.0, 1.0)),)) -> None:
         """Ambient light and directional lights ``((direction, colour), ...)`` in every env's scene."""
         self._require_render()
-        add_lights(self.scenes, ambient, directional)
+        self._record_lights(add_lights(self.scenes, ambient, directional), [color for _, color in directional])
 
     def add_camera(self, name: str, width: int, height: int, fovy: float, near: float, far: float,
                    local_pose: np.ndarray) -> CameraRig:

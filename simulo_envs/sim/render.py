@@ -45,12 +45,14 @@ def require_vulkan() -> None:
         raise RuntimeError(VULKAN_HELP)
 
 
-def add_lights(scenes, ambient, directional) -> None:
-    """Ambient RGB and directional lights ``((direction, RGB), ...)`` in every scene."""
+def add_lights(scenes, ambient, directional) -> list:
+    """Ambient RGB and directional lights ``((direction, RGB), ...)`` in every scene; returns the
+    directional light components, per scene a list in ``directional``'s order."""
+    lights = []
     for scene in scenes:
         scene.set_ambient_light(list(ambient))
-        for direction, color in directional:
-            scene.add_directional_light(list(direction), list(color))
+        lights.append([scene.add_directional_light(list(direction), list(color)) for direction, color in directional])
+    return lights
 
 
 def ground_visual_builders(scenes, half_size: float = 5.0) -> list:

@@ -1,0 +1,393 @@
+"""Domain randomization: a declarative table of per-env parameter draws, applied by ``BaseEnv``.
+
+A task lists ``Randomize`` entries (``default_randomization``, usually from its config; users
+replace the table with ``make(..., randomization=[...])``)::
+
+    default_randomization = (
+        Randomize("block.mass", Uniform(0.03, 0.15)),                               # kg, every reset
+        Randomize("block.friction", Uniform(0.5, 1.5), when="startup"),             # once per build
+        Randomize("agent.robot.joint_stiffness", LogUniform(0.7, 1.4), operation="scale"),
+        Randomize("lights.intensity", Uniform(0.6, 1.4)),
+        Randomize("sensor_cameras.base_camera.pose_jitter", Uniform(-0.01, 0.01)),  # m and rad
+        Randomize("block.linear_damping", Uniform(0.0, 0.5), when="interval", interval=25),
+    )
+
+When an entry applies (``when``):
+
+- ``"startup"``: when the scene is built (at creation and on ``reset(options={"reconfigure": True})``),
+  for every env. Build-time parameters (a prop's ``scale``) can only be randomized here.
+- ``"reset"``: at every reset, for the reset envs only, before the task's ``_initialize_episode``.
+- ``"interval"``: after every ``interval``-th step of each env's episode (``elapsed_steps`` a
+  multiple of ``interval``), for those envs only.
+
+Values: ``operation="set"`` writes the draw; ``"scale"`` writes default x draw and ``"add"``
+default + draw, where default is the value the env had when the scene was built (so repeated
+draws never drift). Entries apply in table order. Before anything is drawn, the table is checked:
+unknown objects or parameters, ``joints`` on a parameter without joints, a distribution whose
+shape does not fit the parameter, or one whose values can leave the parameter's valid range
+(a ``Gaussian`` needs ``clip`` for a mass) raise ValueError naming the entry.
+
+Randomness: every env has its own random stream (``numpy.random.Generator``, PCG64), seeded
+with the env's episode seed whenever ``reset(seed=...)`` seeds that env (from
+``SeedSequence([seed, 0x444F4D52])``: the same seeds as ``episode_rng``, a separate stream, so
+adding or removing an entry never changes the task's own draws). A draw for env ``k`` uses env
+``k``'s stream alone, in table order, so env ``k`` seeded ``s`` gets the same values whatever
+``num_envs``, whichever other envs reset with it, and whether the env renders or not (visual
+entries are drawn even where nothing renders, and written only where it does).
+
+Privileged observations: ``info["privileged"]`` (float32 (N, D)) holds each randomized
+parameter's current value per env, one column block per distinct (parameter, joints) in table
+order, in SI units; ``env.randomization.privileged_names`` labels the D columns. Nothing of it
+is in the policy's observation: give it to a critic (asymmetric actor-critic).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+import numpy as np
+import torch
+
+from simulo_envs.envs.distributions import Choice, Distribution, Gaussian, LogUniform, Uniform
+from simulo_envs.envs.randomization_params import Parameter, out_of_range, parameters_of, result_range
+from simulo_envs.envs.visuals import Lights, SensorCamera
+
+__all__ = ["Randomize", "Uniform", "LogUniform", "Gaussian", "Choice", "Randomizer", "RandomizationStreams",
+           "RandomizationMixin"]
+
+WHEN = ("startup", "reset", "interval")
+OPERATIONS = ("set", "scale", "add")
+STREAM_TAG = 0x444F4D52
+"""Mixed into each env's seed for its randomization stream (``SeedSequence([seed, STREAM_TAG])``)."""
+
+
+@dataclass(frozen=True)
+class Randomize:
+    """One entry of a randomization table (see the module docstring).
+
+    Attributes:
+        param: ``"<object path>.<parameter>"``, e.g. ``"block.mass"``.
+        dist: ``Uniform``, ``LogUniform``, ``Gaussian`` or ``Choice``.
+        when: ``"startup"``, ``"reset"`` (default) or ``"interval"``.
+        interval: env steps between draws, an int >= 1; only with ``when="interval"``.
+        operation: ``"set"`` (default), ``"scale"`` or ``"add"`` (relative to the built value).
+        joints: joint names for robot joint parameters (None: every active joint).
+
+    Raises:
+        ValueError: a bad ``param`` string, ``when``, ``interval`` or ``operation``.
+        TypeError: ``dist`` is not a distribution.
+    """
+
+    param: str
+    dist: Distribution
+    when: str = "reset"
+    interval: Optional[int] = None
+    operation: str = "set"
+    joints: Optional[tuple[str, ...]] = None
+
+    def __post_init__(self):
+        if not isinstance(self.param, str) or "." not in self.param.strip(".") or ".." in self.param:
+            raise ValueError(f"Randomize.param must be '<object>.<parameter>' (e.g. 'block.mass'), got {self.param!r}")
+        if not isinstance(self.dist, Distribution):
+            raise TypeError(f"Randomize({self.param!r}): dist must be Uniform, LogUniform, Gaussian or Choice, "
+                            f"got {type(self.dist).__name__}")
+        if self.when not in WHEN:
+            raise ValueError(f"Randomize({self.param!r}): when must be one of {WHEN}, got {self.when!r}")
+        if self.when == "interval":
+            if isinstance(self.interval, bool) or not isinstance(self.interval, (int, np.integer)) or self.interval < 1:
+                raise ValueError(f"Randomize({self.param!r}): when='interval' needs interval=<int >= 1 env steps>, "
+                                 f"got {self.interval!r}")
+        elif self.interval is not None:
+            raise ValueError(f"Randomize({self.param!r}): interval is only for when='interval'")
+        if self.operation not in OPERATIONS:
+            raise ValueError(f"Randomize({self.param!r}): operation must be one of {OPERATIONS}, got {self.operation!r}")
+        if self.joints is not None:
+            if isinstance(self.joints, str) or not all(isinstance(j, str) for j in self.joints) or not self.joints:
+                raise ValueError(f"Randomize({self.param!r}): joints must be a non-empty tuple of joint names")
+            object.__setattr__(self, "joints", tuple(self.joints))
+
+    @property
+    def key(self) -> tuple:
+        """What this entry writes: ``(param, joints)``; entries with the same key share a record."""
+        return (self.param, self.joints)
+
+
+class RandomizationStreams:
+    """One ``numpy.random.Generator`` per env for randomization draws (see the module docstring).
+
+    Args:
+        num_envs: number of envs; each stream starts from OS entropy until ``seed`` is called.
+    """
+
+    def __init__(self, num_envs: int):
+        entropy = np.random.SeedSequence().generate_state(num_envs)
+        self._gens = [np.random.default_rng([int(e), STREAM_TAG]) for e in entropy]
+
+    def seed(self, env_ids: Sequence[int], seeds: Sequence[int]) -> None:
+        """Restart the streams of ``env_ids`` from ``seeds`` (one int >= 0 each)."""
+        for i, s in zip(np.asarray(env_ids).tolist(), seeds):
+            self._gens[int(i)] = np.random.default_rng([int(s), STREAM_TAG])
+
+    def __getitem__(self, env: int) -> np.random.Generator:
+        return self._gens[env]
+
+
+@dataclass
+class _Bound:
+    term: Randomize
+    target: Any
+    param: Parameter
+    shape: tuple
+    default: Optional[np.ndarray] = None  # float64 (N, *shape), once the scene is attached
+
+
+class Randomizer:
+    """Applies a table to one built scene of ``env`` (a new one per build). Made by ``BaseEnv``.
+
+    Args:
+        env: the env. terms: the table. streams: the env's ``RandomizationStreams``.
+    """
+
+    def __init__(self, env, terms: Sequence[Randomize], streams: RandomizationStreams):
+        self._env = env
+        self.terms = tuple(terms)
+        self._streams = streams
+        self._bound: list[_Bound] = []
+        self._records: dict[tuple, np.ndarray] = {}
+        self._labels: dict[tuple, list] = {}  # joint names of per-joint records
+        self._flat: Optional[torch.Tensor] = None
+        self._intervals: list[_Bound] = []
+
+    # ------------------------------------------------------------------ building
+    def build(self) -> None:
+        """Resolve every entry against the env's objects (before the scene is attached) and
+        apply the build-time ``startup`` entries. Raises ValueError naming a bad entry."""
+        env = self._env
+        self._bound = []
+        for term in self.terms:
+            *path, name = term.param.split(".")
+            target = _resolve(env, path, term)
+            params = parameters_of(target)
+            if name not in params:
+                raise ValueError(f"Randomize({term.param!r}): {type(target).__name__} has no randomizable parameter "
+                                 f"{name!r}; it has {sorted(params)}")
+            param = params[name]
+            if term.joints is not None and not param.per_joint:
+                raise ValueError(f"Randomize({term.param!r}): joints= applies to robot joint parameters only")
+            if param.build_time and term.when != "startup":
+                raise ValueError(f"Randomize({term.param!r}): {name} is fixed once the scene is built; use when='startup'")
+            if param.build_time and term.operation != "set":
+                raise ValueError(f"Randomize({term.param!r}): {name} takes operation='set' (a factor on the authored shape)")
+            self._bound.append(_Bound(term, target, param, ()))
+        self._intervals = [b for b in self._bound if b.term.when == "interval"]
+        built = [b for b in self._bound if b.param.build_time]
+        for b in built:
+            b.shape = ()
+            b.default = np.ones(env.num_envs)
+            self._check_range(b)
+        self._apply(built, np.arange(env.num_envs))
+
+    def attach(self) -> None:
+        """After the scene is attached: read each entry's default, check the table's ranges,
+        then apply the ``startup`` entries to every env."""
+        env = self._env
+        for b in self._bound:
+            if b.param.build_time:
+                continue
+            joints = b.term.joints
+            if joints is not None:
+                b.target._joint_columns(joints)  # KeyError for unknown joints
+            b.shape = tuple(b.param.shape(b.target, joints))
+            try:
+                b.term.dist.check(b.shape)
+            except ValueError as exc:
+                raise ValueError(f"Randomize({b.term.param!r}): {exc}") from None
+            b.default = np.asarray(b.param.default(b.target, joints), dtype=np.float64).reshape(env.num_envs, *b.shape)
+            self._check_range(b)
+        built, self._records = self._records, {}  # re-keyed in table order
+        for b in self._bound:
+            if b.term.key not in self._records:
+                self._records[b.term.key] = built.get(b.term.key, b.default.astype(np.float32))
+                if b.param.per_joint:
+                    self._labels[b.term.key] = list(b.term.joints or b.target.joint_names)
+        self._apply([b for b in self._bound if b.term.when == "startup" and not b.param.build_time],
+                    np.arange(env.num_envs))
+
+    def _check_range(self, b: _Bound) -> None:
+        term = b.term
+        low, high = term.dist.support(b.shape)
+        low, high = result_range(b.param, term.operation, low, high, b.default)
+        problem = out_of_range(b.param, low, high)
+        if problem:
+            unit = f" [{b.param.unit}]" if b.param.unit else ""
+            hint = " (give the Gaussian clip=(low, high))" if isinstance(term.dist, Gaussian) and term.dist.clip is None else ""
+            raise ValueError(f"Randomize({term.param!r}{unit}, operation={term.operation!r}): the written value "
+                             f"{problem}{hint}")
+
+    # ------------------------------------------------------------------ applying
+    @property
+    def has_interval(self) -> bool:
+        """True if some entry applies every ``interval`` steps."""
+        return bool(self._intervals)
+
+    def reset(self, env_ids: np.ndarray) -> None:
+        """Draw and write the ``reset`` entries for ``env_ids`` only (int64 (k,))."""
+        self._apply([b for b in self._bound if b.term.when == "reset"], env_ids)
+
+    def interval(self, elapsed_steps: torch.Tensor) -> None:
+        """Draw and write the ``interval`` entries of the envs whose ``elapsed_steps`` (N,) is a
+        positive multiple of the entry's ``interval``."""
+        steps = elapsed_steps.cpu().numpy()
+        due = [(b, np.flatnonzero((steps > 0) & (steps % b.term.interval == 0))) for b in self._intervals]
+        due = [(b, ids) for b, ids in due if len(ids)]
+        if not due:
+            return
+        draws = {}
+        for env in sorted(set(np.concatenate([ids for _, ids in due]).tolist())):
+            gen = self._streams[env]
+            for k, (b, ids) in enumerate(due):
+                if env in ids:
+                    draws[(k, env)] = b.term.dist.sample(gen, b.shape)
+        for k, (b, ids) in enumerate(due):
+            self._write(b, ids, np.stack([draws[(k, int(i))] for i in ids]))
+
+    def _apply(self, bound: list, env_ids: np.ndarray) -> None:
+        if not bound or not len(env_ids):
+            return
+        draws = [np.empty((len(env_ids), *b.shape)) for b in bound]
+        for row, env in enumerate(np.asarray(env_ids).tolist()):
+            gen = self._streams[env]
+            for b, out in zip(bound, draws):
+                out[row] = b.term.dist.sample(gen, b.shape)
+        for b, values in zip(bound, draws):
+            self._write(b, np.asarray(env_ids), values)
+
+    def _write(self, b: _Bound, env_ids: np.ndarray, draws: np.ndarray) -> None:
+        op = b.term.operation
+        default = b.default[env_ids]
+        values = draws if op == "set" else default * draws if op == "scale" else default + draws
+        values = values.astype(np.float32)
+        if self._writable(b):
+            b.param.write(b.target, values, env_ids, b.term.joints)
+        record = self._records.get(b.term.key)
+        if record is not None:
+            record[env_ids] = values.reshape(record[env_ids].shape)
+            self._flat = None
+        elif b.param.build_time:
+            self._records[b.term.key] = values.reshape(len(env_ids), *b.shape).copy()
+
+    def _writable(self, b: _Bound) -> bool:
+        """Visual parameters exist only where the env renders (a camera: where it is a sensor)."""
+        if not b.param.visual:
+            return True
+        if isinstance(b.target, SensorCamera):
+            return b.target.is_rendered
+        return self._env._backend.render
+
+    # ------------------------------------------------------------------ records
+    def values(self) -> dict[str, torch.Tensor]:
+        """Current value of every randomized parameter: ``{param (+ "[joints]"): float32 (N, ...)}``,
+        SI units, fresh tensors on the env's device."""
+        out = {}
+        for (param, joints), record in self._records.items():
+            name = param if joints is None else f"{param}[{','.join(joints)}]"
+            out[name] = torch.from_numpy(record.copy()).to(self._env.device)
+        return out
+
+    @property
+    def privileged_names(self) -> list[str]:
+        """Labels of the columns of ``privileged()``: ``"block.mass"``, ``"block.color[0]"``,
+        ``"agent.robot.joint_stiffness[panda_joint1]"``, ``"lights.color[0,2]"`` (light 0, blue), ..."""
+        names = []
+        for key, record in self._records.items():
+            param, shape, labels = key[0], record.shape[1:], self._labels.get(key)
+            for index in np.ndindex(*shape):
+                if not index:
+                    names.append(param)
+                elif labels is not None and len(index) == 1:
+                    names.append(f"{param}[{labels[index[0]]}]")
+                else:
+                    names.append(f"{param}[{','.join(str(i) for i in index)}]")
+        return names
+
+    def privileged(self) -> torch.Tensor:
+        """float32 (N, D): every randomized parameter's current value per env, flattened in
+        ``privileged_names`` order (SI units). A fresh tensor."""
+        if self._flat is None:
+            n = self._env.num_envs
+            blocks = [r.reshape(n, -1) for r in self._records.values()]
+            flat = np.concatenate(blocks, axis=1) if blocks else np.zeros((n, 0), dtype=np.float32)
+            self._flat = torch.from_numpy(flat.astype(np.float32)).to(self._env.device)
+        return self._flat.clone()
+
+
+def _resolve(env, path: list, term: Randomize):
+    obj = env
+    for i, segment in enumerate(path):
+        try:
+            obj = obj[segment] if isinstance(obj, Mapping) else getattr(obj, segment)
+        except (KeyError, AttributeError):
+            where = ".".join(path[:i]) or type(env).__name__
+            choices = sorted(obj) if isinstance(obj, Mapping) else None
+            raise ValueError(f"Randomize({term.param!r}): {where} has no {segment!r}"
+                             + (f"; it has {choices}" if choices is not None else "")) from None
+    if not parameters_of(obj):
+        raise ValueError(f"Randomize({term.param!r}): {'.'.join(path)} is a {type(obj).__name__}, which has no "
+                         "randomizable parameters (a Prop, Robot, env.lights or env.sensor_cameras[name] has)")
+    return obj
+
+
+class RandomizationMixin:
+    """``BaseEnv``'s side of domain randomization: the table, the per-env handles of lights and
+    sensor cameras, and the hooks ``BaseEnv`` calls (build, startup, reset, interval)."""
+
+    default_randomization: tuple = ()
+    """The task's randomization table (a tuple of ``Randomize``); ``randomization=`` replaces it."""
+
+    def _init_randomization(self, terms: Optional[Sequence[Randomize]]) -> None:
+        terms = self.default_randomization if terms is None else terms
+        if isinstance(terms, Randomize) or not all(isinstance(t, Randomize) for t in terms):
+            raise TypeError("randomization must be a sequence of Randomize entries")
+        self._randomization_terms = tuple(terms)
+        self._randomization_streams = RandomizationStreams(self.num_envs)
+        self._lights = Lights(self)
+        self._sensor_cameras: dict = {}
+        self._randomizer: Optional[Randomizer] = None
+
+    @property
+    def randomization(self) -> Randomizer:
+        """The env's randomizer: ``terms``, ``values()``, ``privileged()``, ``privileged_names``."""
+        return self._randomizer
+
+    @property
+    def lights(self) -> Lights:
+        """Per-env lights (``simulo_envs.envs.visuals.Lights``); usable where the env renders."""
+        return self._lights
+
+    @property
+    def sensor_cameras(self) -> dict:
+        """Sensor camera name -> ``SensorCamera`` (per-env poses); a copy of the mapping."""
+        return dict(self._sensor_cameras)
+
+    def _randomize_build(self) -> None:
+        """In ``_reconfigure``, once the task's objects exist and before the scene is attached."""
+        from simulo_envs.envs.sensors import apply_overrides
+
+        self._sensor_cameras = {name: SensorCamera(self, name, cfg.pose.to_list()) for name, cfg in
+                                apply_overrides(self._default_sensor_configs, self._sensor_overrides).items()}
+        self._randomizer = Randomizer(self, self._randomization_terms, self._randomization_streams)
+        self._randomizer.build()
+
+    def _randomize_startup(self) -> None:
+        """In ``_reconfigure``, after the scene is attached and the sensors exist."""
+        self._randomizer.attach()
+
+    def _randomize_seed(self, env_idx: np.ndarray, seeds: Optional[Sequence[int]]) -> None:
+        if seeds is not None:
+            self._randomization_streams.seed(env_idx, seeds)
+
+    def _add_privileged(self, info: dict) -> None:
+        if self._randomization_terms:
+            info["privileged"] = self._randomizer.privileged()

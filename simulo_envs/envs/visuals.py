@@ -1,0 +1,196 @@
+"""Per-env lights and sensor-camera poses: ``env.lights`` and ``env.sensor_cameras[name]``.
+
+Both exist only where the env renders (a visual ``obs_mode`` or a ``render_mode``): reads and
+writes raise RuntimeError elsewhere. Writers take ``env_ids`` (any ``normalize_env_ids`` form;
+None: every env), validate every value first (wrong shape, NaN/inf or out of range: ValueError,
+nothing written) and change only the listed envs' render scenes; the next rendered frame shows
+it. Reads are fresh float32 tensors on the env's device, read back from the renderer.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+import torch
+
+from simulo_envs.env_ids import EnvIds, normalize_env_ids
+from simulo_envs.geometry import quat_mul, rotvec_to_quat
+from simulo_envs.params_common import check_range, per_env_values
+from simulo_envs.tensors import to_device
+
+_NO_RENDER = ("{what} exist only when the env renders: make it with a visual obs_mode (e.g. 'rgb') or a "
+              "render_mode")
+
+
+class Lights:
+    """The lights of every env: one ambient light and the directional lights the task set with
+    ``scene.set_lighting`` (``num_directional`` of them, in that order).
+
+    A directional light has an RGB ``color`` (>= 0 per channel) and a scalar ``intensity``
+    (>= 0); the renderer gets ``color * intensity``. ``direction`` is the unit vector the light
+    travels along, world frame (``(0, 1, -1)`` shines down and towards +y).
+    """
+
+    def __init__(self, env):
+        self._env = env
+
+    def _backend(self):
+        backend = self._env._backend
+        if backend is None or not backend.render:
+            raise RuntimeError(_NO_RENDER.format(what="lights"))
+        return backend
+
+    @property
+    def num_directional(self) -> int:
+        """Number of directional lights per env (the task's lighting)."""
+        return len(self._env.scene.lighting[1])
+
+    def _read(self, name: str) -> torch.Tensor:
+        return to_device(self._backend().light_param(name), self._env.device)
+
+    @property
+    def ambient(self) -> torch.Tensor:
+        """(num_envs, 3) ambient RGB (>= 0). Fresh."""
+        return self._read("ambient")
+
+    @property
+    def color(self) -> torch.Tensor:
+        """(num_envs, L, 3) RGB of each directional light (>= 0). Fresh."""
+        return self._read("color")
+
+    @property
+    def intensity(self) -> torch.Tensor:
+        """(num_envs, L) intensity factor of each directional light (>= 0). Fresh."""
+        return self._read("intensity")
+
+    @property
+    def direction(self) -> torch.Tensor:
+        """(num_envs, L, 3) unit direction each directional light travels, world frame. Fresh."""
+        return self._read("direction")
+
+    def _write(self, name: str, value, env_ids: EnvIds, light: Optional[int], trailing: tuple, unit: str) -> None:
+        backend = self._backend()
+        ids = normalize_env_ids(env_ids, self._env.num_envs)
+        if name == "ambient":
+            values = per_env_values(value, len(ids), trailing, f"ambient {name}")
+        else:
+            count = self.num_directional
+            if light is not None and (isinstance(light, bool) or not isinstance(light, (int, np.integer))
+                                      or not 0 <= light < count):
+                raise IndexError(f"light must be an int in [0, {count}) (the directional lights), got {light!r}")
+            rows = per_env_values(value, len(ids), trailing if light is not None else (count, *trailing),
+                                  f"light {name}")
+            values = rows
+            if light is not None:
+                values = backend.light_param(name, ids)
+                values[:, light] = rows
+        if name == "direction":
+            norms = np.linalg.norm(values, axis=-1)
+            if norms.size and norms.min() < 1e-6:
+                raise ValueError("light direction must be a non-zero vector; nothing was written")
+            values = values / norms[..., None]
+        else:
+            check_range(values, f"light {name}", unit, low=0.0)
+        if len(ids):
+            backend.set_light_param(name, ids, values.astype(np.float32))
+
+    def set_ambient(self, rgb, env_ids: EnvIds = None) -> None:
+        """Set the ambient light, (k, 3) RGB >= 0 (one row: every listed env).
+
+        Raises:
+            ValueError: wrong shape, NaN/inf or a negative channel. RuntimeError: no rendering."""
+        self._write("ambient", rgb, env_ids, None, (3,), "")
+
+    def set_color(self, rgb, env_ids: EnvIds = None, light: Optional[int] = None) -> None:
+        """Set directional light colours: (k, 3) RGB >= 0 for light index ``light``, or (k, L, 3)
+        for every light (``light=None``).
+
+        Raises:
+            ValueError: wrong shape, NaN/inf or a negative channel. IndexError: bad ``light``.
+            RuntimeError: no rendering."""
+        self._write("color", rgb, env_ids, light, (3,), "")
+
+    def set_intensity(self, intensity, env_ids: EnvIds = None, light: Optional[int] = None) -> None:
+        """Set directional light intensities: (k,) >= 0 for ``light``, or (k, L) for every light.
+
+        Raises: as ``set_color``."""
+        self._write("intensity", intensity, env_ids, light, (), "")
+
+    def set_direction(self, direction, env_ids: EnvIds = None, light: Optional[int] = None) -> None:
+        """Set directional light directions, world frame: (k, 3) for ``light`` or (k, L, 3); each
+        vector is normalised.
+
+        Raises:
+            ValueError: wrong shape, NaN/inf or a zero vector. IndexError, RuntimeError: as
+                ``set_color``."""
+        self._write("direction", direction, env_ids, light, (3,), "")
+
+
+class SensorCamera:
+    """A sensor camera's pose in every env: its configured env-local pose plus a per-env offset.
+
+    Poses are ``[x, y, z, qw, qx, qy, qz]``, env-local frame (relative to each env's origin),
+    SAPIEN's camera axes (+x forward, +y left, +z up). ``get_sensor_params()`` reports the moved
+    extrinsics.
+    """
+
+    def __init__(self, env, name: str, default_local_pose):
+        self._env = env
+        self.name = name
+        self._default = np.asarray(default_local_pose, dtype=np.float32).reshape(7)
+
+    @property
+    def is_rendered(self) -> bool:
+        """True where the env renders this camera (a visual ``obs_mode``)."""
+        backend = self._env._backend
+        return backend is not None and backend.render and self.name in getattr(self._env, "_sensor_rigs", {})
+
+    def _backend(self):
+        if not self.is_rendered:
+            raise RuntimeError(_NO_RENDER.format(what=f"sensor camera {self.name!r} poses"))
+        return self._env._backend
+
+    @property
+    def default_local_pose(self) -> torch.Tensor:
+        """(7,) configured env-local pose of the camera. Fresh."""
+        return torch.from_numpy(self._default.copy())
+
+    @property
+    def local_pose(self) -> torch.Tensor:
+        """(num_envs, 7) current env-local pose per env, read back from the renderer. Fresh."""
+        pose = self._backend().camera_pose(self.name)
+        pose[:, :3] -= self._env.scene.env_origins.cpu().numpy()
+        return to_device(pose, self._env.device)
+
+    def set_local_pose(self, pose, env_ids: EnvIds = None) -> None:
+        """Place the camera of ``env_ids`` at env-local ``pose`` (k, 7); quaternions are normalised.
+
+        Raises:
+            ValueError: wrong shape, NaN/inf or a zero quaternion; nothing is written."""
+        backend = self._backend()
+        ids = normalize_env_ids(env_ids, self._env.num_envs)
+        values = per_env_values(pose, len(ids), (7,), "camera pose")
+        norms = np.linalg.norm(values[:, 3:], axis=1)
+        if len(ids) and norms.min() < 1e-6:
+            raise ValueError("camera pose: zero quaternion; nothing was written")
+        values[:, 3:] /= norms[:, None]
+        values[:, :3] += self._env.scene.env_origins.cpu().numpy()[ids]
+        if len(ids):
+            backend.set_camera_pose(self.name, ids, values)
+
+    def set_pose_jitter(self, jitter, env_ids: EnvIds = None) -> None:
+        """Place the camera of ``env_ids`` at its configured pose moved by ``jitter`` (k, 6):
+        ``[dx, dy, dz]`` [m] added to the position (env-local frame), then ``[rx, ry, rz]`` [rad]
+        a rotation vector in the camera's own frame (``rz`` turns it left, ``ry`` tilts it down).
+        A zero row restores the configured pose.
+
+        Raises:
+            ValueError: wrong shape or NaN/inf; nothing is written. RuntimeError: no rendering."""
+        self._backend()
+        ids = normalize_env_ids(env_ids, self._env.num_envs)
+        values = per_env_values(jitter, len(ids), (6,), "camera pose jitter").astype(np.float64)
+        pose = np.repeat(self._default[None].astype(np.float64), len(ids), axis=0)
+        pose[:, :3] += values[:, :3]
+        pose[:, 3:] = quat_mul(pose[:, 3:], rotvec_to_quat(values[:, 3:]))
+        self.set_local_pose(pose.astype(np.float32), ids)
