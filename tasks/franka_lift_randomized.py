@@ -17,7 +17,7 @@ Goal, spawn area, success, reward and observations are FrankaLift-v1's; the scri
   U(-0.05, 0.05) rad per axis (camera frame): every reset.
 
 Visual entries only show where the env renders; they are drawn in every env all the same, so the
-physical draws of a seed never depend on the obs mode. ``info["privileged"]`` (float32 (N, 33))
+physical draws of a seed never depend on the obs mode. ``info["privileged"]`` (float32 (N, 40))
 holds every env's current values (labels: ``env.randomization.privileged_names``) for an
 asymmetric actor-critic's critic; the policy's observation does not include them.
 """

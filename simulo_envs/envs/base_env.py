@@ -341,6 +341,9 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
                 recomputed. Keys a task declares in ``reset_option_keys`` are passed to
                 ``_initialize_episode``; any other key is refused.
 
+        With a randomization table, the reset envs (only they) draw their ``"reset"`` entries
+        before ``_initialize_episode``; a seed also restarts their randomization streams.
+
         Returns:
             ``(obs, info)`` for all envs; ``info["reconfigure"]`` says whether the scene was rebuilt.
 
@@ -536,7 +539,8 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
         return super().render()
 
     def get_info(self) -> dict:
-        """``evaluate()`` plus ``"elapsed_steps"`` (int32 (N,))."""
+        """``evaluate()`` plus ``"elapsed_steps"`` (int32 (N,)) and, with a randomization table,
+        ``"privileged"`` (float32 (N, D): the randomized values, ``randomization.privileged_names``)."""
         info = self.evaluate()
         info["elapsed_steps"] = self._elapsed_steps.clone()
         self._add_privileged(info)
