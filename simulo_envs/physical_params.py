@@ -98,8 +98,9 @@ class PropParamsMixin:
                              "kinematic (PhysX gives those no mass); nothing was written")
 
     def set_mass(self, mass, env_ids: EnvIds = None) -> None:
-        """Set the mass [kg] of the prop in ``env_ids``; the inertia is scaled by new / old mass
-        (same shape of mass distribution, e.g. a uniform cube stays uniform).
+        """Set the mass [kg] of the prop in ``env_ids``; the inertia becomes the built inertia x
+        new mass / built mass (same shape of mass distribution: a uniform cube stays uniform;
+        writing a mass again gives the same body bit for bit, whatever was written between).
 
         Args:
             mass: (k,) kg, > 0, for ``k = len(env_ids)``; a float applies to every listed env.

@@ -8,8 +8,9 @@ validate values first; these methods trust their input. Reads are fresh float32 
 Contract for every backend (``sim/backend.py``):
 
 - ``rigid_param(gid, name)`` -> (N,) or (N, 3) / ``set_rigid_param(gid, name, env_ids, values)``:
-  ``mass`` [kg] (0 for static and kinematic bodies, which have none; a write scales the
-  principal inertia by new mass / old mass, so the mass distribution keeps its shape),
+  ``mass`` [kg] (0 for static and kinematic bodies, which have none; a write sets the
+  principal inertia to the built inertia x new mass / built mass, so the mass distribution
+  keeps its shape and repeated writes never drift),
   ``inertia`` (read only, (N, 3) principal moments [kg m^2] in the body's mass frame),
   ``static_friction``, ``dynamic_friction`` [-], ``restitution`` [-],
   ``linear_damping`` [1/s], ``angular_damping`` [1/s], ``color`` ((N, 4) RGBA in [0, 1];
@@ -109,11 +110,22 @@ class BackendParamsMixin:
             elif group.kinds[i] != "rigid":
                 continue
             elif name == "mass":
-                ratio = value / comp.mass
-                comp.inertia = np.asarray(comp.inertia, dtype=np.float64) * ratio
+                built_mass, built_inertia = self._built_mass(gid)
+                comp.inertia = built_inertia[i] * (value / built_mass[i])
                 comp.mass = value
             else:
                 setattr(comp, name, value)
+
+    def _built_mass(self, gid: int) -> tuple:
+        """Mass (N,) and principal inertia (N, 3) of group ``gid`` as built, recorded at the first
+        mass write: inertia is always rescaled from these, so a sequence of mass writes never
+        accumulates rounding (two writes of the same mass give bit-identical bodies)."""
+        built = self.__dict__.setdefault("_built_masses", {})
+        if gid not in built:
+            comps = self._rigid[gid].components
+            built[gid] = (np.array([getattr(c, "mass", 0.0) for c in comps], dtype=np.float64),
+                          np.array([getattr(c, "inertia", np.zeros(3)) for c in comps], dtype=np.float64))
+        return built[gid]
 
     # ------------------------------------------------------------------ joints
     def joint_param(self, gid: int, name: str, env_ids: Optional[np.ndarray] = None) -> np.ndarray:
