@@ -63,12 +63,23 @@ def test_partial_reset_draws_and_writes_for_the_reset_envs_only(monkeypatch):
     env_ids = [np.asarray(a[2] if isinstance(a[0], int) else a[1]).tolist() for a in written]  # (gid,) name, env_ids
     assert len(env_ids) == 4 and all(ids == [1, 3] for ids in env_ids)  # mass, restitution, stiffness, damping
     assert torch.equal(after[[0, 2]], before[[0, 2]]) and not torch.equal(after[[1, 3]], before[[1, 3]])
-    # envs 0 and 2 drew nothing: their next draws are the twin's (columns 0-1: startup, as built)
+    # envs 0 and 2 drew nothing: their next draws are the twin's (creation is seeded: 2022 + i)
     env.reset(options={"env_idx": [0, 2]})
     twin.reset(options={"env_idx": [0, 2]})
-    assert torch.equal(env.randomization.privileged()[[0, 2], 2:], twin.randomization.privileged()[[0, 2], 2:])
+    assert torch.equal(env.randomization.privileged()[[0, 2]], twin.randomization.privileged()[[0, 2]])
     env.close()
     twin.close()
+
+
+def test_enhanced_determinism_episodes_replay_from_their_episode_seed():
+    env = make(2, TABLE[2:], enhanced_determinism=True)
+    env.reset(options={"env_idx": [1]})
+    seed = int(env._rng.episode_seeds[1])
+    alone = make(1, TABLE[2:])
+    alone.reset(seed=seed)
+    assert torch.equal(env.randomization.privileged()[1], alone.randomization.privileged()[0])
+    env.close()
+    alone.close()
 
 
 def test_interval_entries_redraw_every_k_steps_of_each_episode():

@@ -27,13 +27,17 @@ unknown objects or parameters, ``joints`` on a parameter without joints, a distr
 shape does not fit the parameter, or one whose values can leave the parameter's valid range
 (a ``Gaussian`` needs ``clip`` for a mass) raise ValueError naming the entry.
 
-Randomness: every env has its own random stream (``numpy.random.Generator``, PCG64), seeded
-with the env's episode seed whenever ``reset(seed=...)`` seeds that env (from
-``SeedSequence([seed, 0x444F4D52])``: the same seeds as ``episode_rng``, a separate stream, so
-adding or removing an entry never changes the task's own draws). A draw for env ``k`` uses env
-``k``'s stream alone, in table order, so env ``k`` seeded ``s`` gets the same values whatever
-``num_envs``, whichever other envs reset with it, and whether the env renders or not (visual
-entries are drawn even where nothing renders, and written only where it does).
+Randomness: every env has its own random stream (``numpy.random.Generator``, PCG64), restarted
+from the env's episode seed whenever that seed changes (``reset(seed=...)``, a reconfiguration,
+every reset with ``enhanced_determinism``; at creation env ``i``'s seed is ``2022 + i``, see
+``simulo_envs/envs/rng.py``), as ``SeedSequence([episode seed, 0x444F4D52])``: the seeds of
+``episode_rng``, a separate stream, so adding or removing an entry never changes the task's own
+draws, and the startup draws of a build are never reused by the first reset after it. A draw
+for env ``k`` uses env ``k``'s stream alone, in table order, so env ``k`` seeded ``s`` gets the
+same values whatever ``num_envs``, whichever other envs reset with it, and whether the env
+renders or not (visual entries are drawn even where nothing renders, and written only where it
+does). A restore (``reset(options={"reset_to_env_states": ...})``) draws nothing: parameters are
+not part of the simulation state (``get_state``), they keep their values.
 
 Privileged observations: ``info["privileged"]`` (float32 (N, D)) holds each randomized
 parameter's current value per env, one column block per distinct (parameter, joints) in table
@@ -118,7 +122,8 @@ class RandomizationStreams:
     """One ``numpy.random.Generator`` per env for randomization draws (see the module docstring).
 
     Args:
-        num_envs: number of envs; each stream starts from OS entropy until ``seed`` is called.
+        num_envs: number of envs; each stream starts from OS entropy until ``seed`` is called
+            (``BaseEnv`` seeds them all before building the scene).
     """
 
     def __init__(self, num_envs: int):
@@ -384,9 +389,9 @@ class RandomizationMixin:
         """In ``_reconfigure``, after the scene is attached and the sensors exist."""
         self._randomizer.attach()
 
-    def _randomize_seed(self, env_idx: np.ndarray, seeds: Optional[Sequence[int]]) -> None:
-        if seeds is not None:
-            self._randomization_streams.seed(env_idx, seeds)
+    def _randomize_seed(self, env_idx: np.ndarray, seeds: Sequence[int]) -> None:
+        """In ``reset``, when the episode seeds of ``env_idx`` change (before a rebuild)."""
+        self._randomization_streams.seed(env_idx, seeds)
 
     def _add_privileged(self, info: dict) -> None:
         if self._randomization_terms:
