@@ -4,6 +4,15 @@
     python scripts/benchmark.py --json      # last line: the results as JSON
     python scripts/benchmark.py --render    # also: rendering frames per second (lavapipe on CPU)
 
+Sections measured instead of the ManiSkill table when asked for (any combination):
+
+    --workers 1 2     the vector env at N = 64 and 128 envs with P = 1 and 2 worker processes
+                      (random actions, autoreset): env steps/s, ratio to P = 1, start-up time,
+                      resident memory per worker, and the exchange cost per step
+    --raw             one env against a raw SAPIEN loop over the same scene
+    --contacts        N = 128 with the scripted expert (grasps: contact-heavy) and random actions
+    --isolation       shared PhysX system against one system per env (``isolate_envs``)
+
 Each measurement runs in its own subprocess (fresh PhysX globals, no cross-talk); rounds are
 interleaved so machine noise hits every configuration alike. Both envs get uniform random
 actions in ``pd_joint_delta_pos`` (and, for one env, ``pd_ee_delta_pos``) with state
@@ -15,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -75,11 +85,212 @@ def measure_render(num_envs: int, size: int, frames: int) -> float:
 
 
 def run_worker(kind: str, num_envs: int, steps: int, size: int = 0, control_mode: str = "pd_joint_delta_pos",
-               sim_backend: str = "physx_cpu") -> float:
+               sim_backend: str = "physx_cpu"):
+    """Run one measurement in a fresh subprocess; returns its last stdout line (a float or JSON)."""
     out = subprocess.run([sys.executable, __file__, "--worker", kind, "--num-envs", str(num_envs), "--steps", str(steps),
                           "--size", str(size), "--control-mode", control_mode, "--sim-backend", sim_backend],
-                         capture_output=True, text=True, check=True)
-    return float(out.stdout.strip().splitlines()[-1])
+                         capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError(f"measurement {kind} N={num_envs} failed:\n{out.stderr[-3000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
+
+
+def measure_raw(num_envs: int, steps: int, warmup: int = 20) -> float:
+    """Env steps/s of a raw SAPIEN loop over FrankaLift-v1's scene (built once by our backend, so
+    the physics is the same object for object): per env step and env, read the arm's qpos, set
+    its 9 drive targets (qpos + a random increment of at most 0.1 rad, the gripper's mapped to
+    [-0.01, 0.04] m), then 5 PhysX steps, then read what the observation needs (qpos, qvel,
+    cube pose, TCP pose). No validation, no controller, no reward: the floor any env pays."""
+    import numpy as np
+    import sapien.physx as physx
+
+    from simulo_envs.tasks.franka_lift import FrankaLiftEnv
+
+    env = FrankaLiftEnv(num_envs=num_envs)
+    backend = env.backend
+    group = backend.articulation_info(env.agent.robot._gid)
+    arts, joints = group.articulations, group.joints
+    tcps = [art.find_link_by_name("panda_hand_tcp") for art in arts]
+    cubes = [next(e for e in scene.entities if e.name.startswith("Block")).find_component_by_type(
+        physx.PhysxRigidDynamicComponent) for scene in backend.scenes]
+    system = backend.system
+    actions = np.random.default_rng(0).uniform(-1, 1, (steps + warmup, num_envs, 8))
+    start = 0.0
+    for k in range(steps + warmup):
+        if k == warmup:
+            start = time.perf_counter()
+        for i in range(num_envs):
+            a = actions[k, i]
+            targets = arts[i].get_qpos()[:7] + 0.1 * a[:7]
+            for joint, value in zip(joints[i], targets.tolist() + [0.015 + 0.025 * a[7]] * 2):
+                joint.set_drive_target(value)
+        for _ in range(5):
+            system.step()
+        for i in range(num_envs):
+            arts[i].get_qpos(), arts[i].get_qvel(), cubes[i].entity_pose, tcps[i].entity_pose
+    elapsed = time.perf_counter() - start
+    env.close()
+    return num_envs * steps / elapsed
+
+
+def measure_vector(num_envs: int, num_workers: int, steps: int, warmup: int = 10) -> dict:
+    """The vector env (autoreset, random actions) at ``num_workers`` processes: env steps/s,
+    start-up seconds (making the env: for P > 1 spawning the workers, importing, building),
+    resident memory [MB] of the parent and of each worker, and the exchange cost per step:
+    the parent's wall time per step minus the busiest worker's time spent serving it."""
+    import gymnasium as gym
+    import torch
+
+    import simulo_envs  # noqa: F401
+
+    begin = time.perf_counter()
+    venv = gym.make_vec("FrankaLift-v1", num_envs=num_envs, vectorization_mode="vector_entry_point",
+                        num_workers=num_workers)
+    startup = time.perf_counter() - begin
+    venv.reset(seed=0)
+    actions = torch.rand(steps + warmup, num_envs, 8, generator=torch.Generator().manual_seed(0)) * 2 - 1
+    for k in range(warmup):
+        venv.step(actions[k])
+    sharded = getattr(venv.env, "worker_stats", None)
+    busy_before = sharded() if sharded else None
+    begin = time.perf_counter()
+    for k in range(warmup, warmup + steps):
+        venv.step(actions[k])
+    elapsed = time.perf_counter() - begin
+    out = {"steps_per_second": num_envs * steps / elapsed, "startup_s": startup, "parent_rss_mb": _rss_mb(os.getpid())}
+    if sharded:
+        stats = sharded()
+        busy = max(b["busy_s"] - a["busy_s"] for a, b in zip(busy_before, stats))
+        out["worker_rss_mb"] = [_rss_mb(s["pid"]) for s in stats]
+        out["exchange_ms_per_step"] = 1e3 * (elapsed - busy) / steps
+    venv.close()
+    return out
+
+
+def measure_policy(num_envs: int, steps: int, policy: str, isolate: bool = False, warmup: int = 10) -> float:
+    """Env steps/s of the vector env (autoreset) on pd_ee_delta_pos driven by the scripted
+    expert (it grasps and lifts: contact-heavy) or by uniform random actions."""
+    import gymnasium as gym
+    import torch
+
+    import simulo_envs  # noqa: F401
+    from simulo_envs.policies import LiftExpert
+
+    venv = gym.make_vec("FrankaLift-v1", num_envs=num_envs, vectorization_mode="vector_entry_point",
+                        control_mode="pd_ee_delta_pos", sim_config={"isolate_envs": isolate})
+    expert = LiftExpert(venv)
+    info = venv.reset(seed=0)[1]
+    generator = torch.Generator().manual_seed(0)
+    begin = 0.0
+    for k in range(steps + warmup):
+        if k == warmup:
+            begin = time.perf_counter()
+        action = expert.act(info) if policy == "expert" else torch.rand(num_envs, 4, generator=generator) * 2 - 1
+        info = venv.step(action)[4]
+    elapsed = time.perf_counter() - begin
+    venv.close()
+    return num_envs * steps / elapsed
+
+
+def _rounds(configs: list, rounds: int, label, **kwargs) -> dict:
+    """Run every config once per round, interleaved; returns config -> list of results."""
+    results: dict = {c: [] for c in configs}
+    for r in range(rounds):
+        for config in configs:
+            results[config].append(run_worker(*config, **kwargs))
+            print(f"round {r + 1}/{rounds}: {label(config)} -> {results[config][-1]}", file=sys.stderr)
+    return results
+
+
+def _median(values: list, key: str = None) -> float:
+    return statistics.median(v[key] if key else v for v in values)
+
+
+def section_workers(workers: list[int], rounds: int) -> list[dict]:
+    """N = 64 and 128 at each P in ``workers``; ratios against the first P."""
+    configs = [("vector", n, 6400 // n, p) for n in (64, 128) for p in workers]
+    results = _rounds(configs, rounds, lambda c: f"vector N={c[1]} P={c[3]}")
+    rows = []
+    print(f"\n{'FrankaLift-v1 vector env':24s} {'N':>4s} {'P':>3s} {'env steps/s':>12s} {f'x P={workers[0]}':>7s} "
+          f"{'start-up s':>10s} {'parent MB':>9s} {'MB per worker':>13s} {'exchange ms/step':>16s}")
+    for n in (64, 128):
+        base = _median(results[("vector", n, 6400 // n, workers[0])], "steps_per_second")
+        for p in workers:
+            runs = results[("vector", n, 6400 // n, p)]
+            rate = _median(runs, "steps_per_second")
+            worker_mb = statistics.median(statistics.mean(r["worker_rss_mb"]) for r in runs) if p > 1 else None
+            exchange = _median(runs, "exchange_ms_per_step") if p > 1 else None
+            row = {"num_envs": n, "num_workers": p, "steps_per_second": rate, "ratio": rate / base,
+                   "startup_s": _median(runs, "startup_s"), "parent_rss_mb": _median(runs, "parent_rss_mb"),
+                   "worker_rss_mb": worker_mb, "exchange_ms_per_step": exchange, "rounds": runs}
+            rows.append(row)
+            print(f"{'':24s} {n:>4d} {p:>3d} {rate:>12.0f} {rate / base:>7.2f} {row['startup_s']:>10.1f} "
+                  f"{row['parent_rss_mb']:>9.0f} {worker_mb or 0:>13.0f} {exchange or 0:>16.2f}")
+    return rows
+
+
+def section_raw(rounds: int) -> list[dict]:
+    """Our env against a raw SAPIEN loop over the same scene, at 1 and 16 envs."""
+    steps = {1: 1500, 16: 125}
+    configs = [(kind, n, steps[n]) for n in steps for kind in ("simulo", "raw")]
+    results = _rounds(configs, rounds, lambda c: f"{c[0]} N={c[1]}")
+    rows = []
+    print(f"\n{'one step of FrankaLift-v1':28s} {'N':>4s} {'raw SAPIEN steps/s':>18s} {'ours':>8s} {'cost x raw':>10s}")
+    for n in steps:
+        raw, ours = _median(results[("raw", n, steps[n])]), _median(results[("simulo", n, steps[n])])
+        rows.append({"num_envs": n, "raw_steps_per_second": raw, "steps_per_second": ours, "cost_vs_raw": raw / ours})
+        print(f"{'pd_joint_delta_pos, random':28s} {n:>4d} {raw:>18.0f} {ours:>8.0f} {raw / ours:>10.2f}")
+    return rows
+
+
+def section_contacts(rounds: int, num_envs: int = 128) -> list[dict]:
+    """The scripted expert (grasps) against random actions at ``num_envs`` envs."""
+    configs = [(policy, num_envs, 60) for policy in ("random", "expert")]
+    results = _rounds(configs, rounds, lambda c: f"{c[0]} N={c[1]}")
+    random_rate = _median(results[configs[0]])
+    print(f"\n{'pd_ee_delta_pos, N=%d' % num_envs:28s} {'env steps/s':>12s} {'x random':>9s}")
+    rows = []
+    for config in configs:
+        rate = _median(results[config])
+        rows.append({"policy": config[0], "num_envs": num_envs, "steps_per_second": rate, "ratio": rate / random_rate})
+        print(f"{config[0] + ' actions':28s} {rate:>12.0f} {rate / random_rate:>9.2f}")
+    return rows
+
+
+def section_isolation(rounds: int) -> list[dict]:
+    """One shared PhysX system against one per env (``isolate_envs``), random actions."""
+    configs = [(kind, n, 2000 // n) for n in (16, 64) for kind in ("random", "isolated")]
+    results = _rounds(configs, rounds, lambda c: f"{c[0]} N={c[1]}")
+    print(f"\n{'pd_ee_delta_pos, random':28s} {'N':>4s} {'shared':>8s} {'isolated':>9s} {'x shared':>9s}")
+    rows = []
+    for n in (16, 64):
+        shared, isolated = _median(results[("random", n, 2000 // n)]), _median(results[("isolated", n, 2000 // n)])
+        rows.append({"num_envs": n, "shared_steps_per_second": shared, "isolated_steps_per_second": isolated,
+                     "ratio": isolated / shared})
+        print(f"{'':28s} {n:>4d} {shared:>8.0f} {isolated:>9.0f} {isolated / shared:>9.2f}")
+    return rows
+
+
+def run_measurement(args) -> None:
+    """The ``--worker`` side: one measurement in this process, printed as JSON."""
+    n = args.num_envs[0]
+    if args.worker == "render":
+        result = measure_render(n, args.size, args.steps)
+    elif args.worker == "raw":
+        result = measure_raw(n, args.steps)
+    elif args.worker == "vector":
+        result = measure_vector(n, args.size, args.steps)
+    elif args.worker in ("expert", "random", "isolated"):
+        result = measure_policy(n, args.steps, "expert" if args.worker == "expert" else "random",
+                                isolate=args.worker == "isolated")
+    else:
+        result = measure(args.worker, n, args.steps, args.control_mode, sim_backend=args.sim_backend)
+    print(json.dumps(result))
 
 
 def main() -> None:
@@ -90,44 +301,62 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--render", action="store_true", help="also measure rendering frames per second")
     parser.add_argument("--sim-backend", default="physx_cpu",
-                        help="FrankaLift-v1's backend: physx_cpu (default) or physx_cuda_emulated (the GPU code path "
-                             "on the CPU); on a GPU machine use scripts/gpu_check.py, which runs ManiSkill on its GPU too")
-    parser.add_argument("--worker", choices=["simulo", "maniskill", "render"], help=argparse.SUPPRESS)
+                        help="FrankaLift-v1's backend in the ManiSkill table: physx_cpu (default) or physx_cuda_emulated "
+                             "(the GPU code path on the CPU); on a GPU machine use scripts/gpu_check.py, which runs "
+                             "ManiSkill on its GPU too")
+    parser.add_argument("--workers", type=int, nargs="+", metavar="P",
+                        help="measure the vector env at N = 64 and 128 with these worker counts (e.g. 1 2)")
+    parser.add_argument("--raw", action="store_true", help="measure one env against a raw SAPIEN loop")
+    parser.add_argument("--contacts", action="store_true", help="measure the expert against random actions at N = 128")
+    parser.add_argument("--isolation", action="store_true", help="measure isolate_envs against the shared system")
+    parser.add_argument("--worker", choices=["simulo", "maniskill", "render", "raw", "vector", "expert", "random",
+                                             "isolated"], help=argparse.SUPPRESS)
     parser.add_argument("--steps", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--control-mode", default="pd_joint_delta_pos", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.rounds < 1 or min(args.num_envs) < 1:
-        parser.error("--rounds and every --num-envs must be >= 1")
-    if args.worker == "render":
-        print(measure_render(args.num_envs[0], args.size, args.steps))
-        return
+    if args.rounds < 1 or min(args.num_envs) < 1 or (args.workers and min(args.workers) < 1):
+        parser.error("--rounds, every --num-envs and every --workers must be >= 1")
     if args.worker:
-        print(measure(args.worker, args.num_envs[0], args.steps, args.control_mode, sim_backend=args.sim_backend))
+        run_measurement(args)
         return
+    report: dict = {}
+    if args.workers:
+        report["workers"] = section_workers(args.workers, args.rounds)
+    if args.raw:
+        report["raw"] = section_raw(args.rounds)
+    if args.contacts:
+        report["contacts"] = section_contacts(args.rounds)
+    if args.isolation:
+        report["isolation"] = section_isolation(args.rounds)
+    if not report:
+        report = maniskill_table(args)
+    if args.json:
+        print(json.dumps(report))
 
+
+def maniskill_table(args) -> dict:
+    """FrankaLift-v1 at each ``--num-envs`` against ManiSkill's PickCube-v1 at one env (and rendering)."""
     joint, ee = "pd_joint_delta_pos", "pd_ee_delta_pos"
-    configs = [("maniskill", 1, 400, joint)] + [("simulo", n, max(200, 2400 // n), joint) for n in args.num_envs]
-    configs += [("maniskill", 1, 200, ee), ("simulo", 1, 400, ee)]
-    results: dict = {(k, n, c): [] for k, n, _, c in configs}
-    for r in range(args.rounds):
-        for kind, n, steps, mode in configs:
-            results[(kind, n, mode)].append(run_worker(kind, n, steps, control_mode=mode, sim_backend=args.sim_backend))
-            print(f"round {r + 1}/{args.rounds}: {kind:9s} {mode:18s} N={n:<3d} {results[(kind, n, mode)][-1]:9.0f} env steps/s",
-                  file=sys.stderr)
+    configs = [("maniskill", 1, 400, 0, joint)] + [("simulo", n, max(200, 2400 // n), 0, joint) for n in args.num_envs]
+    configs += [("maniskill", 1, 200, 0, ee), ("simulo", 1, 400, 0, ee)]
+    results = _rounds(configs, args.rounds, lambda c: f"{c[0]:9s} {c[4]:18s} N={c[1]:<3d} env steps/s",
+                      sim_backend=args.sim_backend)
     rows = []
     print(f"\n{'env':28s} {'control mode':18s} {'num_envs':>8s} {'env steps/s (median)':>21s} {'x ManiSkill N=1':>16s}")
     for mode in (joint, ee):
-        ms = statistics.median(results[("maniskill", 1, mode)])
+        ms_config = next(c for c in configs if c[0] == "maniskill" and c[4] == mode)
+        ms = _median(results[ms_config])
         print(f"{'ManiSkill PickCube-v1':28s} {mode:18s} {1:>8d} {ms:>21.0f} {1.0:>16.2f}")
         rows.append({"env": "PickCube-v1 (ManiSkill)", "control_mode": mode, "num_envs": 1, "steps_per_second": ms,
-                     "ratio_vs_maniskill_1": 1.0, "rounds": results[("maniskill", 1, mode)]})
-        for kind, n, _, m in configs:
+                     "ratio_vs_maniskill_1": 1.0, "rounds": results[ms_config]})
+        for config in configs:
+            kind, n, _, _, m = config
             if kind != "simulo" or m != mode:
                 continue
-            med = statistics.median(results[(kind, n, m)])
+            med = _median(results[config])
             rows.append({"env": "FrankaLift-v1", "control_mode": m, "num_envs": n, "steps_per_second": med,
-                         "ratio_vs_maniskill_1": med / ms, "rounds": results[(kind, n, m)]})
+                         "ratio_vs_maniskill_1": med / ms, "rounds": results[config]})
             print(f"{'simulo_envs FrankaLift-v1':28s} {m:18s} {n:>8d} {med:>21.0f} {med / ms:>16.2f}")
     render_rows = []
     if args.render:
@@ -137,8 +366,7 @@ def main() -> None:
             fps = statistics.median(run_worker("render", n, frames, size) for _ in range(args.rounds))
             render_rows.append({"num_envs": n, "size": size, "images_per_second": fps})
             print(f"{f'{size}x{size}':40s} {n:>8d} {fps:>18.1f}")
-    if args.json:
-        print(json.dumps({"steps": rows, "render": render_rows}))
+    return {"steps": rows, "render": render_rows}
 
 
 if __name__ == "__main__":

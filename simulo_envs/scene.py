@@ -8,6 +8,7 @@ the scene clones each into every env at ``/World/envs/env_{i}/Block``, placed at
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Union
 
@@ -35,6 +36,8 @@ class Scene:
         device: torch device of the tensors the scene's objects return.
         clone_cfg: how heterogeneous props pick their variant per env (``CloneCfg``:
             ``clone_strategy`` "sequential" (default) or "random" with ``seed``).
+        env_origins: float (num_envs, 3) origins [m] overriding the grid (a shard of a bigger
+            batch keeps its envs' places on the batch's grid).
 
     Attributes:
         env_origins: (num_envs, 3) float32 world positions of the env origins [m]; read-only
@@ -42,7 +45,7 @@ class Scene:
     """
 
     def __init__(self, num_envs: int, env_spacing: float = 2.0, device: Union[str, torch.device] = "cpu",
-                 clone_cfg: CloneCfg | None = None):
+                 clone_cfg: CloneCfg | None = None, env_origins: torch.Tensor | None = None):
         if isinstance(num_envs, bool) or not isinstance(num_envs, int) or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
         self.num_envs = num_envs
@@ -50,6 +53,12 @@ class Scene:
         self.env_spacing = float(env_spacing)
         self.clone_cfg = clone_cfg or CloneCfg()
         self._origins, _ = grid_transforms(num_envs, env_spacing, device=self.device)
+        self._explicit_origins = env_origins is not None
+        if env_origins is not None:
+            origins = torch.as_tensor(env_origins, dtype=torch.float32).to(self.device)
+            if origins.shape != (num_envs, 3) or not bool(torch.isfinite(origins).all()):
+                raise ValueError(f"env_origins must be finite with shape ({num_envs}, 3), got {tuple(origins.shape)}")
+            self._origins = origins.clone()
         self._plan: ClonePlan | None = None
         self._variants: dict[str, list[int]] = {}  # scene path -> variant per env, set with the plan
         self.prototype_cfgs: list[PrototypeCfg] = []  # one per registered object when the scene plans itself
@@ -181,6 +190,8 @@ class Scene:
             valid_set = make_valid_clone_combinations(names, counts, cc.clone_combinations)
         plan = make_clone_plan(cfgs, self.num_envs, self.env_spacing, device="cpu", clone_strategy=cc.clone_strategy,
                                valid_set=valid_set, seed=cc.seed, env_template=ENV_TEMPLATE)
+        if self._explicit_origins:  # the plan places envs where the scene was told to (a shard's slice of a grid)
+            plan = dataclasses.replace(plan, positions=self._origins.to("cpu"))
         _dispatch(plan, self, cfgs)
         self.prototype_cfgs = cfgs
 

@@ -151,6 +151,9 @@ class EEPoseController:
         error = xp.concatenate([target[:, :3] - tcp[:, :3], rot_error], 1)
         columns = self._columns(xp)
         jacobian = jacobian_fn()[:, :, columns]
+        # Contiguous rows: numpy picks its matmul kernel by strides, and the strides of a column
+        # selection depend on the batch size; the IK of an env must not depend on its batch.
+        jacobian = np.ascontiguousarray(jacobian) if xp is np else jacobian.contiguous()
         dq = dls_step(jacobian, error, cfg.damping)
         low, high = self._limits(xp)
         return xp.clip(qpos[:, columns] + dq, low, high)

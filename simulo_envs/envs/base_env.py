@@ -39,6 +39,7 @@ from gymnasium.vector.utils import batch_space
 from simulo_envs.cloner.plan import CloneCfg
 from simulo_envs.env_ids import normalize_env_ids
 from simulo_envs.envs.maniskill_api import ManiSkillApiMixin
+from simulo_envs.envs.actions import clip_action
 from simulo_envs.envs.observations import flatten_obs, space_from_obs
 from simulo_envs.envs.randomization import RandomizationMixin
 from simulo_envs.envs.rendering import RenderingMixin
@@ -55,6 +56,34 @@ from simulo_envs.sim.config import SimConfig
 
 def _is_int(value) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def episode_seeds(seed, env_idx: np.ndarray) -> Optional[list[int]]:
+    """The episode seed of each env in ``env_idx`` for ``reset(seed=...)``: None (streams
+    continue), ``[seed + i for i in env_idx]`` for an int, or the list itself (one int per env).
+
+    Raises:
+        TypeError: not None, an int or a list of ints. ValueError: a list of the wrong length,
+            or a negative seed.
+    """
+    if seed is None:
+        return None
+    if isinstance(seed, torch.Tensor) and seed.ndim == 0:
+        seed = seed.item()
+    if _is_int(seed):
+        seeds = [int(seed) + int(i) for i in env_idx]
+    else:
+        if isinstance(seed, (str, bytes, dict, set)) or not hasattr(seed, "__len__"):
+            raise TypeError(f"reset: seed must be None, an int or a list of ints, got {seed!r}")
+        values = seed.tolist() if isinstance(seed, (np.ndarray, torch.Tensor)) else list(seed)
+        if not all(_is_int(v) for v in values):
+            raise TypeError(f"reset: seed list must hold ints, got {values!r}")
+        seeds = [int(v) for v in values]
+        if len(seeds) != len(env_idx):
+            raise ValueError(f"reset: got {len(seeds)} seeds for {len(env_idx)} envs being reset")
+    if seeds and (min(seeds) < 0 or max(seeds) >= 2**63):
+        raise ValueError(f"reset: seeds must be >= 0 and < 2**63, got {seeds if len(seeds) < 9 else (min(seeds), max(seeds))}")
+    return seeds
 
 
 class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin, gym.Env):
@@ -100,6 +129,11 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
     SUPPORTED_REWARD_MODES = ("normalized_dense", "dense", "sparse", "none")
     SUPPORTED_RENDER_MODES: tuple[str, ...] = ("rgb_array", "sensors")
     metadata: dict[str, Any] = {"render_modes": ["rgb_array", "sensors"], "render_fps": 20}
+
+    _first_env: int = 0
+    """Index of env 0 in the batch these envs belong to: a worker shard of the sharded vector env
+    holds envs ``_first_env ..`` of a bigger batch and seeds them as that batch does
+    (``reset(seed=s)``: env ``i`` here gets ``s + _first_env + i``)."""
 
     default_sim_config = SimConfig()
     default_clone_cfg = CloneCfg()
@@ -298,7 +332,7 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
             for obj in self.scene.objects.values():
                 obj._detach("the scene was rebuilt by reset(options={'reconfigure': True}); use the env's new objects")
             self._backend.close()
-        self.scene = Scene(self.num_envs, self.sim_config.env_spacing, self.device, clone_cfg=self.clone_cfg)
+        self.scene = self._make_scene()
         self._load_agent(options)
         self._load_scene(options)
         self._load_lighting(options)
@@ -314,6 +348,13 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
         self._origin_poses = torch.cat([self._env_origins, torch.zeros(self.num_envs, 4, device=self.device)], dim=1)
         self._after_reconfigure(options)
         self._sim_hooks = self._overridden_sim_hooks()
+
+    def _make_scene(self) -> Scene:
+        """The empty ``Scene`` a (re)configuration fills: env origins on the grid of
+        ``num_envs`` (all at the world origin with ``sim_config.isolate_envs``: each env is a
+        world of its own). The sharded vector env overrides it to build a slice of a bigger batch."""
+        spacing = 0.0 if self.sim_config.isolate_envs else self.sim_config.env_spacing
+        return Scene(self.num_envs, spacing, self.device, clone_cfg=self.clone_cfg)
 
     def _overridden_sim_hooks(self):
         base = BaseEnv
@@ -365,7 +406,7 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
         restore = options.pop("reset_to_env_states", None)
         if reconfigure:
             env_idx = np.arange(self.num_envs)  # rebuilding the scene resets every env
-        seeds = self._seeds_for(seed, env_idx)  # validated before anything changes
+        seeds = episode_seeds(seed, env_idx + self._first_env)  # validated before anything changes
         if restore is not None:
             restore = self._check_restore(restore, env_idx)
         if seeds:
@@ -423,26 +464,6 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
             obs = _check_obs_rows(obs, self._last_obs, len(env_idx), self.device)
         return parsed, obs
 
-    def _seeds_for(self, seed, env_idx: np.ndarray) -> Optional[list[int]]:
-        if seed is None:
-            return None
-        if isinstance(seed, torch.Tensor) and seed.ndim == 0:
-            seed = seed.item()
-        if _is_int(seed):
-            seeds = [int(seed) + int(i) for i in env_idx]
-        else:
-            if isinstance(seed, (str, bytes, dict, set)) or not hasattr(seed, "__len__"):
-                raise TypeError(f"reset: seed must be None, an int or a list of ints, got {seed!r}")
-            values = seed.tolist() if isinstance(seed, (np.ndarray, torch.Tensor)) else list(seed)
-            if not all(_is_int(v) for v in values):
-                raise TypeError(f"reset: seed list must hold ints, got {values!r}")
-            seeds = [int(v) for v in values]
-            if len(seeds) != len(env_idx):
-                raise ValueError(f"reset: got {len(seeds)} seeds for {len(env_idx)} envs being reset")
-        if seeds and (min(seeds) < 0 or max(seeds) >= 2**63):
-            raise ValueError(f"reset: seeds must be >= 0 and < 2**63, got {seeds if len(seeds) < 9 else (min(seeds), max(seeds))}")
-        return seeds
-
     # ------------------------------------------------------------------ step
     def step(self, action):
         """Apply ``action`` to every env and advance ``sim_steps_per_control`` physics steps.
@@ -494,43 +515,24 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
         return torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
 
     def _prepare_action(self, action) -> Optional[torch.Tensor]:
-        """Validate and clip an action; returns float32 (N, action_dim) on ``self.device``.
-
-        On CPU the checks run in numpy (a tenth of the per-call cost of torch on tiny arrays)."""
+        """Validate and clip an action (``clip_action``); returns float32 (N, action_dim) on
+        ``self.device``, or None for None. Off the CPU the checks run in torch on the device."""
         if action is None:
             return None
-        dim = self._action_low_np.shape[0]
-        if isinstance(action, torch.Tensor) and (action.is_complex() or action.dtype == torch.bool):
-            raise ValueError(f"action must be real-valued, got dtype {action.dtype}")
-        if isinstance(action, torch.Tensor) and action.dtype not in (torch.float32, torch.float64):
-            action = action.to(torch.float32)
-        if isinstance(action, torch.Tensor) and action.device.type != "cpu":
+        if isinstance(action, torch.Tensor) and action.device.type != "cpu" and self.device.type != "cpu":
+            if action.is_complex() or action.dtype == torch.bool:
+                raise ValueError(f"action must be real-valued, got dtype {action.dtype}")
+            dim = self._action_low_np.shape[0]
             action = action.detach().to(torch.float32)
             if action.shape == (dim,) and self.num_envs == 1:
                 action = action.unsqueeze(0)
-            self._check_action_shape(tuple(action.shape), dim)
+            if tuple(action.shape) != (self.num_envs, dim):
+                raise ValueError(f"action must have shape ({self.num_envs}, {dim}), got {tuple(action.shape)}")
             if not bool(torch.isfinite(action).all()):
                 raise ValueError("action contains NaN or inf; no env was stepped")
             return torch.clamp(action.to(self.device), self._action_low, self._action_high)
-        try:
-            array = action.detach().numpy() if isinstance(action, torch.Tensor) else np.asarray(action)
-            if array.dtype.kind not in "fiu":
-                raise TypeError(f"dtype {array.dtype} is not a real number type")
-            with np.errstate(over="ignore", invalid="ignore"):
-                array = array.astype(np.float32, copy=False)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"action must be numeric with shape ({self.num_envs}, {dim}): {exc}") from None
-        if array.shape == (dim,) and self.num_envs == 1:
-            array = array[None]
-        self._check_action_shape(array.shape, dim)
-        if not np.isfinite(array).all():
-            raise ValueError("action contains NaN or inf (or a value beyond float32 range); no env was stepped")
-        clipped = np.clip(array, self._action_low_np, self._action_high_np)
+        clipped = clip_action(action, self.num_envs, self._action_low_np, self._action_high_np)
         return torch.from_numpy(clipped).to(self.device)
-
-    def _check_action_shape(self, shape: tuple, dim: int) -> None:
-        if shape != (self.num_envs, dim):
-            raise ValueError(f"action must have shape ({self.num_envs}, {dim}), got {shape}")
 
     # ------------------------------------------------------------------ obs / info / reward
     def render(self):

@@ -10,13 +10,16 @@ world poses, read from the env):
 
 An env whose ``elapsed_steps`` is 0 (it was just reset, fully or partially) starts again at
 APPROACH, so partial resets in the middle of a rollout never confuse it; ``reset(env_ids)``
-does the same explicitly. Actions are ``clip(gain * (goal - tcp) / pos_bound, -1, 1)`` for the
+does the same explicitly. ``act()`` reads the state from the env's objects; ``act(info)`` reads
+it from the last ``info`` of ``reset``/``step`` (``block_pose``, ``tcp_pose``, ``height_gain``,
+``elapsed_steps``), which is how it drives envs in worker processes. Actions are ``clip(gain * (goal - tcp) / pos_bound, -1, 1)`` for the
 arm (world-frame TCP translation) and +1 (open) / -1 (closed) for the gripper.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import torch
 
@@ -65,15 +68,27 @@ class LiftExpert:
         self.phase[ids] = APPROACH
         self.closing[ids] = 0
 
-    def act(self) -> torch.Tensor:
-        """float32 (N, 4) actions for the current state of every env."""
+    def act(self, info: Optional[dict] = None) -> torch.Tensor:
+        """float32 (N, 4) actions for the current state of every env: read from the env, or
+        from ``info``, the last info dict the env returned (its rows must describe the current
+        state: after an autoreset, the vector env's step info does).
+
+        Raises:
+            ValueError: no ``info`` for an env whose task objects live in worker processes.
+        """
         cfg, env = self.cfg, self.env
-        fresh = env.elapsed_steps.to(self.phase.device) == 0
+        if info is not None:
+            elapsed, block_pose = info["elapsed_steps"], info["block_pose"]
+            tcp, spawn_z = info["tcp_pose"][:, :3], block_pose[:, 2] - info["height_gain"]
+        elif hasattr(env, "block"):
+            elapsed, block_pose = env.elapsed_steps, env.block.state.pose
+            tcp, spawn_z = env.agent.tcp_pose[:, :3], env.block.default_pose[:, 2]
+        else:
+            raise ValueError("this env's tasks run in worker processes: pass the last info, expert.act(info)")
+        fresh = elapsed.to(self.phase.device) == 0
         self.phase[fresh] = APPROACH
         self.closing[fresh] = 0
-        block = env.block.state.pose[:, :3]
-        tcp = env.agent.tcp_pose[:, :3]
-        spawn_z = env.block.default_pose[:, 2]
+        block = block_pose[:, :3]
 
         goal = block.clone()
         goal[:, 2] -= cfg.grasp_depth

@@ -28,6 +28,12 @@ class SimConfig:
         contact_offset / rest_offset: PhysX shape offsets [m].
         static_friction / dynamic_friction / restitution: default material of the ground and
             of any shape that does not set its own.
+        isolate_envs: one PhysX system per env instead of one shared by all (physx_cpu). An
+            env's trajectory then depends only on its own inputs, bit for bit, whatever the
+            batch size or the worker shard it runs in; every env sits at the world origin (its
+            own world). Slower: N small solves instead of one (``scripts/benchmark.py
+            --isolation`` measures it). In a shared system envs couple at float-noise level
+            (about 1e-6 per step, growing in contact; DESIGN.md).
     """
 
     sim_freq: int = 100
@@ -43,6 +49,7 @@ class SimConfig:
     static_friction: float = 0.3
     dynamic_friction: float = 0.3
     restitution: float = 0.0
+    isolate_envs: bool = False
 
     def __post_init__(self) -> None:
         for name in ("sim_freq", "control_freq", "solver_position_iterations", "solver_velocity_iterations"):
@@ -60,6 +67,8 @@ class SimConfig:
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
                 raise ValueError(f"sim_config.{name} must be a finite number >= 0, got {value!r}")
+        if not isinstance(self.isolate_envs, bool):
+            raise ValueError(f"sim_config.isolate_envs must be a bool, got {self.isolate_envs!r}")
         if len(self.gravity) != 3 or not all(math.isfinite(g) for g in self.gravity):
             raise ValueError(f"sim_config.gravity must be 3 finite numbers [m/s^2], got {self.gravity!r}")
 

@@ -19,12 +19,12 @@ two shapes collide iff ``(A.g0 & B.g1) or (B.g0 & A.g1)`` and not ``(A.g2 & B.g2
 kept apart only by ``env_spacing``. The ground plane has all bits set. Robot links also
 share ``g2 = 1 << 31`` (no self-collision).
 
-Batched state: reads come from one ``system.pack()`` per state version, viewed as float32 and
-gathered with precomputed indices (no per-entity Python loop). The pack layout of SAPIEN
-3.0.3, checked against the per-entity getters when the backend is finalised:
-rigid dynamic body = ``[qw, qx, qy, qz, x, y, z, vx, vy, vz, wx, wy, wz]``, in the order of
-``system.rigid_dynamic_components``; then per articulation ``[root q(4), root p(3),
-root vel(6), qpos(dof), qvel(dof), (drive target, drive velocity target) x dof]``.
+``SimConfig.isolate_envs`` gives each env a PhysX system of its own instead (exact
+reproducibility of an env whatever shares its process, at the cost measured above).
+
+Batched state: reads come from one ``system.pack()`` per system and state version, viewed as
+float32 and gathered with indices precomputed at finalize (no per-entity Python loop); the
+layout and its check are in ``simulo_envs/sim/cpu_pack.py``.
 Writes go entity by entity for only the listed env rows, then bump the state version so the
 next read repacks (read-your-writes without a step).
 
@@ -38,6 +38,7 @@ keep theirs. Drive-target writes do not change the state and clear nothing.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
@@ -49,16 +50,13 @@ from simulo_envs.authoring import PrimitiveShape
 from simulo_envs.authoring.articulation import Articulation
 from simulo_envs.sim.builders import build_articulation, build_shape
 from simulo_envs.sim.contacts import ContactPairQuery
+from simulo_envs.sim.cpu_pack import BODY as _BODY, check_layout, pack_indices
 from simulo_envs.sim.params import BackendParamsMixin
 from simulo_envs.sim.render import CameraRig, add_lights, ground_visual_builders
 from simulo_envs.sim.config import SimConfig
 
 _ALL_BITS = 0xFFFFFFFF
 _ROBOT_SELF_BIT = 1 << 31
-_BODY = 13
-# Framework layout [x, y, z, qw, qx, qy, qz, v(3), w(3)] from the packed [q, p, v, w].
-_BODY_PERM = np.array([4, 5, 6, 0, 1, 2, 3, 7, 8, 9, 10, 11, 12])
-_ROOT_PERM = np.array([4, 5, 6, 0, 1, 2, 3])
 
 
 def env_bits(env: int) -> list[int]:
@@ -116,13 +114,16 @@ class PhysxCpuBackend(BackendParamsMixin):
         )
         physx.set_shape_config(contact_offset=config.contact_offset, rest_offset=config.rest_offset)
         physx.set_default_material(config.static_friction, config.dynamic_friction, config.restitution)
-        self.system = self._create_system()
-        self.system.timestep = 1.0 / config.sim_freq
-        if self.render:
-            # One render system per env: a camera sees only the entities of its own env's scene.
-            self.scenes = [sapien.Scene([self.system, sapien.render.RenderSystem()]) for _ in range(self.num_envs)]
-        else:
-            self.scenes = [sapien.Scene([self.system]) for _ in range(self.num_envs)]
+        if config.isolate_envs and self.name != "physx_cpu":
+            raise ValueError(f"sim_config.isolate_envs (one PhysX system per env) is a physx_cpu option, not {self.name}'s")
+        self.systems = [self._create_system() for _ in range(self.num_envs if config.isolate_envs else 1)]
+        for system in self.systems:
+            system.timestep = 1.0 / config.sim_freq
+        self.system = self.systems[0]
+        self._system_of_env = np.arange(self.num_envs) if config.isolate_envs else np.zeros(self.num_envs, dtype=np.int64)
+        # One render system per env: a camera sees only the entities of its own env's scene.
+        self.scenes = [sapien.Scene([self.systems[s]] + ([sapien.render.RenderSystem()] if self.render else []))
+                       for s in self._system_of_env.tolist()]
         self.cameras: dict = {}
         self._rigid: list[_RigidGroup] = []
         self._arts: list[_ArticulationGroup] = []
@@ -138,24 +139,30 @@ class PhysxCpuBackend(BackendParamsMixin):
         self._contact_list: list = []
 
     def _create_system(self):
-        """The physics system every env's scene shares (the GPU backend makes a GPU one)."""
+        """A physics system: the one every env's scene shares, or one per env with
+        ``isolate_envs`` (the GPU backend makes a GPU one)."""
         return physx.PhysxCpuSystem()
 
     # ------------------------------------------------------------------ building
     def add_ground(self, altitude: float = 0.0) -> None:
         """A static infinite plane at ``z = altitude`` [m] touching every env.
 
-        Physics: one plane, in env 0's scene (the physics system is shared). Rendering: a ground
+        Physics: one plane per PhysX system, in env 0's scene when the system is shared. Rendering: a ground
         visual in every env's scene, env 0's on the same entity as the plane, so every scene holds
         one ground entity and entity (segmentation) ids agree across envs."""
-        builders = ground_visual_builders(self.scenes) if self.render else [self.scenes[0].create_actor_builder()]
-        builders[0].add_plane_collision(sapien.Pose(q=[0.7071068, 0, -0.7071068, 0]))
+        if self.render:
+            builders = ground_visual_builders(self.scenes)
+        else:
+            builders = [self.scenes[i].create_actor_builder() for i in range(len(self.systems))]
+        planes = range(len(self.systems))  # env i's scene is in system i (or all share system 0)
+        for i in planes:
+            builders[i].add_plane_collision(sapien.Pose(q=[0.7071068, 0, -0.7071068, 0]))
         self._grounds = []
         for i, builder in enumerate(builders):
             ground = builder.build_static(name="ground")
             self._grounds.append(ground)
             ground.set_pose(sapien.Pose(p=[self.origins[i][0], self.origins[i][1], altitude]))
-            if i == 0:
+            if i in planes:
                 for shape in ground.find_component_by_type(physx.PhysxRigidStaticComponent).collision_shapes:
                     shape.set_collision_groups([_ALL_BITS, _ALL_BITS, 0, 0])
 
@@ -283,54 +290,11 @@ class PhysxCpuBackend(BackendParamsMixin):
         return len(self._arts) - 1
 
     def finalize(self) -> None:
-        """Freeze the layout and precompute the packed-state gather indices."""
-        comps = list(self.system.rigid_dynamic_components)
-        where = {id(c): k for k, c in enumerate(comps)}
-        self._rigid_idx = []
-        for group in self._rigid:
-            rows = np.full((self.num_envs, _BODY), -1, dtype=np.int64)
-            for i, comp in enumerate(group.components):
-                k = where.get(id(comp))
-                if k is not None:
-                    rows[i] = k * _BODY + _BODY_PERM
-            self._rigid_idx.append(rows)
-        # Articulations follow the bodies, in creation order (checked below).
-        offset = len(comps) * _BODY
-        self._art_idx = []
-        for group in self._arts:
-            dof = group.dof
-            size = 13 + 4 * dof
-            bases = offset + size * np.arange(self.num_envs)[:, None]
-            self._art_idx.append({
-                "root": bases + _ROOT_PERM,
-                "root_vel": bases + 7 + np.arange(6),
-                "qpos": bases + 13 + np.arange(dof),
-                "qvel": bases + 13 + dof + np.arange(dof),
-                "target": bases + 13 + 2 * dof + 2 * np.arange(dof),
-            })
-            offset += size * self.num_envs
+        """Freeze the layout and precompute the packed-state gather indices (``cpu_pack``)."""
+        self._rigid_idx, self._art_idx, total = pack_indices(self.systems, self._system_of_env, self._rigid,
+                                                             self._arts, self.num_envs)
         self._finalized = True
-        self._check_pack_layout(offset)
-
-    def _check_pack_layout(self, expected_floats: int) -> None:
-        packed = self._state()
-        if packed.size != expected_floats:
-            raise RuntimeError(
-                f"physx_cpu: SAPIEN's packed state has {packed.size} floats, expected {expected_floats}; "
-                "this backend supports sapien==3.0.3 only"
-            )
-        for gid, group in enumerate(self._rigid):
-            for i, (comp, kind) in enumerate(zip(group.components, group.kinds)):
-                if kind == "static":
-                    continue
-                pose = comp.entity_pose
-                got = packed[self._rigid_idx[gid][i, :3]]
-                if not np.allclose(got, pose.p, atol=1e-5):
-                    raise RuntimeError("physx_cpu: packed rigid body layout differs from sapien==3.0.3's")
-        for gid, group in enumerate(self._arts):
-            got = packed[self._art_idx[gid]["qpos"][-1]]
-            if not np.allclose(got, group.articulations[-1].qpos, atol=1e-5):
-                raise RuntimeError("physx_cpu: packed articulation layout differs from sapien==3.0.3's")
+        check_layout(self._state(), total, self._rigid_idx, self._art_idx, self._rigid, self._arts)
 
     def env_collision_groups(self) -> list[list[int]]:
         """Collision groups ``[g0, g1, g2, g3]`` of each env's prop shapes (robot links add g2 = bit 31)."""
@@ -343,7 +307,10 @@ class PhysxCpuBackend(BackendParamsMixin):
     # ------------------------------------------------------------------ reads
     def _state(self) -> np.ndarray:
         if self._packed_version != self._version:
-            self._packed = np.frombuffer(self.system.pack(), dtype=np.float32)
+            if len(self.systems) == 1:
+                self._packed = np.frombuffer(self.system.pack(), dtype=np.float32)
+            else:
+                self._packed = np.concatenate([np.frombuffer(s.pack(), dtype=np.float32) for s in self.systems])
             self._packed_version = self._version
         return self._packed
 
@@ -422,7 +389,7 @@ class PhysxCpuBackend(BackendParamsMixin):
 
     def _contacts(self) -> list:
         if self._contacts_step != self._steps:
-            self._contact_list = self.system.get_contacts()
+            self._contact_list = list(itertools.chain.from_iterable(s.get_contacts() for s in self.systems))
             self._contacts_step = self._steps
         return self._contact_list
 
@@ -528,11 +495,12 @@ class PhysxCpuBackend(BackendParamsMixin):
 
         After each PhysX step every env's contact data is current again (writes made by
         ``after()`` mark their envs as written once more)."""
-        system = self.system
+        systems = self.systems
         for _ in range(substeps):
             if before is not None:
                 before()
-            system.step()
+            for system in systems:
+                system.step()
             self._steps += 1
             self._written[:] = False
             self._version += 1

@@ -107,9 +107,12 @@ class SimuloVectorEnv(VectorEnv):
         mode = AutoresetMode(autoreset_mode) if isinstance(autoreset_mode, str) else autoreset_mode
         if mode not in (AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP):
             raise ValueError(f"autoreset_mode must be SAME_STEP or NEXT_STEP, got {autoreset_mode!r}")
+        from simulo_envs.wrappers.sharded import ShardedEnv  # lazy: sharded imports the env modules
+
         self.env = env
         base = env.unwrapped
         self.base_env = base
+        self._sharded = isinstance(base, ShardedEnv)
         self.num_envs = base.num_envs
         self.device = base.device
         self.single_observation_space = base.single_observation_space
@@ -236,6 +239,29 @@ class SimuloVectorEnv(VectorEnv):
         """Close the wrapped env."""
         self.env.close()
 
+    # One batched env stands for all num_envs, in this process or in worker shards (``ShardedEnv``,
+    # which runs these on every shard and joins the results: per-env tensors concatenated in env
+    # order, values equal in every shard once, others as a tuple per shard).
+    def call(self, name: str, *args, **kwargs) -> Any:
+        """Call method ``name`` of the env with these arguments (or read attribute ``name``)."""
+        if self._sharded:
+            return self.base_env.call(name, *args, **kwargs)
+        value = self.env.get_wrapper_attr(name)
+        return value(*args, **kwargs) if callable(value) else value
+
+    def get_attr(self, name: str) -> Any:
+        """Attribute ``name`` of the env."""
+        if self._sharded:
+            return self.base_env.get_attr(name)
+        return self.env.get_wrapper_attr(name)
+
+    def set_attr(self, name: str, value: Any) -> None:
+        """Set attribute ``name`` of the env (of every shard's env) to ``value``."""
+        if self._sharded:
+            self.base_env.set_attr(name, value)
+        else:
+            self.env.set_wrapper_attr(name, value)
+
     def __getattr__(self, name: str):
         # Reach task attributes (``agent``, ``elapsed_steps``, ...) of the wrapped env.
         if name.startswith("_") or name in ("env",):
@@ -256,14 +282,17 @@ def make_vector_env(env_id_or_cls, num_envs: int = 1, **kwargs) -> SimuloVectorE
 
     ``gym.make_vec(id, num_envs=N, vectorization_mode="vector_entry_point", **kwargs)`` calls it
     with ``num_envs`` and every keyword (Gymnasium forwards only plain keywords to a vector entry
-    point). ``autoreset_mode``, ``ignore_terminations`` and ``record_metrics`` go to the wrapper,
-    everything else (``obs_mode``, ``max_episode_steps``, ...) to the env.
+    point). ``autoreset_mode``, ``ignore_terminations`` and ``record_metrics`` go to the wrapper;
+    ``num_workers`` (default 1: the env in this process; ``P > 1`` or ``"auto"``, the usable cores:
+    a ``ShardedEnv`` stepping N / P envs per worker process) and ``worker_timeout`` (seconds, see
+    ``ShardedEnv``) choose where the envs run; everything else (``obs_mode``,
+    ``max_episode_steps``, ...) goes to the env.
 
     Args:
         env_id_or_cls: a registered id (``"FrankaLift-v1"``) or an env class.
 
     Raises:
-        KeyError: an unknown id.
+        KeyError: an unknown id. ValueError: a bad ``num_workers``.
     """
     if isinstance(env_id_or_cls, str):
         from simulo_envs.envs.registration import REGISTERED
@@ -274,7 +303,14 @@ def make_vector_env(env_id_or_cls, num_envs: int = 1, **kwargs) -> SimuloVectorE
     else:
         cls = env_id_or_cls
     wrapper_kwargs = {k: kwargs.pop(k) for k in _VECTOR_OPTIONS if k in kwargs}
-    return SimuloVectorEnv(cls(num_envs=num_envs, **kwargs), **wrapper_kwargs)
+    num_workers = kwargs.pop("num_workers", 1)
+    timeout = kwargs.pop("worker_timeout", None)
+    from simulo_envs.wrappers.sharded import ShardedEnv, resolve_num_workers
+
+    if resolve_num_workers(num_workers, num_envs) == 1:
+        return SimuloVectorEnv(cls(num_envs=num_envs, **kwargs), **wrapper_kwargs)
+    extra = {} if timeout is None else {"timeout": timeout}
+    return SimuloVectorEnv(ShardedEnv(cls, num_envs, num_workers, kwargs, **extra), **wrapper_kwargs)
 
 
 def vector_entry_point(env_id: str):

@@ -1,0 +1,221 @@
+"""The sharded env (``num_workers``): same results as the in-process env, same wrappers, bad input
+refused in the parent. Faults are in ``test_sharded_faults.py``."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+from gymnasium.vector import AutoresetMode
+
+import simulo_envs  # noqa: F401
+from simulo_envs.policies import LiftExpert
+from simulo_envs.tasks.franka_lift import FrankaLiftEnv
+from simulo_envs.wrappers import SimuloVectorEnv
+from simulo_envs.wrappers.sharded import ShardedEnv, resolve_num_workers, shard_bounds
+
+N, P, LIMIT = 5, 2, 4  # shards of 3 + 2 envs; episodes of 4 steps, so autoresets happen
+
+
+def assert_tree_close(a, b, atol, where="info"):
+    """Same keys, tensors equal to ``atol`` (bool/int exactly), other leaves equal."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and sorted(a) == sorted(b), f"{where}: keys {sorted(a)} != {sorted(b)}"
+        for key in a:
+            assert_tree_close(a[key], b[key], atol, f"{where}[{key!r}]")
+    elif isinstance(a, torch.Tensor):
+        assert isinstance(b, torch.Tensor) and a.shape == b.shape and a.dtype == b.dtype, where
+        if a.dtype.is_floating_point:
+            torch.testing.assert_close(a, b, rtol=0, atol=atol, msg=where)
+        else:
+            assert torch.equal(a, b), where
+    else:
+        assert a == b, where
+
+
+@pytest.fixture(scope="module")
+def envs():
+    """(sharded, in-process) FrankaLift-v1 envs of N envs, the sharded one made by gym.make_vec."""
+    venv = gym.make_vec("FrankaLift-v1", num_envs=N, vectorization_mode="vector_entry_point", num_workers=P,
+                        max_episode_steps=LIMIT)
+    local = FrankaLiftEnv(num_envs=N, max_episode_steps=LIMIT)
+    yield venv.env, local
+    venv.close()
+    local.close()
+
+
+def _actions(steps: int, dim: int = 8) -> torch.Tensor:
+    return torch.rand(steps, N, dim, generator=torch.Generator().manual_seed(0)) * 2 - 1
+
+
+def test_num_workers_and_shards():
+    assert shard_bounds(5, 2) == [(0, 3), (3, 5)]
+    assert shard_bounds(64, 3) == [(0, 22), (22, 43), (43, 64)]
+    assert resolve_num_workers(1, 4) == 1 and resolve_num_workers("auto", 1) == 1
+    for bad in (0, -1, 2.0, True, "all", None):
+        with pytest.raises(ValueError, match="num_workers"):
+            resolve_num_workers(bad, 4)
+    with pytest.raises(ValueError, match="cannot exceed num_envs"):
+        resolve_num_workers(5, 4)
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP])
+def test_vector_env_over_workers_matches_in_process(envs, mode):
+    sharded, local = envs
+    assert isinstance(sharded, ShardedEnv) and sharded.bounds == [(0, 3), (3, 5)]
+    a = SimuloVectorEnv(sharded, autoreset_mode=mode, record_metrics=True)
+    b = SimuloVectorEnv(local, autoreset_mode=mode, record_metrics=True)
+    assert a.single_observation_space == b.single_observation_space and a.action_space == b.action_space
+    obs_a, info_a = a.reset(seed=7)
+    obs_b, info_b = b.reset(seed=7)
+    assert torch.equal(obs_a, obs_b)  # same seeds, same places: identical reset observations
+    assert_tree_close(info_a, info_b, 0.0)
+    actions, finals = _actions(10), 0
+    for t in range(10):
+        if t == 3:  # a partial reset across both shards, with per-env seeds
+            obs_a, info_a = a.reset(seed=[100, 101], options={"env_idx": [1, 3]})
+            obs_b, info_b = b.reset(seed=[100, 101], options={"env_idx": [1, 3]})
+            assert torch.equal(obs_a[[1, 3]], obs_b[[1, 3]])
+            assert_tree_close(info_a, info_b, 1e-5)
+        out_a, out_b = a.step(actions[t]), b.step(actions[t])
+        for x, y, name in zip(out_a[:4], out_b[:4], ("obs", "reward", "terminated", "truncated")):
+            assert_tree_close(x, y, 1e-5, f"step {t} {name}")
+        assert_tree_close(out_a[4], out_b[4], 1e-5, f"step {t} info")
+        finals += "final_obs" in out_a[4]
+    assert finals == (3 if mode is AutoresetMode.SAME_STEP else 0)  # time-outs at steps 4, 8 and 7 (envs 1, 3)
+
+
+def test_state_attributes_and_counters(envs):
+    sharded, local = envs
+    sharded.reset(seed=1)
+    local.reset(seed=1)
+    assert sharded.get_attr("control_mode") == "pd_joint_delta_pos"
+    assert sharded.get_attr("num_envs") == (3, 2)  # per shard: not the same everywhere
+    torch.testing.assert_close(sharded.get_state(), local.get_state(), rtol=0, atol=0)
+    state = local.get_state()
+    state[:, 0] += 0.05  # move the cubes of envs 0 and 4 (one per shard)
+    sharded.set_state(state[[4, 0]], env_idx=[4, 0])  # rows in env_idx order, each to its shard
+    got = sharded.get_state()
+    torch.testing.assert_close(got[[0, 4]], state[[0, 4]], rtol=0, atol=1e-6)
+    torch.testing.assert_close(got[1:4], local.get_state()[1:4], rtol=0, atol=0)
+    # ManiSkill-style reset_to_env_states: the rows go to their envs' shards
+    obs, _ = sharded.reset(options={"env_idx": [4, 1], "reset_to_env_states": {"env_states": state[[4, 1]]}})
+    torch.testing.assert_close(sharded.get_state()[[1, 4]], state[[1, 4]], rtol=0, atol=1e-6)
+    venv = SimuloVectorEnv(sharded)
+    venv.set_attr("note", 3)
+    assert venv.get_attr("note") == 3 and sharded.get_attr("note") == 3
+    assert venv.call("get_state").shape == (N, 44) and SimuloVectorEnv(local).call("get_state").shape == (N, 44)
+    with pytest.raises(AttributeError, match="no_such_thing"):
+        sharded.get_attr("no_such_thing")
+    # The step counters are shared memory: a write here (rsl_rl's episode_length_buf) reaches the workers.
+    sharded._elapsed_steps.copy_(torch.tensor([0, 1, 2, 3, 0], dtype=torch.int32))
+    info = sharded.step(torch.zeros(N, 8))[4]
+    assert info["elapsed_steps"].tolist() == [1, 2, 3, 4, 1]
+    assert sharded.elapsed_steps.tolist() == [1, 2, 3, 4, 1]
+
+
+def test_bad_input_never_reaches_a_worker(envs, monkeypatch):
+    sharded, _ = envs
+    sharded.reset(seed=0)
+    sent = []
+    for conn in sharded._res.conns:
+        monkeypatch.setattr(conn, "send_bytes", lambda message, conn=conn: sent.append(message))
+    bad_calls = [
+        (ValueError, lambda: sharded.step(torch.full((N, 8), float("nan")))),
+        (ValueError, lambda: sharded.step(torch.zeros(N, 7))),
+        (ValueError, lambda: sharded.step(np.array([["a"] * 8] * N))),
+        (IndexError, lambda: sharded.reset(options={"env_idx": [5]})),
+        (ValueError, lambda: sharded.reset(options={"env_idx": [1, 1]})),
+        (ValueError, lambda: sharded.reset(seed=[1, 2], options={"env_idx": [0]})),
+        (ValueError, lambda: sharded.reset(seed=-1)),
+        (TypeError, lambda: sharded.reset(options=[0])),
+        (TypeError, lambda: sharded.reset(options={"reconfigure": 1})),
+        (ValueError, lambda: sharded.reset(options={"env_ids": [0]})),  # a mistyped key
+        (ValueError, lambda: sharded.set_state(torch.zeros(2, 44), env_idx=[0])),
+        (ValueError, lambda: sharded.set_state(torch.full((1, 44), float("inf")), env_idx=[0])),
+    ]
+    for error, call in bad_calls:
+        with pytest.raises(error):
+            call()
+    assert sent == []
+    monkeypatch.undo()
+    assert sharded.step(torch.zeros(N, 8))[4]["elapsed_steps"].tolist() == [1] * N
+
+
+def test_sb3_and_rsl_rl_adapters_over_workers(envs):
+    from simulo_envs.wrappers.rsl_rl import RslRlVecEnv
+    from simulo_envs.wrappers.sb3 import SB3VecEnv
+
+    sharded, local = envs
+    sb3 = SB3VecEnv(SimuloVectorEnv(sharded))
+    reference = SB3VecEnv(SimuloVectorEnv(local))
+    sb3.seed(3)
+    reference.seed(3)
+    np.testing.assert_array_equal(sb3.reset(), reference.reset())
+    for action in _actions(LIMIT).numpy():
+        obs, reward, dones, infos = sb3.step(action)
+        obs_r, reward_r, dones_r, infos_r = reference.step(action)
+        np.testing.assert_allclose(obs, obs_r, atol=1e-5)
+        np.testing.assert_allclose(reward, reward_r, atol=1e-5)
+        np.testing.assert_array_equal(dones, dones_r)
+    assert dones.all() and "terminal_observation" in infos[0] and infos[4]["TimeLimit.truncated"]
+    rl = RslRlVecEnv(SimuloVectorEnv(sharded))
+    rl.episode_length_buf = torch.tensor([0, 0, 0, LIMIT - 1, LIMIT - 1])
+    obs, reward, dones, extras = rl.step(torch.zeros(N, 8))
+    assert dones.tolist() == [0, 0, 0, 1, 1] and extras["time_outs"].tolist() == [False, False, False, True, True]
+    assert obs["policy"].shape == (N, 36) and extras["episode"]["length"].shape == (2,)
+
+
+def test_isolated_envs_are_bit_identical_over_whole_expert_episodes():
+    """One PhysX system per env: env k's episodes do not depend on its batch or shard."""
+    kwargs = {"control_mode": "pd_ee_delta_pos", "sim_config": {"isolate_envs": True}, "max_episode_steps": 40}
+    sharded = SimuloVectorEnv(ShardedEnv(FrankaLiftEnv, 4, 2, kwargs), record_metrics=True)
+    local = SimuloVectorEnv(FrankaLiftEnv(num_envs=4, **kwargs), record_metrics=True)
+    single = FrankaLiftEnv(num_envs=1, **kwargs)
+    experts = [LiftExpert(e) for e in (sharded, local, single)]
+    info_s, info_l, info_1 = sharded.reset(seed=20)[1], local.reset(seed=20)[1], single.reset(seed=23)[1]
+    returns, successes = torch.zeros(2, 4), 0
+    for _ in range(60):
+        obs_s, r_s, term_s, _, info_s = sharded.step(experts[0].act(info_s))
+        successes += int(term_s.sum())
+        obs_l, r_l, _, _, info_l = local.step(experts[1].act(info_l))
+        assert torch.equal(obs_s, obs_l) and torch.equal(r_s, r_l)
+        obs_1, r_1, term_1, trunc_1, info_1 = single.step(experts[2].act(info_1))
+        if term_1.any() or trunc_1.any():
+            obs_1, reset_info = single.reset()
+            info_1 = {**info_1, **{k: v for k, v in reset_info.items() if k != "reconfigure"}}
+        assert torch.equal(obs_s[3], obs_1[0])  # env 3 of a sharded batch == a lone env seeded 20 + 3
+        returns += torch.stack([r_s, r_l])
+    assert torch.equal(returns[0], returns[1])
+    assert successes >= 4  # the expert does lift the cube (episodes end on success)
+    for env in (sharded, local, single):
+        env.close()
+
+
+def test_heterogeneous_scene_render_and_recording_over_workers(tmp_path):
+    from simulo_envs.cloner import CloneCfg
+    from simulo_envs.tasks.franka_lift_mixed import FrankaLiftMixedEnv
+    from simulo_envs.wrappers.record import RecordEpisode
+
+    kwargs = {"render_mode": "rgb_array", "human_render_camera_configs": {"width": 48, "height": 40},
+              "clone_cfg": CloneCfg(clone_strategy="random", seed=5)}
+    sharded = ShardedEnv(FrankaLiftMixedEnv, 3, 2, kwargs)
+    local = FrankaLiftMixedEnv(num_envs=3, **kwargs)
+    # Env k gets env k's object variant of the whole batch (the random draw is not redone per shard).
+    assert torch.equal(sharded.reset(seed=2)[0], local.reset(seed=2)[0])
+    assert torch.equal(sharded.get_state(), local.get_state())
+    image = sharded.render()
+    assert image.shape == (3, 40, 48, 3) and image.dtype == torch.uint8
+    assert (image.float() - local.render().float()).abs().mean() < 1.0
+    assert torch.equal(sharded.render(), image)  # second call: through shared memory, same picture
+    recorder = RecordEpisode(sharded, str(tmp_path), save_trajectory=True)
+    recorder.reset(seed=2)
+    for _ in range(2):
+        recorder.step(torch.zeros(3, 8))
+    recorder.close()
+    assert (tmp_path / "0.mp4").stat().st_size > 0
+    import h5py
+
+    with h5py.File(tmp_path / "trajectory.h5") as f:
+        assert f["traj_0"]["env_states"].shape[:2] == (3, 3)
+    local.close()
+    assert sharded.closed
