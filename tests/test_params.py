@@ -262,3 +262,4 @@ def test_joint_friction_resists_motion():
     moved = _joint1_step_response(friction=[[0.0], [100.0], [1000.0]], steps=1)
     assert moved[0] > moved[1] > moved[2] > 0
     assert moved[2] < 0.8 * moved[0]
+

@@ -50,3 +50,17 @@ def test_on_policy_runner_learns_one_iteration(tmp_path):
     runner.learn(num_learning_iterations=1, init_at_random_ep_len=True)
     assert (tmp_path / "model_0.pt").exists()
     env.close()
+
+
+def test_privileged_group_feeds_an_asymmetric_critic(tmp_path):
+    """A randomized task adds the "privileged" group; a critic reading it trains."""
+    env = RslRlVecEnv(simulo_envs.make("FrankaLiftRandomized-v1", num_envs=2, max_episode_steps=4))
+    obs = env.get_observations()
+    assert set(obs.keys()) == {"policy", "privileged"} and obs["privileged"].shape == (2, 40)
+    assert torch.allclose(obs["privileged"][:, 1], env.base_env.block.mass, rtol=1e-6)  # column 1: block.mass
+    cfg = _runner_cfg()
+    cfg["obs_groups"] = {"actor": ["policy"], "critic": ["policy", "privileged"]}
+    runner = OnPolicyRunner(env, cfg, log_dir=str(tmp_path), device="cpu")
+    runner.learn(num_learning_iterations=1)
+    assert (tmp_path / "model_0.pt").exists()
+    env.close()

@@ -41,7 +41,8 @@ not part of the simulation state (``get_state``), they keep their values.
 
 Privileged observations: ``info["privileged"]`` (float32 (N, D)) holds each randomized
 parameter's current value per env, one column block per distinct (parameter, joints) in table
-order, in SI units; ``env.randomization.privileged_names`` labels the D columns. Nothing of it
+order, in SI units, as written (PhysX keeps a mass as its inverse: ``prop.mass`` reads it back
+within a float32 rounding); ``env.randomization.privileged_names`` labels the D columns. Nothing of it
 is in the policy's observation: give it to a critic (asymmetric actor-critic).
 """
 

@@ -7,8 +7,11 @@ dones (N,), extras)``, with the env resetting done envs itself (same-step autore
 ``extras["time_outs"]`` marking truncations so PPO bootstraps them. We give exactly that on top
 of ``SimuloVectorEnv`` in ``SAME_STEP`` mode, torch tensors on the env's device throughout.
 
-Observations: the TensorDict holds one group, ``"policy"`` (the flat ``state`` observation);
-point ``obs_groups`` at it: ``{"actor": ["policy"], "critic": ["policy"]}``.
+Observations: the TensorDict holds the group ``"policy"`` (the flat ``state`` observation);
+point ``obs_groups`` at it: ``{"actor": ["policy"], "critic": ["policy"]}``. An env with a
+domain randomization table adds the group ``"privileged"`` (``info["privileged"]``: each env's
+randomized values, of its new episode for envs just reset): ``{"actor": ["policy"], "critic":
+["policy", "privileged"]}`` trains an asymmetric actor-critic.
 Extras: ``time_outs`` (bool (N,)); ``episode`` (a dict of 1-D tensors over the envs that finished
 in this step: ``success_once``, ``success_at_end`` as float, ``return``, ``length``), present only
 on steps where some env finished, so rsl_rl's logger averages over finished episodes.
@@ -63,8 +66,8 @@ class RslRlVecEnv(VecEnv):
                     "num_envs": self.num_envs, "max_episode_steps": self.max_episode_length,
                     "control_mode": base.control_mode, "reward_mode": base.reward_mode,
                     "ignore_terminations": env.ignore_terminations}
-        obs, _ = env.reset()
-        self._obs = self._wrap(obs)
+        obs, info = env.reset()
+        self._obs = self._wrap(obs, info)
         self.last_info: dict = {}
         """The vector env's full info of the last step (``final_info`` included)."""
 
@@ -80,17 +83,21 @@ class RslRlVecEnv(VecEnv):
         steps = torch.as_tensor(value, device=self.device).to(torch.int32).clamp_(0, self.max_episode_length - 1)
         self.base_env._elapsed_steps.copy_(steps)
 
-    def _wrap(self, obs: torch.Tensor) -> TensorDict:
-        return TensorDict({"policy": obs}, batch_size=[self.num_envs], device=self.device)
+    def _wrap(self, obs: torch.Tensor, info: dict) -> TensorDict:
+        groups = {"policy": obs}
+        if "privileged" in info:
+            groups["privileged"] = info["privileged"]
+        return TensorDict(groups, batch_size=[self.num_envs], device=self.device)
 
     def get_observations(self) -> TensorDict:
-        """The current observations, ``{"policy": float32 (N, obs_dim)}``."""
+        """The current observations, ``{"policy": float32 (N, obs_dim)}`` (and ``"privileged"``
+        (N, D) with a randomization table)."""
         return self._obs
 
     def reset(self, seed: Optional[int] = None) -> tuple[TensorDict, dict]:
         """Reset every env; returns ``(obs, {})``."""
-        obs, _ = self.venv.reset(seed=seed)
-        self._obs = self._wrap(obs)
+        obs, info = self.venv.reset(seed=seed)
+        self._obs = self._wrap(obs, info)
         return self._obs, {}
 
     def step(self, actions: torch.Tensor) -> tuple[TensorDict, torch.Tensor, torch.Tensor, dict[str, Any]]:
@@ -102,7 +109,7 @@ class RslRlVecEnv(VecEnv):
             finished = info["_final_info"]
             episode = info["final_info"]["episode"]
             extras["episode"] = {key: value[finished].to(torch.float32) for key, value in episode.items()}
-        self._obs = self._wrap(obs)
+        self._obs = self._wrap(obs, info)
         self.last_info = info
         return self._obs, reward.to(torch.float32), done.to(torch.long), extras
 
