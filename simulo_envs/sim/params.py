@@ -29,8 +29,12 @@ Contract for every backend (``sim/backend.py``):
 Writes touch the envs in ``env_ids`` and nothing else, take effect at the next PhysX step or
 rendered frame, and never change the simulation state (poses, velocities, contacts). Methods
 marked "needs rendering" raise RuntimeError on a backend made with ``render=False``. A backend
-that cannot change a parameter after its simulation is initialised (PhysX on the GPU may not,
-for some of them) raises NotImplementedError naming the parameter.
+that cannot change a parameter after its simulation is initialised raises NotImplementedError
+naming the parameter. On PhysX's GPU system this is unverified here (no GPU library on our
+machines; ``physx_cuda`` inherits these methods, and its emulator, a CPU system, accepts every
+write): ManiSkill 3.0.1 allows body ``mass``, ``linear_damping`` and ``angular_damping`` only
+before ``gpu_init`` (``@before_gpu_init`` in ``mani_skill/utils/structs/base.py``) and drive
+gains at any time, and leaves joint friction open (``articulation_joint.py``).
 
 Measured on SAPIEN 3.0.3 (CPU): ``PhysxRigidBodyComponent.mass = m`` leaves the inertia as it
 was, hence the explicit scaling; every prop body here gets its own ``PhysxMaterial`` at build
