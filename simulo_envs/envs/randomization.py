@@ -22,7 +22,8 @@ When an entry applies (``when``):
 
 Values: ``operation="set"`` writes the draw; ``"scale"`` writes default x draw and ``"add"``
 default + draw, where default is the value the env had when the scene was built (so repeated
-draws never drift). Entries apply in table order. Before anything is drawn, the table is checked:
+draws never drift). Entries apply in table order, except that build-time entries come first
+(they are drawn before the scene is attached). Before anything is drawn, the table is checked:
 unknown objects or parameters, ``joints`` on a parameter without joints, a distribution whose
 shape does not fit the parameter, or one whose values can leave the parameter's valid range
 (a ``Gaussian`` needs ``clip`` for a mass) raise ValueError naming the entry.
@@ -272,14 +273,16 @@ class Randomizer:
 
     def _write(self, b: _Bound, env_ids: np.ndarray, draws: np.ndarray) -> None:
         op = b.term.operation
-        default = b.default[env_ids]
-        values = draws if op == "set" else default * draws if op == "scale" else default + draws
-        values = values.astype(np.float32)
+        if op == "set":
+            values = draws.astype(np.float32)
+        else:
+            default = b.default[env_ids]
+            values = (default * draws if op == "scale" else default + draws).astype(np.float32)
         if self._writable(b):
             b.param.write(b.target, values, env_ids, b.term.joints)
         record = self._records.get(b.term.key)
         if record is not None:
-            record[env_ids] = values.reshape(record[env_ids].shape)
+            record[env_ids] = values.reshape(len(env_ids), *record.shape[1:])
             self._flat = None
         elif b.param.build_time:
             self._records[b.term.key] = values.reshape(len(env_ids), *b.shape).copy()
