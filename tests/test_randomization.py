@@ -202,3 +202,19 @@ def test_distributions_draw_what_they_say():
     assert draws.min() >= -1.0 and draws.max() <= 6.0 and np.mean(draws[:, 1]) == pytest.approx(4.9, abs=0.05)
     picks = np.stack([Choice([(1, 0, 0), (0, 1, 0)], weights=[3, 1]).sample(gen, (3,)) for _ in range(2000)])
     assert np.mean(picks[:, 0]) == pytest.approx(0.75, abs=0.03) and set(picks.sum(axis=1)) == {1.0}
+
+
+def test_worker_shards_draw_what_one_process_draws():
+    """Env k of a batch split over 2 worker processes gets env k's values of one process: at
+    creation (startup entries, seeds 2022 + k), after a seeded reset and after a partial reset."""
+    from simulo_envs.tasks.franka_lift_randomized import FrankaLiftRandomizedEnv
+    from simulo_envs.wrappers.sharded import ShardedEnv
+
+    sharded = ShardedEnv(FrankaLiftRandomizedEnv, 3, 2, {})
+    local = FrankaLiftRandomizedEnv(num_envs=3)
+    try:
+        for call in (lambda e: e.reset(), lambda e: e.reset(seed=40), lambda e: e.reset(options={"env_idx": [2, 0]})):
+            assert torch.equal(call(sharded)[1]["privileged"], call(local)[1]["privileged"])
+    finally:
+        sharded.close()
+        local.close()
