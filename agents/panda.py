@@ -99,6 +99,8 @@ class Panda:
         scene: the ``Scene`` to add the robot to (at ``path``, base at the env origin).
         control_mode: a key of ``CONTROLLER_CONFIGS``.
         path: prototype path of the robot.
+        initial_pose: env-local pose of the fixed base (a ``Pose``, a ``sapien.Pose`` or
+            ``[x, y, z, qw, qx, qy, qz]``); default the env origin.
 
     Raises:
         ValueError: an unknown ``control_mode`` (the message lists the known ones).
@@ -107,7 +109,7 @@ class Panda:
     uid = "panda"
     controller_configs = CONTROLLER_CONFIGS
 
-    def __init__(self, scene, control_mode: str = DEFAULT_CONTROL_MODE, path: str = "/World/Robot"):
+    def __init__(self, scene, control_mode: str = DEFAULT_CONTROL_MODE, path: str = "/World/Robot", initial_pose=None):
         if control_mode not in CONTROLLER_CONFIGS:
             raise ValueError(f"unknown control_mode {control_mode!r} for panda; choose from {sorted(CONTROLLER_CONFIGS)}")
         self.control_mode = control_mode
@@ -115,7 +117,7 @@ class Panda:
             urdf_path=panda_urdf_path(),
             drives=[ARM_DRIVE] * len(ARM_JOINTS) + [GRIPPER_DRIVE] * len(GRIPPER_JOINTS),
             tcp_link=TCP_LINK,
-            base_pose=Pose(),
+            base_pose=Pose.coerce(initial_pose),
             link_materials={"panda_leftfinger": FINGER_MATERIAL, "panda_rightfinger": FINGER_MATERIAL},
             disable_gravity=True,
         )
@@ -136,6 +138,16 @@ class Panda:
     def set_action(self, action: torch.Tensor) -> None:
         """Apply a clipped batched action ``(N, action_dim)`` as drive targets."""
         self.controller.set_action(action)
+
+    def get_proprioception(self) -> dict:
+        """``{"qpos": (N, 9), "qvel": (N, 9)}`` [rad, m; rad/s, m/s], fresh (ManiSkill's agent name)."""
+        state = self.robot.state
+        return {"qpos": state.qpos, "qvel": state.qvel}
+
+    @property
+    def robot_link_names(self) -> list[str]:
+        """The robot's link names, in SAPIEN's link order."""
+        return list(self.robot.link_names)
 
     def reset(self, env_ids: EnvIds = None, qpos=None) -> None:
         """Put ``env_ids`` at ``qpos`` (default ``REST_QPOS``) with zero velocity, targets = qpos."""

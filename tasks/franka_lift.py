@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 import torch
 
-from simulo_envs.agents.panda import Panda
 from simulo_envs.authoring import Cuboid, Material, Physics, Pose
 from simulo_envs.envs.base_env import BaseEnv
 from simulo_envs.envs.registration import register_env
@@ -56,11 +55,11 @@ class FrankaLiftConfig:
 class FrankaLiftEnv(BaseEnv):
     """Lift a cube with the Panda (see the module docstring)."""
 
+    SUPPORTED_ROBOTS = ("panda",)
+    default_robot_uids = "panda"  # built by BaseEnv._load_agent
+    default_control_mode = "pd_joint_delta_pos"
     cfg = FrankaLiftConfig()
     default_max_episode_steps = cfg.max_episode_steps
-
-    def _load_agent(self, options: dict) -> None:
-        self.agent = Panda(self.scene, control_mode=self._requested_control_mode or "pd_joint_delta_pos")
 
     def _load_scene(self, options: dict) -> None:
         cfg = self.cfg

@@ -32,7 +32,6 @@ from dataclasses import dataclass
 
 import torch
 
-from simulo_envs.agents.panda import Panda
 from simulo_envs.authoring import Material, Physics, Pose, Sphere
 from simulo_envs.envs.base_env import BaseEnv
 from simulo_envs.envs.registration import register_env
@@ -100,12 +99,13 @@ TRAIN_CONFIG = {
 class FrankaReachEnv(BaseEnv):
     """Reach a goal point with the Panda's TCP (see the module docstring)."""
 
+    SUPPORTED_ROBOTS = ("panda",)
+    default_robot_uids = "panda"  # built by BaseEnv._load_agent
+    default_control_mode = "pd_ee_delta_pos"
     cfg = FrankaReachConfig()
     default_max_episode_steps = cfg.max_episode_steps
     train_config = TRAIN_CONFIG
 
-    def _load_agent(self, options: dict) -> None:
-        self.agent = Panda(self.scene, control_mode=self._requested_control_mode or "pd_ee_delta_pos")
 
     def _load_scene(self, options: dict) -> None:
         cfg = self.cfg

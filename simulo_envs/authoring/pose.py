@@ -47,3 +47,25 @@ class Pose:
     def to_list(self) -> list[float]:
         """The pose as ``[x, y, z, qw, qx, qy, qz]`` (7 floats)."""
         return [*self.position, *self.quaternion]
+
+    @classmethod
+    def coerce(cls, pose) -> "Pose":
+        """A ``Pose`` from None (identity), a ``Pose``, a ``sapien.Pose`` (``.p``, ``.q``) or a
+        7-sequence ``[x, y, z, qw, qx, qy, qz]``.
+
+        Raises:
+            ValueError: anything else (a batch of poses included).
+        """
+        if pose is None:
+            return cls()
+        if isinstance(pose, cls):
+            return pose
+        if hasattr(pose, "p") and hasattr(pose, "q"):
+            return cls(tuple(pose.p), tuple(pose.q))
+        try:
+            values = [float(v) for v in pose]
+        except (TypeError, ValueError):
+            raise ValueError(f"expected a Pose or [x, y, z, qw, qx, qy, qz], got {pose!r}") from None
+        if len(values) != 7:
+            raise ValueError(f"expected a Pose or [x, y, z, qw, qx, qy, qz] (7 numbers), got {len(values)}: {pose!r}")
+        return cls(tuple(values[:3]), tuple(values[3:]))

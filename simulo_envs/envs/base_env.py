@@ -31,6 +31,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Union
 
+import dataclasses
+
 import gymnasium as gym
 import numpy as np
 import torch
@@ -38,6 +40,7 @@ from gymnasium.vector.utils import batch_space
 
 from simulo_envs.cloner.plan import CloneCfg
 from simulo_envs.env_ids import normalize_env_ids
+from simulo_envs.envs.env_options import check_env_options
 from simulo_envs.envs.maniskill_api import ManiSkillApiMixin
 from simulo_envs.envs.actions import clip_action
 from simulo_envs.envs.observations import flatten_obs, space_from_obs
@@ -46,7 +49,7 @@ from simulo_envs.envs.rendering import RenderingMixin
 from simulo_envs.envs.reset_options import check_reset_option_keys
 from simulo_envs.envs.rng import MAIN_SEED, EpisodeRNG
 from simulo_envs.envs.state import StateMixin
-from simulo_envs.envs.sensors import STATE_OBS_MODES, parse_obs_mode
+from simulo_envs.envs.sensors import STATE_OBS_MODES, apply_overrides, parse_obs_mode
 from simulo_envs.envs.torch_rng import per_env_torch_draws
 from simulo_envs.scene import Scene
 from simulo_envs.sim import backend_device, make_backend, resolve_backend_name
@@ -118,6 +121,9 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
             continues the episode streams (``simulo_envs/envs/rng.py``).
         randomization: a domain randomization table (``Randomize`` entries) replacing the task's
             ``default_randomization``; see ``simulo_envs/envs/randomization.py``.
+        robot_uids, reconfiguration_freq, shader_dir, enable_shadow, viewer_camera_configs,
+            render_backend, parallel_in_single_scene: the seed's keywords, with their meaning here
+            in ``simulo_envs/envs/env_options.py``.
 
     Raises:
         ValueError: an unknown mode or bad ``num_envs`` / ``sim_config`` / camera override.
@@ -138,6 +144,12 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
     default_sim_config = SimConfig()
     default_clone_cfg = CloneCfg()
     default_max_episode_steps: Optional[int] = None
+    SUPPORTED_ROBOTS: Optional[Sequence] = None
+    """``robot_uids`` values the task supports (None: any registered agent)."""
+    default_robot_uids = None
+    """The agent(s) built when ``robot_uids`` is None (a uid of ``simulo_envs.agents.REGISTERED_AGENTS``)."""
+    default_control_mode: Optional[str] = None
+    """The control mode when ``control_mode`` is None (None: the agent's own default)."""
     #: ``reset(options=...)`` keys this class reads; each subclass (or mixin) lists only its own
     #: additions, the accepted set is the union over the MRO (``reset_options.known_reset_option_keys``).
     reset_option_keys: tuple[str, ...] = ("env_idx", "reconfigure", "reset_to_env_states")
@@ -157,6 +169,13 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
         clone_cfg: Optional[CloneCfg] = None,
         enhanced_determinism: bool = False,
         randomization: Optional[Sequence] = None,
+        robot_uids=None,
+        reconfiguration_freq: Optional[int] = None,
+        shader_dir: Optional[str] = None,
+        enable_shadow: bool = False,
+        viewer_camera_configs: Optional[dict] = None,
+        render_backend: Optional[str] = "gpu",
+        parallel_in_single_scene: bool = False,
     ):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
@@ -171,6 +190,11 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
             raise ValueError(f"reward_mode {reward_mode!r} not supported; choose from {self.SUPPORTED_REWARD_MODES}")
         if render_mode is not None and render_mode not in self.SUPPORTED_RENDER_MODES:
             raise ValueError(f"render_mode {render_mode!r} not supported; choose from {self.SUPPORTED_RENDER_MODES} or None")
+        extra = check_env_options(
+            type(self), textures=self._textures, render_mode=render_mode, robot_uids=robot_uids,
+            reconfiguration_freq=reconfiguration_freq, render_backend=render_backend, shader_dir=shader_dir,
+            enable_shadow=enable_shadow, viewer_camera_configs=viewer_camera_configs,
+            parallel_in_single_scene=parallel_in_single_scene, enhanced_determinism=enhanced_determinism)
         limit = self.default_max_episode_steps if max_episode_steps is None else max_episode_steps
         self.num_envs = int(num_envs)
         self.obs_mode = obs_mode
@@ -183,12 +207,22 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
         self.clone_cfg = clone_cfg or self.default_clone_cfg
         self._sensor_overrides = sensor_configs
         self._human_overrides = human_render_camera_configs
+        self._viewer_overrides = viewer_camera_configs
+        self._shader_pack = extra.shader_pack
+        self._render_config = extra.render
+        self.robot_uids = extra.robot_uids
+        self.reconfiguration_freq = extra.reconfiguration_freq
+        self._reconfig_counter = 0
+        self._reconfig_count = 0
+        self.enable_shadow = extra.render.shadows
+        self._parallel_in_single_scene = extra.render.single_scene
         self._render = bool(self._textures) or render_mode is not None
         if self._render:
             require_vulkan()
+        self._viewer_camera_configs = apply_overrides(self._default_viewer_camera_configs, viewer_camera_configs)
         self._closed = False
         self._backend = None
-        self._enhanced_determinism = bool(enhanced_determinism)
+        self._enhanced_determinism = extra.enhanced_determinism
         self._rng = EpisodeRNG(self.num_envs)  # main seeds MAIN_SEED + i
         self._last_obs = None
         self._init_randomization(randomization)
@@ -262,9 +296,27 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
         return self._rng
 
     # ------------------------------------------------------------------ hooks for tasks
-    def _load_agent(self, options: dict) -> None:
-        """Create ``self.agent`` and add its robot to ``self.scene``."""
-        raise NotImplementedError
+    def _load_agent(self, options: dict, initial_agent_poses=None, build_separate: bool = False) -> None:
+        """Create ``self.agent`` from ``self.robot_uids`` and add its robot(s) to ``self.scene``.
+
+        Args:
+            options: the reset options (unused by the default).
+            initial_agent_poses: env-local pose of the robot's fixed base (a ``Pose``, a
+                ``sapien.Pose`` or ``[x, y, z, qw, qx, qy, qz]``, the same in every env), or a list
+                of them, one per robot of a ``robot_uids`` tuple; default the env origin.
+            build_separate: accepted for the seed's signature; every env's robot is always its
+                own articulation here, so per-env randomisation of robot properties works
+                either way.
+
+        Override it to build the agent yourself. Raises ValueError when no robot is named
+        (neither ``robot_uids`` nor the task's ``default_robot_uids``).
+        """
+        from simulo_envs.agents import load_agents
+
+        if self.robot_uids is None:
+            raise ValueError(f"{type(self).__name__} names no robot: pass robot_uids=... or set default_robot_uids")
+        self.agent = load_agents(self.scene, self.robot_uids, self._requested_control_mode or self.default_control_mode,
+                                 initial_agent_poses)
 
     def _load_scene(self, options: dict) -> None:
         """Add props (``self.scene.add``) and global things (ground)."""
@@ -310,7 +362,9 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
         return reward
 
     def _get_obs_agent(self) -> dict:
-        """Proprioception: ``{"qpos": (N, dof), "qvel": (N, dof)}``."""
+        """Proprioception: ``{"qpos": (N, dof), "qvel": (N, dof)}`` (per agent key for several robots)."""
+        if hasattr(self.agent, "get_proprioception"):
+            return self.agent.get_proprioception()
         state = self.agent.robot.state
         return {"qpos": state.qpos, "qvel": state.qvel}
 
@@ -333,12 +387,15 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
                 obj._detach("the scene was rebuilt by reset(options={'reconfigure': True}); use the env's new objects")
             self._backend.close()
         self.scene = self._make_scene()
+        self._reconfig_count += 1
         self._load_agent(options)
+        self._check_agent_uids()
         self._load_scene(options)
         self._load_lighting(options)
         self._randomize_build()
         origins = self.scene.env_origins.cpu().numpy()
-        self._backend = make_backend(self.sim_backend, self.num_envs, origins, self.sim_config, render=self._render)
+        self._backend = make_backend(self.sim_backend, self.num_envs, origins, self.sim_config, render=self._render,
+                                     render_config=self._render_config)
         self.scene.attach(self._backend)
         self._setup_sensors()
         self._randomize_startup()
@@ -348,13 +405,30 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
         self._origin_poses = torch.cat([self._env_origins, torch.zeros(self.num_envs, 4, device=self.device)], dim=1)
         self._after_reconfigure(options)
         self._sim_hooks = self._overridden_sim_hooks()
+        self._reconfig_counter = self.reconfiguration_freq
+
+    def _clone_cfg_for_build(self) -> CloneCfg:
+        """The clone config of this build: the k-th rebuild (k >= 1) of a ``"random"`` strategy
+        draws with ``CloneCfg.seed + k``, so a rebuild re-samples the heterogeneous props, the
+        same way in every process and worker shard."""
+        cfg = self.clone_cfg
+        if self._reconfig_count == 0 or cfg.clone_strategy != "random":
+            return cfg
+        return dataclasses.replace(cfg, seed=cfg.seed + self._reconfig_count)
+
+    def _check_agent_uids(self) -> None:
+        """A task's own ``_load_agent`` must build the robot ``robot_uids`` asked for."""
+        wanted, built = self.robot_uids, getattr(self.agent, "uid", None)
+        if wanted is not None and built is not None and not isinstance(wanted, type):
+            if (tuple(wanted) if isinstance(wanted, tuple) else wanted) != built:
+                raise ValueError(f"robot_uids={wanted!r}, but {type(self).__name__} builds {built!r}")
 
     def _make_scene(self) -> Scene:
         """The empty ``Scene`` a (re)configuration fills: env origins on the grid of
         ``num_envs`` (all at the world origin with ``sim_config.isolate_envs``: each env is a
         world of its own). The sharded vector env overrides it to build a slice of a bigger batch."""
         spacing = 0.0 if self.sim_config.isolate_envs else self.sim_config.env_spacing
-        return Scene(self.num_envs, spacing, self.device, clone_cfg=self.clone_cfg)
+        return Scene(self.num_envs, spacing, self.device, clone_cfg=self._clone_cfg_for_build())
 
     def _overridden_sim_hooks(self):
         base = BaseEnv
@@ -403,7 +477,10 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
         reconfigure = options.pop("reconfigure", False)
         if not isinstance(reconfigure, (bool, np.bool_)):
             raise TypeError(f"reset: options['reconfigure'] must be a bool, got {reconfigure!r}")
+        reconfigure = bool(reconfigure)
         restore = options.pop("reset_to_env_states", None)
+        if len(env_idx) == self.num_envs and self.reconfiguration_freq:
+            reconfigure = reconfigure or self._reconfig_counter <= 0  # every k-th full reset rebuilds
         if reconfigure:
             env_idx = np.arange(self.num_envs)  # rebuilding the scene resets every env
         seeds = episode_seeds(seed, env_idx + self._first_env)  # validated before anything changes
@@ -424,6 +501,8 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
             with self._torch_draws(env_idx):
                 self._reconfigure(options)
             self._rng.restart(env_idx)  # episode draws do not depend on what building drew
+        if len(env_idx) == self.num_envs:
+            self._reconfig_counter -= 1
         idx = torch.from_numpy(env_idx).to(self.device)
         if len(env_idx):
             self._elapsed_steps[idx] = 0

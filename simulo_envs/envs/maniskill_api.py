@@ -18,6 +18,23 @@ class ManiSkillApiMixin:
     _batched_rng_backend = "numpy:random_state"
     """The streams are ``numpy.random.RandomState`` (the seed's backend)."""
 
+    # ------------------------------------------------------------------ properties
+    @property
+    def sim_timestep(self) -> float:
+        """PhysX timestep [s]: ``1 / sim_freq``."""
+        return 1.0 / self.sim_config.sim_freq
+
+    @property
+    def gpu_sim_enabled(self) -> bool:
+        """Whether the physics runs on PhysX's GPU system (``physx_cuda``; also its CPU emulator)."""
+        return self.sim_backend.startswith("physx_cuda")
+
+    @property
+    def robot_link_names(self) -> list[str]:
+        """The agent's link names (the ``"robot_path:link_name"`` entries of ``segmentation_id_map``
+        use them)."""
+        return list(self.agent.robot_link_names)
+
     # ------------------------------------------------------------------ random streams
     @property
     def _episode_seed(self) -> np.ndarray:
@@ -58,7 +75,9 @@ class ManiSkillApiMixin:
         list one seed per env; None keeps them (the seed's behaviour)."""
         if seed is None:
             return
-        seeds = self._seeds_for(seed, np.arange(self.num_envs))
+        from simulo_envs.envs.base_env import episode_seeds
+
+        seeds = episode_seeds(seed, np.arange(self.num_envs) + self._first_env)
         self._rng.seed(np.arange(self.num_envs), seeds)
 
     def _set_episode_rng(self, seed, env_idx) -> None:
@@ -68,6 +87,8 @@ class ManiSkillApiMixin:
         if seed is None:
             self._rng.draw_episode_seeds(ids)
             return
-        seeds = self._seeds_for(seed, ids)
+        from simulo_envs.envs.base_env import episode_seeds
+
+        seeds = episode_seeds(seed, ids + self._first_env)
         self._rng.episode_seeds[ids] = seeds
         self._rng.restart(ids)

@@ -14,12 +14,14 @@ the ids of ``segmentation_id_map`` (0 = background).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 import torch
 
 from simulo_envs.authoring import Pose
 from simulo_envs.envs.sensors import CameraConfig, apply_overrides, look_at
+from simulo_envs.sim.render_config import check_shader_pack, shader_directory
 from simulo_envs.tensors import to_device
 
 
@@ -36,6 +38,12 @@ class RenderingMixin:
         """Human render cameras of the task (default: one 512x512 "render_camera")."""
         return [CameraConfig("render_camera", look_at([1.1, 0.7, 0.7], [0.4, 0.0, 0.2]), 512, 512, 0.9)]
 
+    @property
+    def _default_viewer_camera_configs(self) -> list[CameraConfig]:
+        """The viewer window's camera for ``render_mode="human"`` (default: the render camera's view,
+        1024x768)."""
+        return [CameraConfig("viewer", look_at([1.1, 0.7, 0.7], [0.4, 0.0, 0.2]), 1024, 768, 0.9)]
+
     def _setup_sensors(self) -> None:
         backend = self._backend
         self._sensor_rigs, self._human_rigs = {}, {}
@@ -43,16 +51,26 @@ class RenderingMixin:
             return
         backend.add_lights(*self.scene.lighting)
         if self._textures:
-            for name, cfg in apply_overrides(self._default_sensor_configs, self._sensor_overrides).items():
-                self._sensor_rigs[name] = self._add_camera(cfg)
+            for name, cfg in self._camera_configs(self._default_sensor_configs, self._sensor_overrides).items():
+                self._sensor_rigs[name] = self._add_camera(cfg, self._textures)
         if self.render_mode is not None:
-            for name, cfg in apply_overrides(self._default_human_render_camera_configs, self._human_overrides).items():
-                self._human_rigs[name] = self._add_camera(cfg)
+            overview = self._parallel_in_single_scene
+            for name, cfg in self._camera_configs(self._default_human_render_camera_configs, self._human_overrides).items():
+                self._human_rigs[name] = self._add_camera(cfg, {"rgb"}, overview=overview)
         self._segmentation_map = self._build_segmentation_map()
 
-    def _add_camera(self, cfg: CameraConfig):
+    def _camera_configs(self, defaults, overrides) -> dict:
+        """Camera configs with user overrides; ``shader_dir`` (the env keyword) sets every camera's pack."""
+        configs = apply_overrides(defaults, overrides)
+        if self._shader_pack is not None:
+            configs = {name: replace(cfg, shader_pack=self._shader_pack) for name, cfg in configs.items()}
+        return configs
+
+    def _add_camera(self, cfg: CameraConfig, textures, overview: bool = False):
+        check_shader_pack(cfg.shader_pack, textures)
         pose = cfg.pose if isinstance(cfg.pose, Pose) else Pose(cfg.pose[:3], cfg.pose[3:7])
-        return self._backend.add_camera(cfg.name, cfg.width, cfg.height, cfg.fov, cfg.near, cfg.far, pose.to_list())
+        return self._backend.add_camera(cfg.name, cfg.width, cfg.height, cfg.fov, cfg.near, cfg.far, pose.to_list(),
+                                        shader_dir=shader_directory(cfg.shader_pack), overview=overview)
 
     @property
     def segmentation_id_map(self) -> dict:
@@ -66,6 +84,8 @@ class RenderingMixin:
         mapping = {}
         backend = self._backend
         grounds = backend.ground_segmentation_ids()
+        if self._parallel_in_single_scene:  # one scene: every env's entity has its own id
+            return self._single_scene_segmentation_map(grounds)
         if grounds:
             if len(set(grounds)) != 1:
                 raise RuntimeError(f"ground segmentation ids differ between envs: {grounds}")
@@ -80,6 +100,19 @@ class RenderingMixin:
                 per_env = backend.link_segmentation_ids(obj._gid)
                 for link, seg_id in zip(obj.link_names, per_env[0]):
                     mapping[seg_id] = f"{path}:{link}"
+        return mapping
+
+    def _single_scene_segmentation_map(self, grounds: list) -> dict:
+        from simulo_envs.prop import Prop
+
+        backend = self._backend
+        mapping = {seg_id: "ground" for seg_id in grounds}
+        for path, obj in self.scene.objects.items():
+            if isinstance(obj, Prop):
+                mapping.update({seg_id: obj for seg_id in backend.segmentation_ids(obj._gid)})
+            else:
+                for per_env in backend.link_segmentation_ids(obj._gid):
+                    mapping.update({seg_id: f"{path}:{link}" for link, seg_id in zip(obj.link_names, per_env)})
         return mapping
 
     def _get_obs_sensor_data(self, apply_texture_transforms: bool = True) -> dict:

@@ -10,6 +10,9 @@ Names (``sim_backend=``):
   with the GPU system's buffers and rules, ``gpu_emulator.py``); tensors on CPU. For tests: it
   is how the GPU code path runs in CI.
 - ``"auto"``: ``physx_cuda`` where a CUDA GPU and the PhysX GPU library are present, else ``physx_cpu``.
+  (ManiSkill's ``"auto"`` picks by ``num_envs`` instead: CPU for one env, GPU for more, since its
+  CPU backend holds one env only; ours holds any number, so the machine decides.)
+- ``"cpu"`` and ``"gpu"``: ManiSkill's aliases of ``"physx_cpu"`` and ``"physx_cuda"``.
 
 Every backend implements ``SimBackend`` (``backend.py``).
 """
@@ -23,6 +26,8 @@ from simulo_envs.sim.backend import SimBackend
 from simulo_envs.sim.config import SimConfig
 
 BACKENDS = ("physx_cpu", "physx_cuda", "physx_cuda_emulated")
+ALIASES = {"cpu": "physx_cpu", "gpu": "physx_cuda"}
+"""ManiSkill's backend aliases (``mani_skill/envs/utils/system/backend.py``)."""
 
 
 def resolve_backend_name(name: str) -> str:
@@ -38,13 +43,15 @@ def resolve_backend_name(name: str) -> str:
         return "physx_cuda:0" if physx_gpu_available() else "physx_cpu"
     if not isinstance(name, str):
         raise ValueError(f"sim_backend must be a string, got {name!r}")
+    name = ALIASES.get(name, name)
     if name.startswith("physx_cuda:") or name == "physx_cuda":
         index = name.partition(":")[2] or "0"
         if not index.isdigit():
             raise ValueError(f"sim_backend {name!r}: the device must be a number, as in 'physx_cuda:0'")
         return f"physx_cuda:{int(index)}"
     if name not in BACKENDS:
-        raise ValueError(f"unknown sim_backend {name!r}; choose from {('auto',) + BACKENDS} or 'physx_cuda:N'")
+        raise ValueError(f"unknown sim_backend {name!r}; choose from {('auto',) + BACKENDS + tuple(ALIASES)} "
+                         "or 'physx_cuda:N'")
     return name
 
 
@@ -66,9 +73,10 @@ def backend_device(name: str) -> torch.device:
     return torch.device("cpu")
 
 
-def make_backend(name: str, num_envs: int, env_origins: np.ndarray, config: SimConfig, render: bool = False):
+def make_backend(name: str, num_envs: int, env_origins: np.ndarray, config: SimConfig, render: bool = False,
+                 render_config=None):
     """Create the backend ``name`` (already resolved) for ``num_envs`` envs at ``env_origins`` (N, 3),
-    with a render system per env when ``render``.
+    with a render system per env when ``render`` (``render_config``: a ``RenderConfig``).
 
     Raises:
         RuntimeError: ``physx_cuda`` without a CUDA GPU or without PhysX's GPU library (the
@@ -77,21 +85,21 @@ def make_backend(name: str, num_envs: int, env_origins: np.ndarray, config: SimC
     if name == "physx_cpu":
         from simulo_envs.sim.physx_cpu import PhysxCpuBackend
 
-        return PhysxCpuBackend(num_envs, env_origins, config, render=render)
+        return PhysxCpuBackend(num_envs, env_origins, config, render=render, render_config=render_config)
     from simulo_envs.sim.physx_cuda import PhysxCudaBackend
 
     if name == "physx_cuda_emulated":
         from simulo_envs.sim.gpu_emulator import EmulatedPhysxGpuSystem
 
         return PhysxCudaBackend(num_envs, env_origins, config, render=render, system_factory=EmulatedPhysxGpuSystem,
-                                device=torch.device("cpu"), name=name)
+                                device=torch.device("cpu"), name=name, render_config=render_config)
     from simulo_envs.sim.gpu_setup import check_cuda, make_physx_gpu_system
 
     device = backend_device(name)
     check_cuda(device.index)  # before anything is built
     return PhysxCudaBackend(num_envs, env_origins, config, render=render,
-                            system_factory=lambda: make_physx_gpu_system(device.index), device=device,
-                            name="physx_cuda")
+                            system_factory=lambda: make_physx_gpu_system(device.index, config.gpu_memory_config), device=device,
+                            name="physx_cuda", render_config=render_config)
 
 
 __all__ = ["SimConfig", "SimBackend", "make_backend", "resolve_backend_name", "backend_device", "BACKENDS"]

@@ -3,8 +3,29 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Mapping, Union
+
+GPU_MEMORY_KEYS = ("temp_buffer_capacity", "max_rigid_contact_count", "max_rigid_patch_count", "heap_capacity",
+                   "found_lost_pairs_capacity", "found_lost_aggregate_pairs_capacity",
+                   "total_aggregate_pairs_capacity", "collision_stack_size")
+"""Keys of ``sapien.physx.set_gpu_memory_config`` (ManiSkill's ``GPUMemoryConfig`` fields)."""
+
+# ManiSkill's nested SimConfig (mani_skill/utils/structs/types.py) -> our flat field names.
+_NESTED = {
+    "scene_config": {"gravity": "gravity", "bounce_threshold": "bounce_threshold",
+                     "sleep_threshold": "sleep_threshold", "contact_offset": "contact_offset",
+                     "rest_offset": "rest_offset", "solver_position_iterations": "solver_position_iterations",
+                     "solver_iterations": "solver_position_iterations",
+                     "solver_velocity_iterations": "solver_velocity_iterations", "enable_pcm": "enable_pcm",
+                     "enable_tgs": "enable_tgs", "enable_ccd": "enable_ccd",
+                     "enable_enhanced_determinism": "enable_enhanced_determinism",
+                     "enable_friction_every_iteration": "enable_friction_every_iteration",
+                     "cpu_workers": "num_threads"},
+    "default_materials_config": {"static_friction": "static_friction", "dynamic_friction": "dynamic_friction",
+                                 "restitution": "restitution"},
+}
+_TOP_ALIASES = {"spacing": "env_spacing"}
 
 
 @dataclass(frozen=True)
@@ -34,6 +55,19 @@ class SimConfig:
             own world). Slower: N small solves instead of one (``scripts/benchmark.py
             --isolation`` measures it). In a shared system envs couple at float-noise level
             (about 1e-6 per step, growing in contact; DESIGN.md).
+        sleep_threshold: mass-normalised kinetic energy [m^2/s^2] below which a body may sleep.
+        enable_pcm / enable_tgs / enable_ccd / enable_enhanced_determinism /
+            enable_friction_every_iteration: PhysX scene flags (persistent contact manifolds, the
+            TGS solver, continuous collision detection, enhanced determinism, friction in every
+            solver iteration). Defaults: SAPIEN's and ManiSkill's.
+        gpu_memory_config: overrides of PhysX's GPU buffer sizes (keys ``GPU_MEMORY_KEYS``) for
+            ``physx_cuda``; other backends ignore it.
+
+    ``merged`` also takes ManiSkill's nested form, ``dict(spacing=..., sim_freq=...,
+    scene_config=dict(solver_position_iterations=25, cpu_workers=...),
+    default_materials_config=dict(...), gpu_memory_config=dict(...))`` (``spacing`` is our
+    ``env_spacing``, ``cpu_workers`` our ``num_threads``, ``solver_iterations`` an older name of
+    ``solver_position_iterations``).
     """
 
     sim_freq: int = 100
@@ -50,6 +84,13 @@ class SimConfig:
     dynamic_friction: float = 0.3
     restitution: float = 0.0
     isolate_envs: bool = False
+    sleep_threshold: float = 0.005
+    enable_pcm: bool = True
+    enable_tgs: bool = True
+    enable_ccd: bool = False
+    enable_enhanced_determinism: bool = False
+    enable_friction_every_iteration: bool = True
+    gpu_memory_config: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name in ("sim_freq", "control_freq", "solver_position_iterations", "solver_velocity_iterations"):
@@ -63,7 +104,7 @@ class SimConfig:
                 f"sim_config.control_freq ({self.control_freq} Hz) must divide sim_freq ({self.sim_freq} Hz)"
             )
         for name in ("env_spacing", "bounce_threshold", "contact_offset", "rest_offset",
-                     "static_friction", "dynamic_friction", "restitution"):
+                     "static_friction", "dynamic_friction", "restitution", "sleep_threshold"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
                 raise ValueError(f"sim_config.{name} must be a finite number >= 0, got {value!r}")
@@ -71,6 +112,16 @@ class SimConfig:
             raise ValueError(f"sim_config.isolate_envs must be a bool, got {self.isolate_envs!r}")
         if len(self.gravity) != 3 or not all(math.isfinite(g) for g in self.gravity):
             raise ValueError(f"sim_config.gravity must be 3 finite numbers [m/s^2], got {self.gravity!r}")
+        for name in ("enable_pcm", "enable_tgs", "enable_ccd", "enable_enhanced_determinism",
+                     "enable_friction_every_iteration"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"sim_config.{name} must be a bool, got {getattr(self, name)!r}")
+        gpu = self.gpu_memory_config
+        if not isinstance(gpu, Mapping) or set(gpu) - set(GPU_MEMORY_KEYS):
+            raise ValueError(f"sim_config.gpu_memory_config must be a dict with keys from {list(GPU_MEMORY_KEYS)}, got {gpu!r}")
+        for key, value in gpu.items():
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"sim_config.gpu_memory_config[{key!r}] must be an int >= 1, got {value!r}")
 
     @property
     def sim_steps_per_control(self) -> int:
@@ -78,17 +129,45 @@ class SimConfig:
         return self.sim_freq // self.control_freq
 
     def merged(self, overrides: Union[None, "SimConfig", Mapping[str, Any]]) -> "SimConfig":
-        """This config with ``overrides`` applied (a dict of field names, or a whole SimConfig).
+        """This config with ``overrides`` applied: a dict of field names (flat, or ManiSkill's
+        nested form, see the class docstring), or a whole SimConfig (which replaces this one).
 
         Raises:
-            ValueError: an unknown field name, or an invalid value.
+            ValueError: an unknown key (the message lists the known ones), or an invalid value.
         """
         if overrides is None:
             return self
         if isinstance(overrides, SimConfig):
             return overrides
-        known = {f.name for f in fields(self)}
-        unknown = sorted(set(overrides) - known)
-        if unknown:
-            raise ValueError(f"sim_config: unknown keys {unknown}; known keys are {sorted(known)}")
-        return replace(self, **dict(overrides))
+        return replace(self, **flatten_sim_config(overrides, {f.name for f in fields(self)}))
+
+
+def flatten_sim_config(overrides: Mapping[str, Any], known: set) -> dict:
+    """Our flat field names for a flat or ManiSkill-nested ``sim_config`` dict.
+
+    Raises:
+        ValueError: a key that is neither ours nor ManiSkill's, or a nested part that is not a dict.
+    """
+    if not isinstance(overrides, Mapping):
+        raise ValueError(f"sim_config must be a dict or a SimConfig, got {type(overrides).__name__}")
+    flat: dict = {}
+    unknown = []
+    for key, value in overrides.items():
+        if key in _NESTED:
+            if not isinstance(value, Mapping):
+                raise ValueError(f"sim_config[{key!r}] must be a dict, got {value!r}")
+            names = _NESTED[key]
+            for sub, sub_value in value.items():
+                if sub not in names:
+                    raise ValueError(f"sim_config[{key!r}]: unknown key {sub!r}; known keys are {sorted(names)}")
+                flat[names[sub]] = tuple(float(g) for g in sub_value) if sub == "gravity" else sub_value
+        elif key == "gpu_memory_config" and isinstance(value, Mapping):
+            flat[key] = dict(value)
+        elif key in _TOP_ALIASES or key in known:
+            flat[_TOP_ALIASES.get(key, key)] = value
+        else:
+            unknown.append(key)
+    if unknown:
+        raise ValueError(f"sim_config: unknown keys {sorted(unknown)}; known keys are "
+                         f"{sorted(known | set(_TOP_ALIASES) | set(_NESTED))}")
+    return flat

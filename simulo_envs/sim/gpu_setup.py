@@ -64,17 +64,18 @@ def enable_physx_gpu() -> None:
         raise RuntimeError(f"PhysX's GPU library at {path} (PhysX {physx.version()}) failed to load: {exc}") from exc
 
 
-def make_physx_gpu_system(device_index: int):
+def make_physx_gpu_system(device_index: int, memory_overrides=None):
     """A ``PhysxGpuSystem`` on ``cuda:<device_index>`` with GPU memory sized for thousands of envs.
 
     The memory settings are ManiSkill 3.0.1's for PickCube-v1 (``GPUMemoryConfig``:
     ``found_lost_pairs_capacity = 2**25``, ``max_rigid_patch_count = 2**18``,
     ``max_rigid_contact_count = 2**19``); SAPIEN's defaults overflow near a thousand envs.
+    ``memory_overrides`` (``SimConfig.gpu_memory_config``) replaces any of them or sets others.
     """
     import sapien.physx as physx
 
     check_cuda(device_index)
     enable_physx_gpu()
-    physx.set_gpu_memory_config(found_lost_pairs_capacity=2**25, max_rigid_patch_count=2**18,
-                                max_rigid_contact_count=2**19)
+    memory = {"found_lost_pairs_capacity": 2**25, "max_rigid_patch_count": 2**18, "max_rigid_contact_count": 2**19}
+    physx.set_gpu_memory_config(**{**memory, **dict(memory_overrides or {})})
     return physx.PhysxGpuSystem(device=f"cuda:{device_index}")

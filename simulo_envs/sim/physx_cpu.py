@@ -53,6 +53,7 @@ from simulo_envs.sim.contacts import ContactPairQuery
 from simulo_envs.sim.cpu_pack import BODY as _BODY, check_layout, pack_indices
 from simulo_envs.sim.params import BackendParamsMixin
 from simulo_envs.sim.render import CameraRig, add_lights, ground_visual_builders
+from simulo_envs.sim.render_config import RenderConfig
 from simulo_envs.sim.config import SimConfig
 
 _ALL_BITS = 0xFFFFFFFF
@@ -98,32 +99,48 @@ class PhysxCpuBackend(BackendParamsMixin):
 
     name = "physx_cpu"
 
-    def __init__(self, num_envs: int, env_origins: np.ndarray, config: SimConfig, render: bool = False):
+    def __init__(self, num_envs: int, env_origins: np.ndarray, config: SimConfig, render: bool = False,
+                 render_config: Optional[RenderConfig] = None):
         self.num_envs = int(num_envs)
         self.render = bool(render)
+        self.render_config = render_config or RenderConfig()
         self.origins = np.asarray(env_origins, dtype=np.float64).reshape(self.num_envs, 3)
         self.config = config
         physx.set_scene_config(
             gravity=np.asarray(config.gravity, dtype=np.float32),
             bounce_threshold=config.bounce_threshold,
+            enable_pcm=config.enable_pcm,
+            enable_tgs=config.enable_tgs,
+            enable_ccd=config.enable_ccd,
+            enable_enhanced_determinism=config.enable_enhanced_determinism,
+            enable_friction_every_iteration=config.enable_friction_every_iteration,
             cpu_workers=config.num_threads,
         )
         physx.set_body_config(
             solver_position_iterations=config.solver_position_iterations,
             solver_velocity_iterations=config.solver_velocity_iterations,
+            sleep_threshold=config.sleep_threshold,
         )
         physx.set_shape_config(contact_offset=config.contact_offset, rest_offset=config.rest_offset)
         physx.set_default_material(config.static_friction, config.dynamic_friction, config.restitution)
         if config.isolate_envs and self.name != "physx_cpu":
             raise ValueError(f"sim_config.isolate_envs (one PhysX system per env) is a physx_cpu option, not {self.name}'s")
+        if config.isolate_envs and self.render_config.single_scene:
+            raise ValueError("sim_config.isolate_envs puts every env in a world of its own; it cannot be combined "
+                             "with parallel_in_single_scene (one scene for all envs)")
         self.systems = [self._create_system() for _ in range(self.num_envs if config.isolate_envs else 1)]
         for system in self.systems:
             system.timestep = 1.0 / config.sim_freq
         self.system = self.systems[0]
         self._system_of_env = np.arange(self.num_envs) if config.isolate_envs else np.zeros(self.num_envs, dtype=np.int64)
-        # One render system per env: a camera sees only the entities of its own env's scene.
-        self.scenes = [sapien.Scene([self.systems[s]] + ([sapien.render.RenderSystem()] if self.render else []))
-                       for s in self._system_of_env.tolist()]
+        if self.render and self.render_config.single_scene:
+            # parallel_in_single_scene: one render scene holds every env (for overview cameras).
+            self.scenes = [sapien.Scene([self.system, self.render_config.make_render_system()])] * self.num_envs
+        else:
+            # One render system per env: a camera sees only the entities of its own env's scene.
+            self.scenes = [sapien.Scene([self.systems[s]] + ([self.render_config.make_render_system()] if self.render
+                                                              else []))
+                           for s in self._system_of_env.tolist()]
         self.cameras: dict = {}
         self._rigid: list[_RigidGroup] = []
         self._arts: list[_ArticulationGroup] = []
@@ -508,24 +525,49 @@ class PhysxCpuBackend(BackendParamsMixin):
                 after()
 
     # ------------------------------------------------------------------ rendering
+    @property
+    def render_scenes(self) -> list:
+        """The distinct SAPIEN scenes that render: one per env, or one for all (``single_scene``)."""
+        return self.scenes[:1] if self.render_config.single_scene else list(self.scenes)
+
     def add_lights(self, ambient=(0.3, 0.3, 0.3), directional=(((0.0, 1.0, -1.0), (1.0, 1.0, 1.0)),)) -> None:
-        """Ambient light and directional lights ``((direction, colour), ...)`` in every env's scene."""
+        """Ambient light and directional lights ``((direction, colour), ...)`` in every render scene,
+        casting shadows where ``render_config.shadows`` (over each env, or over the whole grid)."""
         self._require_render()
-        self._record_lights(add_lights(self.scenes, ambient, directional), [color for _, color in directional])
+        colors = [color for _, color in directional]
+        if self.render_config.single_scene:  # one scene: its lights are every env's lights
+            centre = self.origins.mean(axis=0, keepdims=True)
+            half = float(np.abs(self.origins - centre).max()) + 2.0
+            lights = add_lights(self.render_scenes, ambient, directional, self.render_config.shadows, centre, half)
+            self._record_lights(lights * self.num_envs, colors)
+        else:
+            lights = add_lights(self.render_scenes, ambient, directional, self.render_config.shadows, self.origins)
+            self._record_lights(lights, colors)
 
     def add_camera(self, name: str, width: int, height: int, fovy: float, near: float, far: float,
-                   local_pose: np.ndarray) -> CameraRig:
+                   local_pose: np.ndarray, shader_dir: str = "", overview: bool = False) -> CameraRig:
         """A camera per env at env origin + ``local_pose`` ``[x, y, z, qw, qx, qy, qz]`` (SAPIEN camera
-        convention: looks along its +x axis, +z up). Returns the rig that captures pictures."""
+        convention: looks along its +x axis, +z up), rendered with the shaders in ``shader_dir``
+        ("" = SAPIEN's default). ``overview`` (single render scene only): one camera for the
+        whole grid, at ``local_pose`` around the grid's centre, moved back along its view axis
+        until the grid fits. Returns the rig that captures pictures."""
         self._require_render()
-        rig = CameraRig(self.scenes, self.origins, name, width, height, fovy, near, far, local_pose)
+        if overview:
+            centre = self.origins.mean(axis=0)
+            pose = np.asarray(local_pose, dtype=np.float64).copy()
+            back = float(np.abs(self.origins - centre).max()) / max(np.tan(fovy / 2), 1e-3)
+            forward = sapien.Pose(q=pose[3:7]).to_transformation_matrix()[:3, 0]
+            pose[:3] = pose[:3] - back * forward
+            rig = CameraRig(self.scenes[:1], centre[None], name, width, height, fovy, near, far, pose, shader_dir)
+        else:
+            rig = CameraRig(self.scenes, self.origins, name, width, height, fovy, near, far, local_pose, shader_dir)
         self.cameras[name] = rig
         return rig
 
     def update_render(self) -> None:
-        """Push the current physics poses to every env's render system (once per captured frame)."""
+        """Push the current physics poses to every render scene (once per captured frame)."""
         self._require_render()
-        for scene in self.scenes:
+        for scene in self.render_scenes:
             scene.update_render()
 
     def set_rigid_visibility(self, gid: int, visible: bool) -> None:
@@ -556,7 +598,7 @@ class PhysxCpuBackend(BackendParamsMixin):
 
     def close(self) -> None:
         """Remove every entity from every env's scene; the backend is unusable afterwards."""
-        for scene in self.scenes:
+        for scene in {id(scene): scene for scene in self.scenes}.values():
             for entity in list(scene.entities):
                 scene.remove_entity(entity)
         self.scenes = []

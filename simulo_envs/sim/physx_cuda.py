@@ -75,12 +75,13 @@ class PhysxCudaBackend(PhysxCpuBackend):
     """
 
     def __init__(self, num_envs: int, env_origins: np.ndarray, config: SimConfig, render: bool = False, *,
-                 system_factory, device: torch.device, name: str = "physx_cuda", indexed_applies: bool = False):
+                 system_factory, device: torch.device, name: str = "physx_cuda", indexed_applies: bool = False,
+                 render_config=None):
         self._system_factory = system_factory
         self.device = torch.device(device)
         self.name = name
         self.indexed_applies = bool(indexed_applies)
-        super().__init__(num_envs, env_origins, config, render=render)
+        super().__init__(num_envs, env_origins, config, render=render, render_config=render_config)
 
     def _create_system(self):
         return self._system_factory()
@@ -386,7 +387,7 @@ class PhysxCudaBackend(PhysxCpuBackend):
             self._kinematics_dirty = False
         self.system.sync_poses_gpu_to_cpu()
         self._fresh.update(("bodies", "links"))  # it fetched both
-        for scene in self.scenes:
+        for scene in self.render_scenes:
             scene.update_render()
 
     def close(self) -> None:

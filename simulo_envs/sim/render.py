@@ -39,19 +39,31 @@ def vulkan_available() -> bool:
     return True
 
 
+def keepalive_render_system():
+    """The process's probe render system (created by ``vulkan_available``)."""
+    require_vulkan()
+    return _KEEPALIVE[0]
+
+
 def require_vulkan() -> None:
     """Raise RuntimeError with install instructions if no Vulkan device can render."""
     if not vulkan_available():
         raise RuntimeError(VULKAN_HELP)
 
 
-def add_lights(scenes, ambient, directional) -> list:
+def add_lights(scenes, ambient, directional, shadows: bool = False, centres=None, half_size: float = 5.0) -> list:
     """Ambient RGB and directional lights ``((direction, RGB), ...)`` in every scene; returns the
-    directional light components, per scene a list in ``directional``'s order."""
+    directional light components, per scene a list in ``directional``'s order.
+
+    With ``shadows`` the directional lights cast shadows over a square of ``2 * half_size`` m
+    around each scene's centre (``centres``: (S, 3) world positions, default the origin)."""
     lights = []
-    for scene in scenes:
+    for k, scene in enumerate(scenes):
         scene.set_ambient_light(list(ambient))
-        lights.append([scene.add_directional_light(list(direction), list(color)) for direction, color in directional])
+        centre = [0.0, 0.0, 0.0] if centres is None else [float(c) for c in centres[k]]
+        lights.append([scene.add_directional_light(list(direction), list(color), shadow=bool(shadows), position=centre,
+                                                   shadow_scale=half_size, shadow_near=-half_size, shadow_far=half_size)
+                       for direction, color in directional])
     return lights
 
 
@@ -68,17 +80,19 @@ def ground_visual_builders(scenes, half_size: float = 5.0) -> list:
 
 
 class CameraRig:
-    """One camera per env, fixed in the env frame."""
+    """One camera per env (per given scene), fixed in the env frame.
+
+    ``shader_dir``: SAPIEN shader directory ("" = SAPIEN's default pack)."""
 
     def __init__(self, scenes, origins: np.ndarray, name: str, width: int, height: int, fovy: float,
-                 near: float, far: float, local_pose: np.ndarray):
+                 near: float, far: float, local_pose: np.ndarray, shader_dir: str = ""):
         self.name, self.width, self.height = name, int(width), int(height)
         self.cameras = []
         local_pose = np.asarray(local_pose, dtype=np.float64)
         for scene, origin in zip(scenes, origins):
             entity = sapien.Entity()
             entity.name = f"camera_{name}"
-            camera = sapien.render.RenderCameraComponent(self.width, self.height)
+            camera = sapien.render.RenderCameraComponent(self.width, self.height, shader_dir)
             camera.set_fovy(float(fovy), compute_x=True)
             camera.near, camera.far = float(near), float(far)
             entity.add_component(camera)
@@ -91,26 +105,37 @@ class CameraRig:
 
         Returns numpy arrays with the env dimension first: ``"rgb"`` uint8 (N, H, W, 3),
         ``"depth"`` float32 (N, H, W, 1) metres along the optical axis, ``"segmentation"`` int32
-        (N, H, W, 1) entity ids (0 = background).
+        (N, H, W, 1) entity ids (0 = background), ``"normal"`` float32 (N, H, W, 3) unit surface
+        normals in the camera's OpenGL frame (x right, y up, z backwards; 0 on background),
+        ``"albedo"`` uint8 (N, H, W, 3) surface colour without lighting, ``"position"`` float32
+        (N, H, W, 3) points in the camera's OpenGL frame [m] (the scene lies at z < 0).
         """
         out = {}
-        n = len(self.cameras)
-        if "rgb" in textures:
-            out["rgb"] = np.empty((n, self.height, self.width, 3), dtype=np.uint8)
-        if "depth" in textures:
-            out["depth"] = np.empty((n, self.height, self.width, 1), dtype=np.float32)
-        if "segmentation" in textures:
-            out["segmentation"] = np.empty((n, self.height, self.width, 1), dtype=np.int32)
+        n, shape = len(self.cameras), (len(self.cameras), self.height, self.width)
+        layouts = {"rgb": (3, np.uint8), "depth": (1, np.float32), "segmentation": (1, np.int32),
+                   "normal": (3, np.float32), "albedo": (3, np.uint8), "position": (3, np.float32)}
+        for texture in textures:
+            channels, dtype = layouts[texture]
+            out[texture] = np.empty((*shape, channels), dtype=dtype)
         for i, camera in enumerate(self.cameras):
             camera.take_picture()
+            names = set(camera.get_picture_names())
             if "rgb" in out:
                 color = camera.get_picture("Color")[..., :3]
                 out["rgb"][i] = np.clip(color * 255.0 + 0.5, 0, 255).astype(np.uint8)
-            if "depth" in out:
-                # "Position" holds camera-frame (OpenGL) coordinates: the scene is at -z.
-                out["depth"][i, ..., 0] = -camera.get_picture("Position")[..., 2]
-            if "segmentation" in out:
-                out["segmentation"][i, ..., 0] = camera.get_picture("Segmentation")[..., 1].astype(np.int32)
+            if {"depth", "position", "segmentation"} & set(out):
+                xyz, seg = _position_and_segmentation(camera, names, "segmentation" in out)
+                if "depth" in out:
+                    out["depth"][i, ..., 0] = -xyz[..., 2]
+                if "position" in out:
+                    out["position"][i] = xyz
+                if "segmentation" in out:
+                    out["segmentation"][i, ..., 0] = seg
+            if "normal" in out:
+                out["normal"][i] = camera.get_picture("Normal")[..., :3]
+            if "albedo" in out:
+                albedo = camera.get_picture("Albedo")[..., :3]
+                out["albedo"][i] = np.clip(albedo * 255.0 + 0.5, 0, 255).astype(np.uint8)
         return out
 
     def params(self) -> dict:
@@ -121,3 +146,15 @@ class CameraRig:
             "extrinsic_cv": np.stack([c.get_extrinsic_matrix() for c in self.cameras]).astype(np.float32),
             "cam2world_gl": np.stack([c.get_model_matrix() for c in self.cameras]).astype(np.float32),
         }
+
+
+def _position_and_segmentation(camera, names: set, segmentation: bool):
+    """Camera-frame (OpenGL) points (H, W, 3) [m] and entity ids (H, W) of one picture, from the
+    default pack's float ``Position`` + ``Segmentation`` or the minimal pack's int32 millimetre
+    ``PositionSegmentation``."""
+    if "Position" in names:
+        xyz = camera.get_picture("Position")[..., :3]
+        seg = camera.get_picture("Segmentation")[..., 1].astype(np.int32) if segmentation else None
+        return xyz, seg
+    packed = camera.get_picture("PositionSegmentation")
+    return packed[..., :3].astype(np.float32) / 1000.0, packed[..., 3].astype(np.int32)

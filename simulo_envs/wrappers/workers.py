@@ -140,7 +140,8 @@ def shard_class(env_cls: type, start: int, total: int) -> type:
 
         spacing = 0.0 if self.sim_config.isolate_envs else self.sim_config.env_spacing
         origins, _ = grid_transforms(total, spacing)
-        clone_cfg = dataclasses.replace(self.clone_cfg, clone_strategy=_Slice(self.clone_cfg, start, total))
+        build_cfg = self._clone_cfg_for_build()  # a rebuild's re-sampled variants, as in-process
+        clone_cfg = dataclasses.replace(build_cfg, clone_strategy=_Slice(build_cfg, start, total))
         return Scene(self.num_envs, spacing, self.device, clone_cfg=clone_cfg,
                      env_origins=origins[start:start + self.num_envs])
 
