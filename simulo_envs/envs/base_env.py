@@ -134,6 +134,7 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
     SUPPORTED_OBS_MODES = STATE_OBS_MODES + ("rgb", "depth", "segmentation", "rgbd", "sensor_data", "<a>+<b>")
     SUPPORTED_REWARD_MODES = ("normalized_dense", "dense", "sparse", "none")
     SUPPORTED_RENDER_MODES: tuple[str, ...] = ("rgb_array", "sensors")
+    #: Per instance, ``render_fps`` is the env's ``control_freq`` (one frame per env step).
     metadata: dict[str, Any] = {"render_modes": ["rgb_array", "sensors"], "render_fps": 20}
 
     _first_env: int = 0
@@ -201,6 +202,8 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
         self.reward_mode = reward_mode
         self.render_mode = render_mode
         self.sim_config = self.default_sim_config.merged(sim_config)
+        # One frame per env step: videos play in real time at the control rate (20 Hz by default).
+        self.metadata = {**type(self).metadata, "render_fps": self.sim_config.control_freq}
         self.sim_backend = resolve_backend_name(sim_backend)
         self.device = backend_device(self.sim_backend)
         self._requested_control_mode = control_mode

@@ -62,6 +62,9 @@ class RslRlVecEnv(VecEnv):
         self.num_actions = int(env.single_action_space.shape[0])
         self.max_episode_length = int(base.max_episode_steps)
         self.device = env.device
+        self.render_mode = base.render_mode
+        self.metadata = {k: v for k, v in env.metadata.items() if k != "autoreset_mode"}
+        """The env's ``render_modes`` and ``render_fps`` (for video recorders)."""
         self.cfg = {"env_id": getattr(getattr(base, "spec", None), "id", type(base).__name__),
                     "num_envs": self.num_envs, "max_episode_steps": self.max_episode_length,
                     "control_mode": base.control_mode, "reward_mode": base.reward_mode,

@@ -7,7 +7,8 @@ a dict in ``infos`` holding, where that env is done, ``terminal_observation`` (t
 episode's last observation) and ``TimeLimit.truncated`` (True for a time-out, so SB3 bootstraps
 from ``terminal_observation``), and ``episode = {"r": return, "l": length, "t": seconds}`` (what
 ``Monitor`` writes; SB3's logger reads ``ep_rew_mean`` / ``ep_len_mean`` from it) and
-``is_success`` (SB3's ``success_rate``).
+``is_success`` (SB3's ``success_rate``). ``metadata`` is the env's (``render_modes``,
+``render_fps``), so ``VecVideoRecorder`` writes clips at the env's frame rate.
 
 This adapter runs a ``SimuloVectorEnv`` (same-step autoreset by partial reset, ``record_metrics``)
 and converts at the boundary: observations and ``terminal_observation`` float32 numpy, rewards
@@ -59,6 +60,9 @@ class SB3VecEnv(VecEnv):
         self._actions: Optional[torch.Tensor] = None
         self._episode_start = np.full(venv.num_envs, time.perf_counter())
         super().__init__(venv.num_envs, _float32_space(venv.single_observation_space), venv.single_action_space)
+        # The env's render_modes and render_fps: SB3's VecVideoRecorder reads the frame rate here
+        # (and would write 30 fps clips without it).
+        self.metadata = {k: v for k, v in venv.metadata.items() if k != "autoreset_mode"}
 
     # ------------------------------------------------------------------ reset / step
     def reset(self) -> Any:
