@@ -104,3 +104,15 @@ def test_action_may_be_a_tensor():
     obs, *_ = env.step(torch.zeros(8))
     assert obs.shape == (36,)
     env.close()
+
+
+def test_sb3_dummy_vec_env_over_views():
+    from stable_baselines3.common.vec_env import DummyVecEnv
+
+    venv = DummyVecEnv([lambda: SingleEnvView(gym.make("FrankaLift-v1", num_envs=1, max_episode_steps=2))] * 2)
+    obs = venv.reset()
+    assert obs.shape == (2, 36)
+    venv.step(np.zeros((2, 8), dtype=np.float32))
+    _, _, dones, infos = venv.step(np.zeros((2, 8), dtype=np.float32))
+    assert dones.tolist() == [True, True] and infos[0]["terminal_observation"].shape == (36,)
+    venv.close()

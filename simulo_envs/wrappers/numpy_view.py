@@ -7,7 +7,11 @@ observations, numpy rewards and bool arrays, which this small wrapper gives.
 Conversions: observations -> float32 numpy (bool and integer leaves too, as the state
 observation already does); reward -> float32 ``(N,)``; terminated/truncated -> bool ``(N,)``;
 info -> the same nested dict with every tensor converted (dtype kept). Actions: numpy (or any
-array) -> float32 torch on the env's device. Every array returned is a fresh copy.
+array) -> float32 torch on the env's device. ``render()`` -> a tuple of uint8 ``(H, W, 3)``
+frames, one per env (Gymnasium's vector convention, which its ``RecordVideo`` needs). Every
+array returned is a fresh copy.
+
+``gym.make_vec(id, num_envs=N, vectorization_mode="vector_entry_point", numpy=True)`` builds it.
 """
 
 from __future__ import annotations
@@ -65,6 +69,13 @@ class NumpyView(VectorWrapper):
         """``env.reset`` with numpy results."""
         obs, info = self.env.reset(seed=seed, options=options)
         return obs_to_numpy(obs), to_numpy(info)
+
+    def render(self):
+        """One uint8 ``(H, W, 3)`` numpy frame per env, as a tuple; None without a ``render_mode``."""
+        frames = self.env.render()
+        if frames is None:
+            return None
+        return tuple(frames.detach().cpu().numpy()) if isinstance(frames, torch.Tensor) else tuple(frames)
 
     def step(self, actions):
         """``env.step`` with a numpy action and numpy results."""

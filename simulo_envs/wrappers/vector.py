@@ -43,6 +43,7 @@ from functools import partial
 from typing import Any, Optional, Union
 
 import gymnasium as gym
+import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode, VectorEnv
 
@@ -69,6 +70,32 @@ def _merge_rows(into: dict, source: dict, mask: torch.Tensor, num_envs: int) -> 
         elif (isinstance(value, torch.Tensor) and isinstance(target, torch.Tensor) and value.ndim >= 1
               and value.shape == target.shape and value.shape[0] == num_envs):
             target[mask] = value[mask].to(target.dtype)
+
+
+def _batch_info(info: dict, num_envs: int, device, path: str = "info") -> None:
+    """Make every value of ``info`` per env, in place: tensors with the env dimension first stay,
+    Python / numpy scalars and 0-d tensors are repeated per env, nested dicts are walked.
+
+    Raises:
+        ValueError: a value that cannot be per env (wrong leading dimension, a list, a string...),
+            named by its key path.
+    """
+    for key, value in info.items():
+        if isinstance(value, torch.Tensor):
+            if value.ndim >= 1 and value.shape[0] == num_envs:
+                continue
+            if value.ndim == 0:
+                info[key] = value.to(device).expand(num_envs).clone()
+                continue
+        elif isinstance(value, dict):
+            _batch_info(value, num_envs, device, f"{path}[{key!r}]")
+            continue
+        elif isinstance(value, (bool, int, float, np.bool_, np.number)):
+            info[key] = torch.full((num_envs,), value.item() if isinstance(value, np.generic) else value, device=device)
+            continue
+        shape = tuple(value.shape) if hasattr(value, "shape") else type(value).__name__
+        raise ValueError(f"{path}[{key!r}] is not per env: every info value of a vector env has the env "
+                         f"dimension first (num_envs={num_envs}), got {shape}")
 
 
 def _select_rows(obs: Any, mask: torch.Tensor, source: Any) -> Any:
@@ -135,17 +162,30 @@ class SimuloVectorEnv(VectorEnv):
 
     # ------------------------------------------------------------------ reset
     def reset(self, *, seed: Optional[Union[int, list[int]]] = None, options: Optional[dict] = None):
-        """Reset all envs, or ``options["env_idx"]`` only (any ``env_ids`` form), as ``BaseEnv.reset``.
+        """Reset all envs, or some: ``options["env_idx"]`` (any ``env_ids`` form) or Gymnasium's
+        ``options["reset_mask"]`` (bool ``(num_envs,)``), as ``BaseEnv.reset``.
 
-        Returns ``(obs, info)`` for all envs. The episode statistics and pending NEXT_STEP
-        autoresets of the reset envs are cleared.
+        Returns ``(obs, info)`` for all envs; every info value is per env, and
+        ``info["reconfigure"]`` (bool ``(num_envs,)``) comes with its mask ``info["_reconfigure"]``
+        (the envs reset). The episode statistics and pending NEXT_STEP autoresets of the reset
+        envs are cleared.
+
+        Raises:
+            ValueError: both ``env_idx`` and ``reset_mask``; otherwise as ``BaseEnv.reset``.
         """
+        if options is not None and "reset_mask" in options:
+            if "env_idx" in options:
+                raise ValueError("reset: give options['env_idx'] or options['reset_mask'], not both")
+            options = {("env_idx" if k == "reset_mask" else k): v for k, v in options.items()}
         obs, info = self.env.reset(seed=seed, options=options)
         ids = (options or {}).get("env_idx")
         mask = torch.ones(self.num_envs, dtype=torch.bool, device=self.device)
         if ids is not None:
             mask = torch.zeros_like(mask)
             mask[self._ids_tensor(ids)] = True
+        info["reconfigure"] = mask & bool(info.get("reconfigure", False))
+        info["_reconfigure"] = mask
+        _batch_info(info, self.num_envs, self.device)
         self._clear_metrics(mask)
         self._autoreset_envs &= ~mask
         return obs, info
@@ -171,6 +211,7 @@ class SimuloVectorEnv(VectorEnv):
                 "gym.make_vec(id, num_envs=N, vectorization_mode='vector_entry_point', max_episode_steps=k)")
         terminated = torch.as_tensor(terminated, device=self.device).to(torch.bool).reshape(self.num_envs)
         truncated = torch.as_tensor(truncated, device=self.device).to(torch.bool).reshape(self.num_envs)
+        _batch_info(info, self.num_envs, self.device)
         if self.ignore_terminations:
             terminated = torch.zeros_like(terminated)
         if self.autoreset_mode is AutoresetMode.NEXT_STEP:
@@ -277,7 +318,7 @@ def info_without_finals(info: dict) -> dict:
 _VECTOR_OPTIONS = ("autoreset_mode", "ignore_terminations", "record_metrics")
 
 
-def make_vector_env(env_id_or_cls, num_envs: int = 1, **kwargs) -> SimuloVectorEnv:
+def make_vector_env(env_id_or_cls, num_envs: int = 1, numpy: bool = False, **kwargs) -> VectorEnv:
     """Build a ``SimuloVectorEnv`` over a registered env: the ``vector_entry_point`` of our ids.
 
     ``gym.make_vec(id, num_envs=N, vectorization_mode="vector_entry_point", **kwargs)`` calls it
@@ -290,6 +331,8 @@ def make_vector_env(env_id_or_cls, num_envs: int = 1, **kwargs) -> SimuloVectorE
 
     Args:
         env_id_or_cls: a registered id (``"FrankaLift-v1"``) or an env class.
+        numpy: True returns the vector env under ``NumpyView``: numpy in and out, as Gymnasium's
+            own vector wrappers (``gymnasium.wrappers.vector``) expect.
 
     Raises:
         KeyError: an unknown id. ValueError: a bad ``num_workers``.
@@ -308,9 +351,15 @@ def make_vector_env(env_id_or_cls, num_envs: int = 1, **kwargs) -> SimuloVectorE
     from simulo_envs.wrappers.sharded import ShardedEnv, resolve_num_workers
 
     if resolve_num_workers(num_workers, num_envs) == 1:
-        return SimuloVectorEnv(cls(num_envs=num_envs, **kwargs), **wrapper_kwargs)
-    extra = {} if timeout is None else {"timeout": timeout}
-    return SimuloVectorEnv(ShardedEnv(cls, num_envs, num_workers, kwargs, **extra), **wrapper_kwargs)
+        venv = SimuloVectorEnv(cls(num_envs=num_envs, **kwargs), **wrapper_kwargs)
+    else:
+        extra = {} if timeout is None else {"timeout": timeout}
+        venv = SimuloVectorEnv(ShardedEnv(cls, num_envs, num_workers, kwargs, **extra), **wrapper_kwargs)
+    if numpy:
+        from simulo_envs.wrappers.numpy_view import NumpyView
+
+        return NumpyView(venv)
+    return venv
 
 
 def vector_entry_point(env_id: str):
