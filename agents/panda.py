@@ -108,10 +108,12 @@ class Panda:
 
     uid = "panda"
     controller_configs = CONTROLLER_CONFIGS
+    #: Every ``control_mode`` this agent accepts (the keys of ``CONTROLLER_CONFIGS``), as in ManiSkill.
+    supported_control_modes: tuple[str, ...] = tuple(CONTROLLER_CONFIGS)
 
     def __init__(self, scene, control_mode: str = DEFAULT_CONTROL_MODE, path: str = "/World/Robot", initial_pose=None):
-        if control_mode not in CONTROLLER_CONFIGS:
-            raise ValueError(f"unknown control_mode {control_mode!r} for panda; choose from {sorted(CONTROLLER_CONFIGS)}")
+        if control_mode not in self.supported_control_modes:
+            raise ValueError(f"unknown control_mode {control_mode!r} for panda; choose from {list(self.supported_control_modes)}")
         self.control_mode = control_mode
         spec = RobotSpec(
             urdf_path=panda_urdf_path(),
