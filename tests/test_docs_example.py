@@ -48,7 +48,7 @@ def push_action(tcp: torch.Tensor, cube: torch.Tensor, start_x: torch.Tensor) ->
 
 
 def test_the_scripted_push_succeeds_in_every_env(push_cube):
-    env = gym.make("PushCubeExample-v1", num_envs=3)
+    env = gym.make("PushCubeExample-v1", num_envs=3, reward_mode="dense")
     assert isinstance(env.unwrapped, push_cube.PushCubeEnv) and env.max_episode_steps == 60
     _, info = env.reset(seed=0)
     origins, first_success = env.unwrapped._env_origins, [None] * 3
