@@ -287,7 +287,8 @@ def train(env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional
         on_iteration: called on every rank after each PPO update as ``on_iteration(row, runner)``:
             the iteration's ``progress.csv`` row as a dict (episode means ``None`` until an episode
             finishes) and the ``SimuloRunner``.
-        plan: a ``plan_training`` result, if the caller checked the request already.
+        plan: a ``plan_training`` result, if the caller checked the request already (it then
+            replaces ``env_id``, ``num_envs``, ``total_timesteps``, ``env_kwargs`` and ``vector_kwargs``).
 
     Raises:
         as ``plan_training``; ``ValueError`` for inconsistent ``torchrun`` variables.
@@ -298,6 +299,8 @@ def train(env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional
     rank = rank_info()
     if plan is None:
         plan = plan_training(env_id, num_envs, total_timesteps, rank.world_size, env_kwargs, vector_kwargs)
+    elif plan.world_size != rank.world_size:
+        raise ValueError(f"the plan is for {plan.world_size} ranks, this launch has {rank.world_size}")
     config, device = plan.config, rank_device(device, rank)
     if checkpoint_every is not None:
         config["runner"]["save_interval"] = checkpoint_every

@@ -2,13 +2,16 @@
 
     python tests/benchmarks/bench_distributed.py                 # FrankaReach-v1, 64 envs, P = 1 and 2, 3 rounds
     python tests/benchmarks/bench_distributed.py --ranks 1 2 4 --num-envs 128 --rounds 5 --json
+    python tests/benchmarks/bench_distributed.py --one-rank-threads 2   # also: 1 rank whose torch uses 2 threads
 
 Each configuration is one ``scripts/train.py`` run (under ``torchrun --standalone`` for P > 1)
 with the same total envs, budget and seed; its throughput is what train.py reports: env steps of
 all ranks divided by the seconds of the training loop (rollouts and PPO updates, gradient
 averaging included; process start and env construction excluded). Rounds are interleaved so
 machine noise hits every configuration alike; the table gives the median per configuration and
-its ratio to P = 1. Not a test: pytest does not collect ``bench_*`` files.
+its ratio to P = 1 (one process, one torch thread: physics and the policy share one core).
+``--one-rank-threads T`` adds one process with T torch threads, the fair baseline when the PPO
+update could use the other cores too. Not a test: pytest does not collect ``bench_*`` files.
 """
 
 from __future__ import annotations
@@ -26,11 +29,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 RATE = re.compile(r"trained ([\d,]+) env steps in \d+ s \(([\d,]+) steps/s\)")
 
 
-def measure(ranks: int, args: argparse.Namespace, log_dir: str) -> tuple[int, float]:
-    """``(env steps, env steps per second)`` of one training run with ``ranks`` processes."""
+def measure(ranks: int, threads: int, args: argparse.Namespace, log_dir: str) -> tuple[int, float]:
+    """``(env steps, env steps per second)`` of one training run with ``ranks`` processes of
+    ``threads`` torch threads each."""
     train = [os.path.join(ROOT, "scripts", "train.py"), "--env-id", args.env_id, "--num-envs", str(args.num_envs),
              "--total-timesteps", str(args.total_timesteps), "--seed", "0", "--log-dir", log_dir,
-             "--checkpoint-every", "100000", "--no-progress"]
+             "--checkpoint-every", "100000", "--no-progress", "--torch-threads", str(threads)]
     launcher = [sys.executable] if ranks == 1 else [sys.executable, "-m", "torch.distributed.run", "--standalone",
                                                     f"--nproc_per_node={ranks}"]
     result = subprocess.run(launcher + train, cwd=ROOT, capture_output=True, text=True)
@@ -47,27 +51,33 @@ def main() -> None:
     parser.add_argument("--total-timesteps", type=int, default=24_000, help="per run (whole PPO iterations)")
     parser.add_argument("--ranks", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--one-rank-threads", type=int, default=None, metavar="T",
+                        help="also measure one process with T torch threads")
     parser.add_argument("--json", action="store_true", help="last line: the results as JSON")
     args = parser.parse_args()
     if 1 not in args.ranks:
         parser.error("--ranks must include 1 (the baseline of the ratios)")
-    rates: dict[int, list[float]] = {p: [] for p in args.ranks}
+    configs = [(ranks, 1) for ranks in args.ranks]
+    if args.one_rank_threads:
+        configs.insert(1, (1, args.one_rank_threads))
+    rates: dict[tuple[int, int], list[float]] = {config: [] for config in configs}
     with tempfile.TemporaryDirectory() as scratch:
         for round_index in range(args.rounds):
-            for ranks in args.ranks:
-                steps, rate = measure(ranks, args, os.path.join(scratch, f"r{round_index}_p{ranks}"))
-                rates[ranks].append(rate)
-                print(f"round {round_index + 1}: {ranks} rank(s): {steps:,} env steps, {rate:,.0f} env steps/s",
-                      flush=True)
-    base = statistics.median(rates[1])
+            for ranks, threads in configs:
+                steps, rate = measure(ranks, threads, args, os.path.join(scratch, f"r{round_index}_p{ranks}_t{threads}"))
+                rates[(ranks, threads)].append(rate)
+                print(f"round {round_index + 1}: {ranks} rank(s) x {threads} torch thread(s): {steps:,} env steps, "
+                      f"{rate:,.0f} env steps/s", flush=True)
+    base = statistics.median(rates[(1, 1)])
     print(f"\n{args.env_id}, {args.num_envs} envs in total, median of {args.rounds} rounds")
-    print("| ranks | envs per rank | env steps/s (incl. PPO updates) | vs 1 rank |")
-    print("| ---: | ---: | ---: | ---: |")
+    print("| ranks | envs per rank | torch threads per rank | env steps/s (incl. PPO updates) | vs 1 rank |")
+    print("| ---: | ---: | ---: | ---: | ---: |")
     results = {}
-    for ranks in args.ranks:
-        median = statistics.median(rates[ranks])
-        results[ranks] = {"median": median, "rounds": rates[ranks], "ratio": median / base}
-        print(f"| {ranks} | {args.num_envs // ranks} | {median:,.0f} | {median / base:.2f}x |")
+    for (ranks, threads), values in rates.items():
+        median = statistics.median(values)
+        results[f"{ranks}x{threads}"] = {"ranks": ranks, "threads": threads, "median": median, "rounds": values,
+                                         "ratio": median / base}
+        print(f"| {ranks} | {args.num_envs // ranks} | {threads} | {median:,.0f} | {median / base:.2f}x |")
     if args.json:
         print(json.dumps({"env_id": args.env_id, "num_envs": args.num_envs, "results": results}))
 
