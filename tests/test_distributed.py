@@ -22,12 +22,21 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RANK_SCRIPT = textwrap.dedent("""
     import os, sys, torch
     import simulo_envs
+    from simulo_envs.wrappers.rsl_rl_runner import SimuloRunner
     from simulo_envs.wrappers.training import train
 
     out = sys.argv[1]
-    snapshots = []
+    snapshots, runners = [], []
+    build = SimuloRunner.__init__
 
-    def record(row, runner):
+    def keep(self, *args, **kwargs):   # the runner train() builds
+        build(self, *args, **kwargs)
+        runners.append(self)
+
+    SimuloRunner.__init__ = keep
+
+    def record(row):
+        runner = runners[-1]
         state = [t.detach().clone() for m in (runner.alg.actor, runner.alg.critic) for t in m.state_dict().values()]
         snapshots.append({"env_steps": row["env_steps"], "lr": runner.alg.learning_rate, "state": state})
 

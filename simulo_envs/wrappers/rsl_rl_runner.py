@@ -48,13 +48,12 @@ class ProgressLogger(Logger):
     """
 
     def __init__(self, *, runner: "SimuloRunner", log_dir: Optional[str], progress_total: Optional[int],
-                 desc: str, on_iteration: Optional[Callable[[dict, "SimuloRunner"], None]] = None):
+                 desc: str, on_iteration: Optional[Callable[[dict], None]] = None):
         info = runner.rank_info
         super().__init__(log_dir=log_dir, cfg=runner.cfg, env_cfg=runner.env.cfg, num_envs=runner.env.num_envs,
                          is_distributed=info.distributed, gpu_world_size=info.world_size,
                          gpu_global_rank=info.rank, device=runner.device)
         self.on_iteration = on_iteration
-        self._runner = runner
         self.env_steps = 0
         self.episodes = 0
         self.recent = {key: deque(maxlen=100) for key in EPISODE_KEYS}
@@ -109,7 +108,7 @@ class ProgressLogger(Logger):
         if self.writer is not None:
             self._write(row, loss_dict, learning_rate, action_std, collect_time + learn_time)
         if self.on_iteration is not None:
-            self.on_iteration(row, self._runner)
+            self.on_iteration(row)
 
     def stop_logging_writer(self) -> None:
         """Flush and close the bar, the CSV and the writer."""
@@ -164,9 +163,8 @@ class SimuloRunner(OnPolicyRunner):
         infos: stored in every checkpoint (``env_steps`` is added at save time).
         progress_total: planned env steps for the bar (rank 0); ``None`` or 0: no bar.
         desc: the bar's label.
-        on_iteration: called on every rank after each update as ``on_iteration(row, runner)``, with
-            the iteration's row (``ProgressLogger``'s columns; episode means are ``None`` until an
-            episode finishes).
+        on_iteration: called on every rank after each update with the iteration's row
+            (``ProgressLogger``'s columns; episode means are ``None`` until an episode finishes).
 
     The library prints both networks when it builds them; that output is kept in
     ``self.model_summary`` instead.
@@ -174,7 +172,7 @@ class SimuloRunner(OnPolicyRunner):
 
     def __init__(self, env, train_cfg: dict, log_dir: Optional[str] = None, device: str = "cpu", *,
                  rank_info: RankInfo = RankInfo(), infos: Optional[dict] = None, progress_total: Optional[int] = None,
-                 desc: str = "", on_iteration: Optional[Callable[[dict, "SimuloRunner"], None]] = None):
+                 desc: str = "", on_iteration: Optional[Callable[[dict], None]] = None):
         self.rank_info = rank_info
         self.infos = dict(infos or {})
         if not rank_info.is_main:

@@ -270,7 +270,7 @@ class TrainResult:
 
 def train(env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional[int] = None, seed: int = 0,
           log_dir: str = "runs", device: str = "cpu", checkpoint_every: Optional[int] = None, progress: bool = True,
-          on_iteration: Optional[Callable[[dict, Any], None]] = None, env_kwargs: Optional[dict] = None,
+          on_iteration: Optional[Callable[[dict], None]] = None, env_kwargs: Optional[dict] = None,
           vector_kwargs: Optional[dict] = None, plan: Optional[TrainPlan] = None) -> TrainResult:
     """Train PPO on ``env_id``, in this process or as one rank of a ``torchrun`` launch.
 
@@ -284,9 +284,8 @@ def train(env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional
         device: the networks' device; ``"cuda"`` under ``torchrun`` means ``cuda:<LOCAL_RANK>``.
         env_kwargs / vector_kwargs: added to the config's (e.g. ``{"sim_backend": ...}``); they are
             saved in the checkpoint, so evaluation rebuilds the same env.
-        on_iteration: called on every rank after each PPO update as ``on_iteration(row, runner)``:
-            the iteration's ``progress.csv`` row as a dict (episode means ``None`` until an episode
-            finishes) and the ``SimuloRunner``.
+        on_iteration: called on every rank after each PPO update with the iteration's
+            ``progress.csv`` row as a dict (episode means ``None`` until an episode finishes).
         plan: a ``plan_training`` result, if the caller checked the request already (it then
             replaces ``env_id``, ``num_envs``, ``total_timesteps``, ``env_kwargs`` and ``vector_kwargs``).
 
