@@ -51,7 +51,7 @@ def test_values_are_numpy_unbatched_and_python_scalars():
     assert type(reward) is float and type(terminated) is bool and type(truncated) is bool
     assert info["block_pose"].shape == (7,) and isinstance(info["success"], np.bool_)
     assert info["reward_terms"]["reach"].shape == ()
-    assert env.metadata["render_fps"] == 20 and env.metadata["render_modes"] == ["rgb_array"]
+    assert env.metadata["render_fps"] == 20 and env.metadata["render_modes"] == ["rgb_array", "all"]  # no display: no "human"
     env.close()
 
 

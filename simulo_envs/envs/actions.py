@@ -53,3 +53,32 @@ def clip_action(action, num_envs: int, low: np.ndarray, high: np.ndarray,
     if not np.isfinite(array).all():
         raise ValueError("action contains NaN or inf (or a value beyond float32 range); no env was stepped")
     return np.clip(array, low, high, out=out)
+
+
+def dict_action_bounds(space) -> Optional[dict]:
+    """``{key: (low, high)}`` float32 bounds of a ``spaces.Dict`` of Boxes (several robots), or
+    None for any other space."""
+    from gymnasium import spaces
+
+    if not isinstance(space, spaces.Dict):
+        return None
+    return {key: (box.low.astype(np.float32), box.high.astype(np.float32)) for key, box in space.spaces.items()}
+
+
+def clip_dict_action(action, num_envs: int, bounds: dict, device) -> dict:
+    """A dict action (``{key: (num_envs, dim_key)}``, the keys of ``bounds``), each part checked
+    and clipped as ``clip_action`` does; returns float32 tensors on ``device``.
+
+    Raises:
+        ValueError: not a dict, other keys, or a bad part (the key is named).
+    """
+    if not isinstance(action, dict) or set(action) != set(bounds):
+        got = sorted(action) if isinstance(action, dict) else type(action).__name__
+        raise ValueError(f"action must be a dict with keys {sorted(bounds)} (one per robot), got {got}")
+    out = {}
+    for key, (low, high) in bounds.items():
+        try:
+            out[key] = torch.from_numpy(clip_action(action[key], num_envs, low, high)).to(device)
+        except ValueError as exc:
+            raise ValueError(f"action[{key!r}]: {exc}") from None
+    return out

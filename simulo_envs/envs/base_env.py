@@ -42,8 +42,10 @@ from simulo_envs.cloner.plan import CloneCfg
 from simulo_envs.env_ids import normalize_env_ids
 from simulo_envs.envs.env_options import check_env_options
 from simulo_envs.envs.maniskill_api import ManiSkillApiMixin
-from simulo_envs.envs.actions import clip_action
+from simulo_envs.envs.actions import clip_action, clip_dict_action, dict_action_bounds
+from simulo_envs.envs import viewer
 from simulo_envs.envs.observations import flatten_obs, space_from_obs
+from simulo_envs.envs.pointcloud import fuse_pointcloud
 from simulo_envs.envs.randomization import RandomizationMixin
 from simulo_envs.envs.rendering import RenderingMixin
 from simulo_envs.envs.reset_options import check_reset_option_keys
@@ -51,6 +53,7 @@ from simulo_envs.envs.rng import MAIN_SEED, EpisodeRNG
 from simulo_envs.envs.state import StateMixin
 from simulo_envs.envs.sensors import STATE_OBS_MODES, apply_overrides, parse_obs_mode
 from simulo_envs.envs.torch_rng import per_env_torch_draws
+from simulo_envs.envs.viewer import HumanViewerMixin
 from simulo_envs.scene import Scene
 from simulo_envs.sim import backend_device, make_backend, resolve_backend_name
 from simulo_envs.sim.render import require_vulkan
@@ -89,26 +92,29 @@ def episode_seeds(seed, env_idx: np.ndarray) -> Optional[list[int]]:
     return seeds
 
 
-class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin, gym.Env):
+class BaseEnv(RandomizationMixin, RenderingMixin, HumanViewerMixin, StateMixin, ManiSkillApiMixin, gym.Env):
     """Superclass of simulo_envs tasks.
 
     Args:
         num_envs: parallel envs, stepped together (CPU or GPU).
         obs_mode: ``"state"`` (default; None means it too: flat float32 ``(N, D)``), ``"state_dict"`` (nested dict of tensors),
             ``"none"`` (empty dict), or visual: ``"rgb"``, ``"depth"``, ``"segmentation"``,
-            ``"rgbd"``, ``"sensor_data"`` and ``+`` combinations, giving
+            ``"normal"``, ``"albedo"``, ``"rgbd"``, ``"sensor_data"`` and ``+`` combinations, giving
             ``{"agent", "extra", "sensor_data": {camera: {texture: (N, H, W, C)}}, "sensor_param"}``
-            (see ``simulo_envs/envs/rendering.py``).
+            (see ``simulo_envs/envs/rendering.py``), or ``"pointcloud"`` (the cameras fused into
+            ``obs["pointcloud"]``, see ``simulo_envs/envs/pointcloud.py``).
         reward_mode: ``"normalized_dense"`` (in [0, 1]; the default, ``SUPPORTED_REWARD_MODES[0]``,
             also for None), ``"dense"``, ``"sparse"`` (+1 success, -1 fail, else 0) or ``"none"`` (zeros).
         control_mode: the agent's control mode; None takes the agent's default.
         render_mode: None, ``"rgb_array"`` (``render()`` -> uint8 (N, H, W, 3) from the human
-            render camera) or ``"sensors"`` (the sensor cameras' RGB side by side).
+            render camera), ``"sensors"`` (every sensor texture as an image, side by side),
+            ``"all"`` (both side by side) or ``"human"`` (SAPIEN's viewer window; refused at
+            construction where no display exists). See ``simulo_envs/envs/rendering.py``.
         clone_cfg: how heterogeneous props pick their variant per env (``CloneCfg``); None takes
             the task's ``default_clone_cfg``.
         sensor_configs / human_render_camera_configs: overrides of the task's camera configs:
             ``{camera_name: {field: value}}`` or ``{field: value}`` for every camera (fields of
-            ``CameraConfig``: pose, width, height, fov, near, far).
+            ``CameraConfig``: pose, width, height, fov, near, far, shader_pack).
         sim_config: a dict of ``SimConfig`` fields overriding the task's defaults, or a ``SimConfig``.
         sim_backend: ``"auto"``, ``"physx_cpu"``, ``"physx_cuda"`` / ``"physx_cuda:N"`` (tensors on
             ``cuda:N``) or ``"physx_cuda_emulated"`` (the GPU code path on the CPU, for tests);
@@ -131,11 +137,13 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
             Vulkan driver exists; the message says what to install. Raised before anything is built.
     """
 
-    SUPPORTED_OBS_MODES = STATE_OBS_MODES + ("rgb", "depth", "segmentation", "rgbd", "sensor_data", "<a>+<b>")
+    SUPPORTED_OBS_MODES = STATE_OBS_MODES + ("sensor_data", "any_textures", "pointcloud")
+    """The seed's tuple; ``"any_textures"`` stands for any of ``rgb``, ``depth``, ``segmentation``,
+    ``normal``, ``albedo`` (and ``rgbd``) joined with ``+``."""
     SUPPORTED_REWARD_MODES = ("normalized_dense", "dense", "sparse", "none")
-    SUPPORTED_RENDER_MODES: tuple[str, ...] = ("rgb_array", "sensors")
+    SUPPORTED_RENDER_MODES: tuple[str, ...] = ("human", "rgb_array", "sensors", "all")
     #: Per instance, ``render_fps`` is the env's ``control_freq`` (one frame per env step).
-    metadata: dict[str, Any] = {"render_modes": ["rgb_array", "sensors"], "render_fps": 20}
+    metadata: dict[str, Any] = {"render_modes": ["human", "rgb_array", "sensors", "all"], "render_fps": 20}
 
     _first_env: int = 0
     """Index of env 0 in the batch these envs belong to: a worker shard of the sharded vector env
@@ -222,6 +230,8 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
         self._render = bool(self._textures) or render_mode is not None
         if self._render:
             require_vulkan()
+        if render_mode == "human":
+            viewer.check_human_render()  # no display: a clear error now, not at the first render()
         self._viewer_camera_configs = apply_overrides(self._default_viewer_camera_configs, viewer_camera_configs)
         self._closed = False
         self._backend = None
@@ -238,11 +248,15 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
         obs, _ = self.reset(seed=MAIN_SEED, options={"reconfigure": True})
         self.single_action_space = self.agent.single_action_space
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self._action_low_np = self.single_action_space.low.astype(np.float32)
-        self._action_high_np = self.single_action_space.high.astype(np.float32)
-        self._action_low = torch.from_numpy(self._action_low_np).to(self.device)
-        self._action_high = torch.from_numpy(self._action_high_np).to(self.device)
+        # A dict action space (several robots): per-key bounds; else one Box's.
+        self._dict_action_bounds = dict_action_bounds(self.single_action_space)
+        if self._dict_action_bounds is None:
+            self._action_low_np = self.single_action_space.low.astype(np.float32)
+            self._action_high_np = self.single_action_space.high.astype(np.float32)
+            self._action_low = torch.from_numpy(self._action_low_np).to(self.device)
+            self._action_high = torch.from_numpy(self._action_high_np).to(self.device)
         self._init_raw_obs = obs
+        self._init_raw_state = self.get_state_dict()
         self.single_observation_space = space_from_obs(obs, batched=False)
         self.observation_space = space_from_obs(obs, batched=True)
 
@@ -385,11 +399,11 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
 
     # ------------------------------------------------------------------ reconfigure
     def _reconfigure(self, options: dict) -> None:
-        if self._backend is not None:
-            for obj in self.scene.objects.values():
-                obj._detach("the scene was rebuilt by reset(options={'reconfigure': True}); use the env's new objects")
-            self._backend.close()
-        self.scene = self._make_scene()
+        """Build the scene from scratch: clear the old one, then the hooks in the module docstring's
+        order. Runs at creation, on ``reset(options={"reconfigure": True})`` and every
+        ``reconfiguration_freq`` full resets."""
+        self._clear()
+        self._setup_scene()
         self._reconfig_count += 1
         self._load_agent(options)
         self._check_agent_uids()
@@ -400,7 +414,7 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
         self._backend = make_backend(self.sim_backend, self.num_envs, origins, self.sim_config, render=self._render,
                                      render_config=self._render_config)
         self.scene.attach(self._backend)
-        self._setup_sensors()
+        self._setup_sensors(options)
         self._randomize_startup()
         self._env_origins = self.scene.env_origins
         self.agent.on_attached(self._env_origins)
@@ -425,6 +439,10 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
         if wanted is not None and built is not None and not isinstance(wanted, type):
             if (tuple(wanted) if isinstance(wanted, tuple) else wanted) != built:
                 raise ValueError(f"robot_uids={wanted!r}, but {type(self).__name__} builds {built!r}")
+
+    def _setup_scene(self) -> None:
+        """Make the empty ``self.scene`` the hooks fill (``_make_scene``)."""
+        self.scene = self._make_scene()
 
     def _make_scene(self) -> Scene:
         """The empty ``Scene`` a (re)configuration fills: env origins on the grid of
@@ -561,13 +579,7 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
             ValueError: wrong action shape or a NaN/inf entry; nothing is simulated.
         """
         self._require_open()
-        action = self._prepare_action(action)
-        self._before_control_step()
-        if action is not None:
-            self.agent.set_action(action)
-        before, after = self._sim_hooks
-        self._backend.step(self.sim_config.sim_steps_per_control, before, after)
-        self._after_control_step()
+        action = self._step_action(action)
         self._elapsed_steps.add_(self._one)
         if self._randomizer.has_interval:
             self._randomizer.interval(self._elapsed_steps)
@@ -582,6 +594,22 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
         else:
             truncated = self._elapsed_steps >= self._limit
         return obs, reward, terminated, truncated, info
+
+    def _step_action(self, action):
+        """Validate and clip ``action``, apply it and advance the physics by one env step (with
+        the control- and simulation-step hooks); returns the clipped action (None for None).
+
+        Raises:
+            ValueError: a bad action; nothing is simulated.
+        """
+        action = self._prepare_action(action)
+        self._before_control_step()
+        if action is not None:
+            self.agent.set_action(action)
+        before, after = self._sim_hooks
+        self._backend.step(self.sim_config.sim_steps_per_control, before, after)
+        self._after_control_step()
+        return action
 
     def _terminated(self, info: dict) -> torch.Tensor:
         success, fail = info.get("success"), info.get("fail")
@@ -601,6 +629,8 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
         ``self.device``, or None for None. Off the CPU the checks run in torch on the device."""
         if action is None:
             return None
+        if self._dict_action_bounds is not None:
+            return clip_dict_action(action, self.num_envs, self._dict_action_bounds, self.device)
         if isinstance(action, torch.Tensor) and action.device.type != "cpu" and self.device.type != "cpu":
             if action.is_complex() or action.dtype == torch.bool:
                 raise ValueError(f"action must be real-valued, got dtype {action.dtype}")
@@ -641,7 +671,14 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
             info = self.get_info()
         if self.obs_mode == "none":
             return {}
-        obs = self._get_obs_with_sensor_data(info) if self._textures else self._get_obs_state_dict(info)
+        if not self._textures:
+            obs = self._get_obs_state_dict(info)
+        elif self.obs_mode == "pointcloud":
+            obs = self._get_obs_with_sensor_data(info)
+            obs["pointcloud"] = fuse_pointcloud(obs["sensor_data"], obs["sensor_param"])
+            obs["sensor_data"] = {}  # consumed, as in the seed
+        else:
+            obs = self._get_obs_with_sensor_data(info)
         return obs if unflattened else self._flatten_raw_obs(obs)
 
     def _get_obs_state_dict(self, info: dict) -> dict:
@@ -679,9 +716,16 @@ class BaseEnv(RandomizationMixin, RenderingMixin, StateMixin, ManiSkillApiMixin,
         if self._closed:
             return
         self._closed = True
+        self._close_viewer()
+        self._clear("its env was closed")
+
+    def _clear(self, why: str = "the scene was rebuilt by reset(options={'reconfigure': True}); use the env's "
+                                "new objects") -> None:
+        """Release the simulation (the backend, its SAPIEN scenes) and detach every scene object,
+        whose later use then raises with ``why``. Called by ``_reconfigure`` and ``close``."""
         if self._backend is not None:
             for obj in self.scene.objects.values():
-                obj._detach("its env was closed")
+                obj._detach(why)
             self._backend.close()
             self._backend = None
 

@@ -6,10 +6,33 @@ ported task code read, mapped onto ours. Each is documented where it differs fro
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import torch
 
 from simulo_envs.envs.rng import BatchedRNG
+
+
+@dataclass(frozen=True)
+class VisualStruct:
+    """Which textures the sensor cameras render."""
+
+    rgb: bool = False
+    depth: bool = False
+    segmentation: bool = False
+    normal: bool = False
+    albedo: bool = False
+    position: bool = False
+
+
+@dataclass(frozen=True)
+class ObsModeStruct:
+    """``obs_mode`` spelled out (the seed's ``obs_mode_struct``)."""
+
+    state: bool
+    state_dict: bool
+    visual: VisualStruct
 
 
 class ManiSkillApiMixin:
@@ -17,6 +40,105 @@ class ManiSkillApiMixin:
 
     _batched_rng_backend = "numpy:random_state"
     """The streams are ``numpy.random.RandomState`` (the seed's backend)."""
+    _sample_video_link = None
+    """A link to a sample video of the task (for generated docs; none here)."""
+
+    # ------------------------------------------------------------------ the seed's private names
+    @property
+    def _sim_freq(self) -> int:
+        return self.sim_config.sim_freq
+
+    @property
+    def _control_freq(self) -> int:
+        return self.sim_config.control_freq
+
+    @property
+    def _sim_steps_per_control(self) -> int:
+        return self.sim_config.sim_steps_per_control
+
+    @property
+    def _control_mode(self):
+        return self.control_mode
+
+    @property
+    def _obs_mode(self) -> str:
+        return self.obs_mode
+
+    @property
+    def _reward_mode(self) -> str:
+        return self.reward_mode
+
+    @property
+    def _default_sim_config(self):
+        """The task's ``SimConfig`` before user overrides (``default_sim_config``)."""
+        return self.default_sim_config
+
+    @property
+    def _custom_sensor_configs(self):
+        """The ``sensor_configs`` overrides given at construction."""
+        return self._sensor_overrides
+
+    @property
+    def _custom_human_render_camera_configs(self):
+        """The ``human_render_camera_configs`` overrides given at construction."""
+        return self._human_overrides
+
+    @property
+    def _custom_viewer_camera_configs(self):
+        """The ``viewer_camera_configs`` overrides given at construction."""
+        return self._viewer_overrides
+
+    @property
+    def _agent_sensor_configs(self) -> dict:
+        """Cameras the agent carries (name -> ``CameraConfig``); our agents carry none."""
+        return dict(getattr(self.agent, "sensor_configs", {}))
+
+    @property
+    def _sensors(self) -> dict:
+        """Sensor camera name -> its ``CameraRig`` (one camera per env)."""
+        return dict(self._sensor_rigs)
+
+    @property
+    def _human_render_cameras(self) -> dict:
+        """Human render camera name -> its ``CameraRig``."""
+        return dict(self._human_rigs)
+
+    @property
+    def _sim_device(self):
+        """The ``sapien.Device`` the physics runs on."""
+        import sapien
+
+        return sapien.Device("cuda:%d" % (self.device.index or 0) if self.device.type == "cuda" else "cpu")
+
+    @property
+    def _render_device(self):
+        """The ``sapien.Device`` this process renders with (None when the env does not render)."""
+        from simulo_envs.sim.render import keepalive_render_system
+
+        return keepalive_render_system().device if self._render else None
+
+    @property
+    def obs_mode_struct(self) -> "ObsModeStruct":
+        """What ``obs_mode`` asks for: ``state`` (flat state), ``state_dict`` and ``visual`` (a
+        ``VisualStruct`` of texture flags)."""
+        textures = self._textures
+        visual = VisualStruct(**{name: name in textures for name in VisualStruct.__dataclass_fields__})
+        return ObsModeStruct(state=self.obs_mode == "state", state_dict=self.obs_mode == "state_dict", visual=visual)
+
+    def _clear_sim_state(self, env_idx=None) -> None:
+        """Zero every prop's and robot's velocity in ``env_idx`` (None: all envs)."""
+        from simulo_envs.env_ids import normalize_env_ids
+
+        ids = normalize_env_ids(env_idx, self.num_envs, "env_idx")
+        props, robots = self._state_objects()
+        for prop in props.values():
+            prop.set_velocity(torch.zeros(len(ids), 6), ids)
+        for robot in robots.values():
+            robot.set_qvel(torch.zeros(len(ids), robot.dof), ids)
+
+    def _set_scene_config(self) -> None:
+        """PhysX's global settings come from ``sim_config`` when the backend is made (applied
+        in ``simulo_envs/sim/physx_cpu.py``); nothing to do here."""
 
     # ------------------------------------------------------------------ properties
     @property
@@ -34,6 +156,31 @@ class ManiSkillApiMixin:
         """The agent's link names (the ``"robot_path:link_name"`` entries of ``segmentation_id_map``
         use them)."""
         return list(self.agent.robot_link_names)
+
+    # ------------------------------------------------------------------ observation space, details
+    def update_obs_space(self, obs) -> None:
+        """Derive ``single_observation_space`` / ``observation_space`` from a batched observation
+        ``obs`` (a tensor, an array or a nested dict of them), e.g. what an observation wrapper
+        makes of ``self._init_raw_obs``; ``obs`` becomes the new ``_init_raw_obs``."""
+        from simulo_envs.envs.observations import space_from_obs
+
+        obs = _as_tensors(obs)
+        self._init_raw_obs = obs
+        self.single_observation_space = space_from_obs(obs, batched=False)
+        self.observation_space = space_from_obs(obs, batched=True)
+
+    def print_sim_details(self) -> None:
+        """Print the task, env count, backend, modes, rates, cameras and spaces (a debugging aid)."""
+        task = self.spec.id if getattr(self, "spec", None) is not None else type(self).__name__
+        cameras = ", ".join(f"{name}({rig.width}x{rig.height})" for name, rig in self._sensor_rigs.items())
+        print("# " + "-" * 74 + " #")
+        print(f"Task ID: {task}, num_envs={self.num_envs}, sim_backend={self.sim_backend}, device={self.device}")
+        print(f"obs_mode={self.obs_mode}, control_mode={self.control_mode}, reward_mode={self.reward_mode}")
+        print(f"render_mode={self.render_mode}, sensors: {cameras or 'none'}")
+        print(f"sim_freq={self.sim_freq}, control_freq={self.control_freq}, max_episode_steps={self.max_episode_steps}")
+        print(f"observation space: {self.observation_space}")
+        print(f"(single) action space: {self.single_action_space}")
+        print("# " + "-" * 74 + " #")
 
     # ------------------------------------------------------------------ random streams
     @property
@@ -92,3 +239,9 @@ class ManiSkillApiMixin:
         seeds = episode_seeds(seed, ids + self._first_env)
         self._rng.episode_seeds[ids] = seeds
         self._rng.restart(ids)
+
+
+def _as_tensors(obs):
+    if isinstance(obs, dict):
+        return {k: _as_tensors(v) for k, v in obs.items()}
+    return obs if isinstance(obs, torch.Tensor) else torch.as_tensor(np.asarray(obs))

@@ -3,13 +3,18 @@
 Two kinds of camera, both one per env and fixed in the env frame:
 
 - sensors (``_default_sensor_configs``, overridable with ``sensor_configs=``): feed visual
-  observations (``obs_mode`` "rgb", "depth", "segmentation", "rgbd", joined with "+").
+  observations (``obs_mode`` "rgb", "depth", "segmentation", "normal", "albedo", "rgbd",
+  joined with "+"; "pointcloud").
 - human render cameras (``_default_human_render_camera_configs``, overridable with
   ``human_render_camera_configs=``): what ``render()`` returns for ``render_mode="rgb_array"``.
 
 Images have the env dimension first: rgb uint8 (N, H, W, 3); depth float32 (N, H, W, 1) in
 metres along the optical axis (0 where nothing is hit); segmentation int32 (N, H, W, 1) with
-the ids of ``segmentation_id_map`` (0 = background).
+the ids of ``segmentation_id_map`` (0 = background); normal float32 (N, H, W, 3) unit normals in
+the camera's OpenGL frame; albedo uint8 (N, H, W, 3) (``simulo_envs/sim/render.py``).
+
+Render modes: ``"rgb_array"`` (the render cameras), ``"sensors"`` (the sensor textures as
+pictures), ``"all"`` (both, side by side), ``"human"`` (SAPIEN's viewer, ``envs/viewer.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from typing import Optional
 import torch
 
 from simulo_envs.authoring import Pose
+from simulo_envs.envs.sensor_images import side_by_side, texture_image
 from simulo_envs.envs.sensors import CameraConfig, apply_overrides, look_at
 from simulo_envs.sim.render_config import check_shader_pack, shader_directory
 from simulo_envs.tensors import to_device
@@ -44,18 +50,28 @@ class RenderingMixin:
         1024x768)."""
         return [CameraConfig("viewer", look_at([1.1, 0.7, 0.7], [0.4, 0.0, 0.2]), 1024, 768, 0.9)]
 
-    def _setup_sensors(self) -> None:
+    def _setup_sensors(self, options: Optional[dict] = None) -> None:
+        """Lights, then the sensor cameras (visual obs modes) and the human render cameras (any
+        ``render_mode``) in every env, from the task's configs with the user's overrides.
+
+        Raises:
+            ValueError: a bad camera override or shader pack (at construction).
+        """
         backend = self._backend
         self._sensor_rigs, self._human_rigs = {}, {}
+        self._sensor_configs, self._human_render_camera_configs = {}, {}
         if not backend.render:
             return
         backend.add_lights(*self.scene.lighting)
         if self._textures:
-            for name, cfg in self._camera_configs(self._default_sensor_configs, self._sensor_overrides).items():
+            self._sensor_configs = self._camera_configs(self._default_sensor_configs, self._sensor_overrides)
+            for name, cfg in self._sensor_configs.items():
                 self._sensor_rigs[name] = self._add_camera(cfg, self._textures)
         if self.render_mode is not None:
             overview = self._parallel_in_single_scene
-            for name, cfg in self._camera_configs(self._default_human_render_camera_configs, self._human_overrides).items():
+            self._human_render_camera_configs = self._camera_configs(self._default_human_render_camera_configs,
+                                                                     self._human_overrides)
+            for name, cfg in self._human_render_camera_configs.items():
                 self._human_rigs[name] = self._add_camera(cfg, {"rgb"}, overview=overview)
         self._segmentation_map = self._build_segmentation_map()
 
@@ -115,37 +131,72 @@ class RenderingMixin:
                     mapping.update({seg_id: f"{path}:{link}" for link, seg_id in zip(obj.link_names, per_env)})
         return mapping
 
+    _hidden_objects: list = []
+    """Props hidden from the sensor cameras (observations, ``render_sensors``) but shown by
+    ``render_rgb_array`` and the viewer, e.g. a goal marker; set it in ``_load_scene``."""
+
     def _get_obs_sensor_data(self, apply_texture_transforms: bool = True) -> dict:
         """``{camera: {texture: tensor}}`` for the obs mode's textures, all envs (the layouts in
         the module docstring; ``apply_texture_transforms`` is accepted for the seed's signature:
-        our textures always come in those layouts)."""
+        our textures always come in those layouts). ``_hidden_objects`` are not in the pictures."""
+        return self._capture_sensors(self._textures)
+
+    def _capture_sensors(self, textures) -> dict:
+        backend = self._backend
+        for prop in self._hidden_objects:
+            backend.set_rigid_visibility(prop._gid, False)
+        try:
+            backend.update_render()
+            return {name: {k: to_device(v, self.device) for k, v in rig.capture(textures).items()}
+                    for name, rig in self._sensor_rigs.items()}
+        finally:
+            for prop in self._hidden_objects:
+                backend.set_rigid_visibility(prop._gid, True)
+
+    def capture_sensor_data(self) -> None:
+        """Take every sensor camera's picture now (the seed's name; ``get_obs`` takes its own)."""
         self._backend.update_render()
-        return {name: {k: to_device(v, self.device) for k, v in rig.capture(self._textures).items()}
-                for name, rig in self._sensor_rigs.items()}
+        for rig in self._sensor_rigs.values():
+            for camera in rig.cameras:
+                camera.take_picture()
 
     def get_sensor_params(self) -> dict:
         """``{camera: {"intrinsic_cv": (N,3,3), "extrinsic_cv": (N,3,4), "cam2world_gl": (N,4,4)}}``."""
         return {name: {k: to_device(v, self.device) for k, v in rig.params().items()}
                 for name, rig in self._sensor_rigs.items()}
 
+    def get_sensor_images(self) -> dict:
+        """``{camera: {texture: uint8 (N, H, W, 3)}}``: what the sensors see, as pictures (the
+        obs mode's textures; conversions in ``simulo_envs/envs/sensor_images.py``). Empty without
+        sensor cameras."""
+        data = self._capture_sensors(self._textures)
+        return {name: {texture: texture_image(texture, image) for texture, image in images.items()}
+                for name, images in data.items()}
+
     def render(self):
-        """``render_mode="rgb_array"``: ``render_rgb_array()``; ``"sensors"``: ``render_sensors()``;
-        None: returns None."""
-        if self.render_mode == "rgb_array":
+        """By ``render_mode``: ``"rgb_array"``: ``render_rgb_array()``; ``"sensors"``:
+        ``render_sensors()``; ``"all"``: ``render_all()``; ``"human"``: ``render_human()`` (the
+        viewer); None: returns None."""
+        mode = self.render_mode
+        if mode == "rgb_array":
             return self.render_rgb_array()
-        if self.render_mode == "sensors":
+        if mode == "sensors":
             return self.render_sensors()
+        if mode == "all":
+            return self.render_all()
+        if mode == "human":
+            return self.render_human()
         return None
 
     def render_rgb_array(self, camera_name: Optional[str] = None) -> torch.Tensor:
         """uint8 (N, H, W, 3) image of every env from the human render camera(s): the named one,
-        or all of them side by side.
+        or all of them side by side. With ``parallel_in_single_scene``: one overview image (1, H, W, 3).
 
         Raises:
             RuntimeError: the env was made with ``render_mode=None``. KeyError: unknown camera.
         """
         if not self._human_rigs:
-            raise RuntimeError("render_rgb_array needs the env made with render_mode='rgb_array' (or 'sensors')")
+            raise RuntimeError("render_rgb_array needs the env made with a render_mode (e.g. 'rgb_array')")
         rigs = self._human_rigs
         if camera_name is not None:
             if camera_name not in rigs:
@@ -153,16 +204,23 @@ class RenderingMixin:
             rigs = {camera_name: rigs[camera_name]}
         self._backend.update_render()
         images = [to_device(rig.capture({"rgb"})["rgb"], self.device) for rig in rigs.values()]
-        return images[0] if len(images) == 1 else torch.cat(images, dim=2)
+        return images[0] if len(images) == 1 else side_by_side(images)
 
     def render_sensors(self) -> torch.Tensor:
-        """uint8 (N, H, W_total, 3): every sensor camera's RGB image side by side.
+        """uint8 (N, max H, W_total, 3): every picture of ``get_sensor_images`` side by side
+        (camera by camera, textures in obs order).
 
         Raises:
             RuntimeError: no sensor camera (use a visual obs_mode).
         """
         if not self._sensor_rigs:
             raise RuntimeError("render_sensors needs sensor cameras: make the env with a visual obs_mode")
-        self._backend.update_render()
-        images = [to_device(rig.capture({"rgb"})["rgb"], self.device) for rig in self._sensor_rigs.values()]
-        return torch.cat(images, dim=2)
+        return side_by_side([image for images in self.get_sensor_images().values() for image in images.values()])
+
+    def render_all(self) -> torch.Tensor:
+        """uint8 (N, max H, W_total, 3): ``render_rgb_array()`` then, with sensor cameras,
+        ``render_sensors()``, side by side."""
+        images = [self.render_rgb_array()]
+        if self._sensor_rigs:
+            images.append(self.render_sensors())
+        return side_by_side(images)

@@ -10,8 +10,12 @@ import numpy as np
 
 from simulo_envs.authoring import Pose
 
-TEXTURES = ("rgb", "depth", "segmentation")
+TEXTURES = ("rgb", "depth", "segmentation", "normal", "albedo")
+SENSOR_DATA_TEXTURES = ("rgb", "depth", "segmentation")
+"""What ``obs_mode="sensor_data"`` renders."""
 STATE_OBS_MODES = ("state", "state_dict", "none")
+POINTCLOUD_TEXTURES = frozenset({"rgb", "position", "segmentation"})
+"""The camera textures ``obs_mode="pointcloud"`` fuses (``simulo_envs/envs/pointcloud.py``)."""
 
 
 @dataclass(frozen=True)
@@ -131,23 +135,26 @@ def apply_overrides(defaults: Sequence[CameraConfig], overrides: Optional[Mappin
 
 def parse_obs_mode(obs_mode: str) -> frozenset:
     """The textures an obs mode asks for: empty for state modes; ``"rgbd"`` is rgb + depth,
-    ``"sensor_data"`` all three, and ``+`` joins modes (``"rgb+segmentation"``).
+    ``"sensor_data"`` rgb + depth + segmentation, ``"pointcloud"`` rgb + position +
+    segmentation, and ``+`` joins textures (``"rgb+normal"``, ``"albedo+depth"``).
 
     Raises:
         ValueError: an unknown mode (the message lists the valid ones).
     """
     if obs_mode in STATE_OBS_MODES:
         return frozenset()
+    if obs_mode == "pointcloud":
+        return POINTCLOUD_TEXTURES
     parts = obs_mode.split("+") if isinstance(obs_mode, str) else []
     textures = set()
     for part in parts:
         if part == "rgbd":
             textures |= {"rgb", "depth"}
         elif part == "sensor_data":
-            textures |= set(TEXTURES)
+            textures |= set(SENSOR_DATA_TEXTURES)
         elif part in TEXTURES:
             textures.add(part)
         else:
-            raise ValueError(f"obs_mode {obs_mode!r} not supported: use one of {STATE_OBS_MODES}, or textures "
-                             f"{TEXTURES} / 'rgbd' / 'sensor_data' joined with '+'")
+            raise ValueError(f"obs_mode {obs_mode!r} not supported: use one of {STATE_OBS_MODES + ('pointcloud',)}, "
+                             f"or textures {TEXTURES} / 'rgbd' / 'sensor_data' joined with '+'")
     return frozenset(textures)

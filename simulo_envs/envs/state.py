@@ -19,9 +19,28 @@ class StateMixin:
     def _state_objects(self):
         from simulo_envs.prop import Prop
 
-        props = {p: o for p, o in self.scene.objects.items() if isinstance(o, Prop)}
-        robots = {p: o for p, o in self.scene.objects.items() if not isinstance(o, Prop)}
+        excluded = getattr(self, "_state_excluded", ())
+        objects = {p: o for p, o in self.scene.objects.items() if p not in excluded}
+        props = {p: o for p, o in objects.items() if isinstance(o, Prop)}
+        robots = {p: o for p, o in objects.items() if not isinstance(o, Prop)}
         return props, robots
+
+    def remove_from_state_dict_registry(self, obj) -> None:
+        """Leave the scene object ``obj`` (a Prop or Robot) out of ``get_state_dict`` /
+        ``get_state`` and ``set_state*`` (e.g. a visual-only marker). Raises KeyError for an
+        object this env's scene does not hold."""
+        self._state_excluded = set(getattr(self, "_state_excluded", ())) | {self._state_path(obj)}
+
+    def add_to_state_dict_registry(self, obj) -> None:
+        """Put ``obj`` back into the env state (every scene object is in it by default). Raises
+        KeyError for an object this env's scene does not hold."""
+        self._state_excluded = set(getattr(self, "_state_excluded", ())) - {self._state_path(obj)}
+
+    def _state_path(self, obj) -> str:
+        for path, held in self.scene.objects.items():
+            if held is obj:
+                return path
+        raise KeyError(f"{obj!r} is not an object of this env's scene")
 
     def get_state_dict(self) -> dict:
         """``{"actors": {path: (N, 13)}, "articulations": {path: (N, 13 + 2 dof)}}``, world frame.

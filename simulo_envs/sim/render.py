@@ -108,15 +108,16 @@ class CameraRig:
         (N, H, W, 1) entity ids (0 = background), ``"normal"`` float32 (N, H, W, 3) unit surface
         normals in the camera's OpenGL frame (x right, y up, z backwards; 0 on background),
         ``"albedo"`` uint8 (N, H, W, 3) surface colour without lighting, ``"position"`` float32
-        (N, H, W, 3) points in the camera's OpenGL frame [m] (the scene lies at z < 0).
+        (N, H, W, 3) points in the camera's OpenGL frame [m] (the scene lies at z < 0). Keys come
+        in that order.
         """
         out = {}
         n, shape = len(self.cameras), (len(self.cameras), self.height, self.width)
         layouts = {"rgb": (3, np.uint8), "depth": (1, np.float32), "segmentation": (1, np.int32),
                    "normal": (3, np.float32), "albedo": (3, np.uint8), "position": (3, np.float32)}
-        for texture in textures:
-            channels, dtype = layouts[texture]
-            out[texture] = np.empty((*shape, channels), dtype=dtype)
+        for texture, (channels, dtype) in layouts.items():  # always in this order
+            if texture in textures:
+                out[texture] = np.empty((*shape, channels), dtype=dtype)
         for i, camera in enumerate(self.cameras):
             camera.take_picture()
             names = set(camera.get_picture_names())

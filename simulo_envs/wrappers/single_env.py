@@ -14,7 +14,7 @@ dimension, which Gymnasium's ``check_env``, Stable-Baselines3's ``check_env`` an
   ``single_action_space``;
 - ``render()``: uint8 ``(H, W, 3)``;
 - ``metadata``: the env's, ``render_fps`` included, with ``render_modes`` limited to the modes
-  this env can use (``"sensors"`` needs a visual ``obs_mode``);
+  this env can use (``"sensors"`` needs a visual ``obs_mode``, ``"human"`` a display);
 - ``spec``: the task's single-env spec, so ``env.spec.make()`` builds another view.
 
 Seeding is the env's: ``reset(seed=s)`` seeds the episode and ``np_random``. The view never
@@ -78,7 +78,10 @@ class SingleEnvView(gym.Wrapper):
         super().__init__(env)
         self.observation_space = base.single_observation_space
         self.action_space = base.single_action_space
-        modes = [m for m in base.metadata.get("render_modes", []) if m != "sensors" or base._textures]
+        from simulo_envs.envs.viewer import human_render_available
+
+        modes = [m for m in base.metadata.get("render_modes", [])
+                 if (m != "sensors" or base._textures) and (m != "human" or human_render_available())]
         self.metadata = {**base.metadata, "render_modes": modes}
 
     @property
