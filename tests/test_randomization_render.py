@@ -9,6 +9,7 @@ import pytest
 import torch
 
 import simulo_envs  # noqa: F401
+from simulo_envs.envs.randomization import Randomize, Uniform
 from simulo_envs.envs.sensors import look_at
 
 SPOT = [0.4, 0.2]  # env-local (x, y) clear of the arm at rest, seen from above
@@ -124,3 +125,18 @@ def test_physical_draws_do_not_depend_on_rendering():
     assert torch.allclose(moved, jitter[:, :3], atol=1e-5)
     for env in envs:
         env.close()
+
+
+def test_one_shared_render_scene_has_no_per_env_lights():
+    """With parallel_in_single_scene all envs share one scene's lights: writes are refused, a
+    table still draws (and records) its light entries, and prop colours stay per env."""
+    table = (Randomize("lights.intensity", Uniform(0.5, 1.5)), Randomize("block.color", Uniform(0.2, 0.8)))
+    env = gym.make("FrankaLift-v1", num_envs=2, render_mode="rgb_array", parallel_in_single_scene=True,
+                   human_render_camera_configs=dict(width=16, height=16), randomization=table).unwrapped
+    env.reset(seed=0)
+    values = env.randomization.values()
+    assert torch.allclose(env.block.color[:, :3], values["block.color"])
+    assert ((values["lights.intensity"] >= 0.5) & (values["lights.intensity"] <= 1.5)).all()
+    with pytest.raises(RuntimeError, match="single_scene"):
+        env.lights.set_intensity(1.0, env_ids=[0])
+    env.close()

@@ -293,6 +293,8 @@ class Randomizer:
             return True
         if isinstance(b.target, SensorCamera):
             return b.target.is_rendered
+        if isinstance(b.target, Lights):
+            return b.target.is_per_env
         return self._env._backend.render
 
     # ------------------------------------------------------------------ records

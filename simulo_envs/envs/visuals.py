@@ -1,7 +1,8 @@
 """Per-env lights and sensor-camera poses: ``env.lights`` and ``env.sensor_cameras[name]``.
 
-Both exist only where the env renders (a visual ``obs_mode`` or a ``render_mode``): reads and
-writes raise RuntimeError elsewhere. Writers take ``env_ids`` (any ``normalize_env_ids`` form;
+Both exist only where the env renders (a visual ``obs_mode`` or a ``render_mode``) with a
+render scene per env (not ``parallel_in_single_scene``, where all envs share one scene and its
+lights): reads and writes raise RuntimeError elsewhere. Writers take ``env_ids`` (any ``normalize_env_ids`` form;
 None: every env), validate every value first (wrong shape, NaN/inf or out of range: ValueError,
 nothing written) and change only the listed envs' render scenes; the next rendered frame shows
 it. Reads are fresh float32 tensors on the env's device, read back from the renderer.
@@ -35,10 +36,21 @@ class Lights:
     def __init__(self, env):
         self._env = env
 
+    @property
+    def is_per_env(self) -> bool:
+        """True where each env has lights of its own: the env renders, one render scene per env
+        (with ``parallel_in_single_scene`` every env shares one scene and its lights)."""
+        backend = self._env._backend
+        config = getattr(backend, "render_config", None)
+        return backend is not None and backend.render and not getattr(config, "single_scene", False)
+
     def _backend(self):
         backend = self._env._backend
         if backend is None or not backend.render:
             raise RuntimeError(_NO_RENDER.format(what="lights"))
+        if not self.is_per_env:
+            raise RuntimeError("with parallel_in_single_scene every env shares one render scene and its lights: "
+                               "per-env lights need one render scene per env (the default)")
         return backend
 
     @property
