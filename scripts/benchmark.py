@@ -31,6 +31,14 @@ import sys
 import time
 
 
+def sim_backend_type(value: str) -> str:
+    """``--sim-backend``: checked in one line by simulo_envs (imported here only, so that the
+    ManiSkill workers import nothing of ours)."""
+    from simulo_envs.sim import sim_backend_arg
+
+    return sim_backend_arg(value)
+
+
 def measure(kind: str, num_envs: int, steps: int, control_mode: str = "pd_joint_delta_pos", warmup: int = 20,
             sim_backend: str = "physx_cpu") -> float:
     """Env steps per second of one configuration, in this process (FrankaLift-v1 on ``sim_backend``;
@@ -300,7 +308,7 @@ def main() -> None:
                         help="FrankaLift-v1 batch sizes to measure (default 1 4 16 64)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--render", action="store_true", help="also measure rendering frames per second")
-    parser.add_argument("--sim-backend", default="physx_cpu",
+    parser.add_argument("--sim-backend", default="physx_cpu", type=sim_backend_type,
                         help="FrankaLift-v1's backend in the ManiSkill table: physx_cpu (default) or physx_cuda_emulated "
                              "(the GPU code path on the CPU); on a GPU machine use scripts/gpu_check.py, which runs "
                              "ManiSkill on its GPU too")

@@ -25,6 +25,7 @@ import torch
 from tqdm import tqdm
 
 import simulo_envs  # noqa: F401  (registers the tasks)
+from simulo_envs.sim import sim_backend_arg
 from simulo_envs.policies import LiftExpert
 from simulo_envs.wrappers.record import RecordEpisode
 
@@ -39,7 +40,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--video", default=None, metavar="PATH.mp4",
                         help="record the rollout (all envs tiled, 256x256 each) to this mp4")
     parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
-    parser.add_argument("--sim-backend", default="auto",
+    parser.add_argument("--sim-backend", default="auto", type=sim_backend_arg,
                         help="auto, physx_cpu, physx_cuda[:N] or physx_cuda_emulated (default auto)")
     args = parser.parse_args()
     if args.num_envs < 1:

@@ -30,6 +30,7 @@ import sys
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
+from simulo_envs.sim import sim_backend_arg
 from simulo_envs.wrappers.distributed import rank_device, rank_info
 from simulo_envs.wrappers.training import evaluate, import_task_modules, plan_training, train
 
@@ -52,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="evaluate model_final.pt over this many episodes after training (rank 0)")
     parser.add_argument("--torch-threads", type=int, default=1, help="torch CPU threads per process")
     parser.add_argument("--no-progress", action="store_true")
-    parser.add_argument("--sim-backend", default=None,
+    parser.add_argument("--sim-backend", default=None, type=sim_backend_arg,
                         help="auto, physx_cpu, physx_cuda[:N] or physx_cuda_emulated (default: the task's config)")
     return parser
 

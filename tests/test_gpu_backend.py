@@ -163,3 +163,29 @@ def test_read_your_writes_and_tensors_on_the_device():
     assert moved[2] > 0.01 and moved[[0, 1]].max() == 0  # link poses follow the write, only in env 2
     assert u.device == torch.device("cpu") and u.agent.robot.state.qpos.device == u.device
     env.close()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
+@pytest.mark.parametrize("script", ["demo", "train", "benchmark"])
+@pytest.mark.parametrize("backend", ["physx_cuda", "gpu", "physx_cuda:x", "bogus"])
+def test_scripts_refuse_an_unusable_sim_backend_in_one_line(script, backend, capsys, monkeypatch):
+    """``--sim-backend`` is checked before anything is built: one argparse line, exit status 2."""
+    import importlib.util
+    import os
+    import sys
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts", f"{script}.py")
+    spec = importlib.util.spec_from_file_location(f"script_{script}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(sys, "argv", [f"{script}.py", "--sim-backend", backend])
+    with pytest.raises(SystemExit) as exit_info:
+        module.main()
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2 and "Traceback" not in err, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"{script}.py: error: argument --sim-backend: "), err
+    expected = {"physx_cuda": "needs a CUDA GPU and torch finds none; use sim_backend='physx_cpu'",
+                "gpu": "needs a CUDA GPU and torch finds none; use sim_backend='physx_cpu'",
+                "physx_cuda:x": "the device must be a number", "bogus": "unknown sim_backend 'bogus'"}[backend]
+    assert expected in last, last

@@ -73,6 +73,23 @@ def backend_device(name: str) -> torch.device:
     return torch.device("cpu")
 
 
+def sim_backend_arg(value: str) -> str:
+    """``argparse`` type for a script's ``--sim-backend``: returns ``value`` unchanged when this
+    machine can run it, so that a script fails in one line before building anything.
+
+    Raises:
+        argparse.ArgumentTypeError: an unknown name, or ``physx_cuda`` where this machine lacks a
+            CUDA GPU or PhysX's GPU library (the message says what to use instead).
+    """
+    import argparse
+
+    try:
+        backend_device(resolve_backend_name(value))
+    except (ValueError, RuntimeError) as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return value
+
+
 def make_backend(name: str, num_envs: int, env_origins: np.ndarray, config: SimConfig, render: bool = False,
                  render_config=None):
     """Create the backend ``name`` (already resolved) for ``num_envs`` envs at ``env_origins`` (N, 3),
@@ -102,4 +119,4 @@ def make_backend(name: str, num_envs: int, env_origins: np.ndarray, config: SimC
                             name="physx_cuda", render_config=render_config)
 
 
-__all__ = ["SimConfig", "SimBackend", "make_backend", "resolve_backend_name", "backend_device", "BACKENDS"]
+__all__ = ["SimConfig", "SimBackend", "make_backend", "resolve_backend_name", "backend_device", "sim_backend_arg", "BACKENDS"]
