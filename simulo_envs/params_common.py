@@ -23,8 +23,10 @@ def per_env_values(value: Any, k: int, trailing: tuple[int, ...], name: str) -> 
     must be exactly ``(k, *trailing)``.
 
     Raises:
-        TypeError: not numeric. ValueError: another shape, or NaN/inf.
+        TypeError: not numeric (bools too: ``True`` is no mass). ValueError: another shape, or NaN/inf.
     """
+    if _is_bool(value):
+        raise TypeError(f"{name} must be numbers, got booleans; nothing was written")
     if isinstance(value, torch.Tensor):
         raw = value.detach().cpu()
         shape = tuple(raw.shape)
@@ -38,6 +40,15 @@ def per_env_values(value: Any, k: int, trailing: tuple[int, ...], name: str) -> 
         array = as_float_array(raw, shape, name)
         return np.ascontiguousarray(np.broadcast_to(array, (k, *trailing)), dtype=np.float32)
     return as_float_array(raw, (k, *trailing), name)
+
+
+def _is_bool(value: Any) -> bool:
+    if isinstance(value, torch.Tensor):
+        return value.dtype == torch.bool
+    try:
+        return np.asarray(value).dtype == np.bool_
+    except Exception:  # ragged input: as_float_array reports it
+        return False
 
 
 def check_range(values: np.ndarray, name: str, unit: str, low: Optional[float] = None,

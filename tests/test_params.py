@@ -82,6 +82,9 @@ def test_writes_read_back_in_the_listed_envs_only(lift3):
     (lambda u: u.block.set_material(dynamic_friction=-0.1), ValueError),
     (lambda u: u.block.set_damping(linear=0.5, angular=float("inf")), ValueError),
     (lambda u: u.block.set_mass("heavy"), TypeError),
+    (lambda u: u.block.set_mass(True, env_ids=[0]), TypeError),  # a bool is no mass
+    (lambda u: u.block.set_mass(0.1, env_ids=[0, 0]), ValueError),
+    (lambda u: u.block.set_mass([0.1, 0.2], env_ids=[True, False]), ValueError),  # mask of 2 for 3 envs
     (lambda u: u.agent.robot.set_joint_drive(stiffness=[1e3] * 9, damping=-1.0), ValueError),
     (lambda u: u.agent.robot.set_joint_drive(stiffness=1e3, joints=["elbow"]), KeyError),
     (lambda u: u.agent.robot.set_joint_friction([[0.1] * 8], env_ids=[0]), ValueError),

@@ -162,6 +162,12 @@ def test_scaled_cubes_are_built_resting_on_the_ground():
     ((Randomize("agent.robot.joint_stiffness", Uniform(1, 2), joints=("elbow",)),), KeyError, "elbow"),
     ((Randomize("sensor_cameras.wrist.pose_jitter", Uniform(0, 1)),), ValueError, "base_camera"),
     ((Randomize("agent.controller.gain", Uniform(0, 1)),), ValueError, "no randomizable parameters"),
+    ((Randomize("agent.robot.joint_damping", Uniform(1, 2), joints=("panda_joint1",) * 2),), ValueError,
+     "joint_damping.*duplicates"),
+    ((Randomize("lights.direction", Choice([(0.0, 0.0, 0.0), (0.0, 1.0, -1.0)])),), ValueError, "zero vector"),
+    ((Randomize("lights.direction", Uniform(0.0, 1.0), operation="scale"),), ValueError, "zero vector"),
+    ((Randomize("lights.direction", Uniform(-0.3, 0.3), operation="add"),), None, None),
+    ((Randomize("block.mass", Uniform(0.1, 0.2)), Randomize("block.mass", Uniform(0.0, 0.2))), ValueError, "valid > 0"),
 ])
 def test_bad_tables_are_refused_before_anything_is_drawn(table, error, match):
     if error is None:
@@ -173,6 +179,8 @@ def test_bad_tables_are_refused_before_anything_is_drawn(table, error, match):
 
 @pytest.mark.parametrize("kwargs, match", [
     (dict(param="mass", dist=Uniform(0, 1)), "<object>.<parameter>"),
+    (dict(param=".block.mass", dist=Uniform(0, 1)), "<object>.<parameter>"),
+    (dict(param="block.mass.", dist=Uniform(0, 1)), "<object>.<parameter>"),
     (dict(param="block.mass", dist=(0.1, 0.2)), "dist must be"),
     (dict(param="block.mass", dist=Uniform(0.1, 0.2), when="episode"), "when must be"),
     (dict(param="block.mass", dist=Uniform(0.1, 0.2), when="interval"), "interval=<int"),
@@ -187,7 +195,8 @@ def test_bad_entries_are_refused(kwargs, match):
 @pytest.mark.parametrize("make_dist", [
     lambda: Uniform(1.0, 0.5), lambda: LogUniform(0.0, 1.0), lambda: Gaussian(0.0, -1.0),
     lambda: Gaussian(0.0, 1.0, clip=(1.0, 0.0)), lambda: Choice([]), lambda: Choice([1, 2], weights=[1, -1]),
-    lambda: Uniform(float("nan"), 1.0),
+    lambda: Uniform(float("nan"), 1.0), lambda: Uniform(0.1, float("inf")), lambda: Choice([0.1, float("nan")]),
+    lambda: Gaussian(0.1, 0.1, clip=(0.0, float("nan"))),
 ])
 def test_bad_distributions_are_refused(make_dist):
     with pytest.raises(ValueError):

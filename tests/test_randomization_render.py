@@ -61,6 +61,11 @@ def test_camera_jitter_shifts_the_image_by_the_expected_pixels(env):
     assert torch.allclose(local[1, 3:], want, atol=1e-5) and torch.allclose(local[1, :3], local[0, :3])
     extrinsic = u.get_sensor_params()["base_camera"]["extrinsic_cv"]
     assert not torch.allclose(extrinsic[0], extrinsic[1])
+    for bad, ids, error in (([[0, 0, 0, 0, 0, math.nan]], [1], ValueError), (torch.zeros(5), [1], ValueError),
+                            (torch.zeros(6), [2], IndexError), ([True] * 6, [1], TypeError)):
+        with pytest.raises(error):
+            camera.set_pose_jitter(bad, env_ids=ids)
+    assert torch.equal(camera.local_pose, local)  # nothing was written
     camera.set_pose_jitter(torch.zeros(6))  # back to the configured pose everywhere
     assert torch.allclose(camera.local_pose, camera.default_local_pose.expand(2, 7), atol=1e-6)
 

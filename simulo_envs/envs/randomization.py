@@ -26,7 +26,8 @@ draws never drift). Entries apply in table order, except that build-time entries
 (they are drawn before the scene is attached). Before anything is drawn, the table is checked:
 unknown objects or parameters, ``joints`` on a parameter without joints, a distribution whose
 shape does not fit the parameter, or one whose values can leave the parameter's valid range
-(a ``Gaussian`` needs ``clip`` for a mass) raise ValueError naming the entry.
+(a ``Gaussian`` needs ``clip`` for a mass; a light direction's range must exclude the zero
+vector) raise ValueError naming the entry (KeyError for an unknown joint name).
 
 Randomness: every env has its own random stream (``numpy.random.Generator``, PCG64), restarted
 from the env's episode seed whenever that seed changes (``reset(seed=...)``, a reconfiguration,
@@ -94,7 +95,7 @@ class Randomize:
     joints: Optional[tuple[str, ...]] = None
 
     def __post_init__(self):
-        if not isinstance(self.param, str) or "." not in self.param.strip(".") or ".." in self.param:
+        if not isinstance(self.param, str) or len(self.param.split(".")) < 2 or not all(self.param.split(".")):
             raise ValueError(f"Randomize.param must be '<object>.<parameter>' (e.g. 'block.mass'), got {self.param!r}")
         if not isinstance(self.dist, Distribution):
             raise TypeError(f"Randomize({self.param!r}): dist must be Uniform, LogUniform, Gaussian or Choice, "
@@ -205,7 +206,12 @@ class Randomizer:
                 continue
             joints = b.term.joints
             if joints is not None:
-                b.target._joint_columns(joints)  # KeyError for unknown joints
+                try:
+                    b.target._joint_columns(joints)
+                except KeyError as exc:
+                    raise KeyError(f"Randomize({b.term.param!r}): {exc.args[0]}") from None
+                except ValueError as exc:
+                    raise ValueError(f"Randomize({b.term.param!r}): {exc}") from None
             b.shape = tuple(b.param.shape(b.target, joints))
             try:
                 b.term.dist.check(b.shape)

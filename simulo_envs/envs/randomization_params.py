@@ -35,6 +35,7 @@ class Parameter:
         visual: exists only when the env renders (drawn always, written only then).
         build_time: applied when the scene is built (``when="startup"`` only).
         per_joint: accepts ``joints=`` (robot joint parameters).
+        nonzero_vector: the last axis is a direction: a range that holds the zero vector is invalid.
     """
 
     unit: str
@@ -47,6 +48,7 @@ class Parameter:
     visual: bool = False
     build_time: bool = False
     per_joint: bool = False
+    nonzero_vector: bool = False
 
 
 def _scalar(_target, _joints) -> tuple:
@@ -136,7 +138,7 @@ PARAMETERS: dict[type, dict[str, Parameter]] = {
         "ambient": Parameter("", 0.0, None, _fixed((3,)), _lighting("ambient"), lambda l, v, ids, _j: l.set_ambient(v, ids),
                              visual=True),
         "direction": Parameter("", None, None, _lights_shape((3,)), _lighting("direction"),
-                               lambda l, v, ids, _j: l.set_direction(v, ids), visual=True),
+                               lambda l, v, ids, _j: l.set_direction(v, ids), visual=True, nonzero_vector=True),
         "color": Parameter("", 0.0, None, _lights_shape((3,)), _lighting("color"), lambda l, v, ids, _j: l.set_color(v, ids),
                            visual=True),
         "intensity": Parameter("", 0.0, None, _lights_shape(()), _lighting("intensity"),
@@ -179,4 +181,6 @@ def out_of_range(param: Parameter, low: np.ndarray, high: np.ndarray) -> Optiona
         return f"can reach {hi:.6g}, above the valid <= {param.high:g}"
     if not (math.isfinite(lo) or param.low is None) or not (math.isfinite(hi) or param.high is None):
         return "is unbounded"
+    if param.nonzero_vector and np.size(low) and ((np.asarray(low) <= 0) & (np.asarray(high) >= 0)).all(axis=-1).any():
+        return "can be the zero vector (a direction needs a range that excludes it)"
     return None
