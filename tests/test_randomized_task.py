@@ -28,7 +28,9 @@ def test_expert_lifts_randomized_cubes_with_partial_resets():
         if done.any():
             env.reset(options={"env_idx": done})
     scale, stiffness = u.block.scale, u.agent.robot.joint_stiffness
+    recorded = u.randomization.values()["agent.robot.joint_stiffness"]
     env.close()
+    assert torch.equal(recorded, stiffness) and len(set(stiffness.flatten().tolist())) == stiffness.numel()
     assert sum(results) >= 7, results
     assert len(set(masses)) == 8 and all(0.03 <= m <= 0.15 for m in masses)  # redrawn at every reset
     assert ((scale >= 0.8) & (scale <= 1.2)).all() and len(set(scale.tolist())) == 4
