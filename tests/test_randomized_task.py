@@ -35,3 +35,16 @@ def test_expert_lifts_randomized_cubes_with_partial_resets():
     assert len(set(masses)) == 8 and all(0.03 <= m <= 0.15 for m in masses)  # redrawn at every reset
     assert ((scale >= 0.8) & (scale <= 1.2)).all() and len(set(scale.tolist())) == 4
     assert ((stiffness >= 700) & (stiffness <= 1400)).all()
+
+
+def test_expert_seeds_script_runs_one_episode_per_seed():
+    """scripts/expert_seeds.py (the 64-seed figure of the README), on 2 seeds."""
+    import importlib.util
+    import os
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts", "expert_seeds.py")
+    spec = importlib.util.spec_from_file_location("expert_seeds", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    summary = script.run("FrankaLiftRandomized-v1", 2, 0)
+    assert summary["success_rate"] == 1.0 and summary["failing_seeds"] == [] and summary["seeds"] == 2
