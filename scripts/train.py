@@ -76,6 +76,7 @@ def main(argv=None) -> None:
     try:
         import_task_modules(args.task_module)
         rank = rank_info()
+        device = rank_device(args.device, rank)
         env_kwargs = {} if args.sim_backend is None else {"sim_backend": args.sim_backend}
         plan = plan_training(args.env_id, args.num_envs, args.total_timesteps, rank.world_size, env_kwargs)
     except (LookupError, ValueError, TypeError, ImportError) as error:
@@ -83,7 +84,7 @@ def main(argv=None) -> None:
     log_dir = args.log_dir or os.path.join("runs", args.env_id.replace(":", "."), f"seed{args.seed}")
     if rank.is_main:
         print(f"training {plan.describe()}; logs in {log_dir}", flush=True)
-    result = train(plan.env_id, seed=args.seed, log_dir=log_dir, device=args.device,
+    result = train(plan.env_id, seed=args.seed, log_dir=log_dir, device=device,
                    checkpoint_every=args.checkpoint_every, progress=not args.no_progress, plan=plan)
     if not rank.is_main:
         return
@@ -92,7 +93,7 @@ def main(argv=None) -> None:
     print(f"trained {result.env_steps:,} env steps in {result.wall_s:.0f} s "
           f"({result.steps_per_second:,.0f} steps/s); {success}; checkpoint {result.checkpoint}")
     if args.eval_episodes:
-        summary = evaluate(result.checkpoint, args.eval_episodes, device=rank_device(args.device, rank),
+        summary = evaluate(result.checkpoint, args.eval_episodes, device=device,
                            progress=not args.no_progress)
         with open(os.path.join(log_dir, "evaluation.json"), "w") as handle:
             json.dump(summary, handle)

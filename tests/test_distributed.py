@@ -118,6 +118,9 @@ def test_rank_info_reads_torchrun_variables(monkeypatch):
     info = rank_info()
     assert (info.rank, info.local_rank, info.world_size, info.is_main) == (3, 1, 4, False)
     assert rank_device("cuda", info) == "cuda:1" and rank_device("cpu", info) == "cpu"
+    assert rank_device("cuda:1", info) == "cuda:1" and rank_device("cuda:0", RankInfo()) == "cuda:0"
+    with pytest.raises(ValueError, match="each rank uses its own GPU"):
+        rank_device("cuda:0", info)
     monkeypatch.setenv("RANK", "4")
     with pytest.raises(ValueError, match="RANK=4"):
         rank_info()

@@ -67,8 +67,17 @@ def rank_info() -> RankInfo:
 
 def rank_device(device: str, info: RankInfo) -> str:
     """The device this rank's networks use: ``"cuda"`` becomes ``"cuda:<local_rank>"`` (one GPU per
-    process, as rsl-rl-lib requires); any other device string is returned unchanged."""
-    return f"cuda:{info.local_rank}" if device == "cuda" else device
+    process, as rsl-rl-lib requires); any other device string is returned unchanged.
+
+    Raises:
+        ValueError: with several ranks, a CUDA device other than this rank's ``cuda:<local_rank>``.
+    """
+    if device == "cuda":
+        return f"cuda:{info.local_rank}"
+    if info.distributed and device.startswith("cuda") and device != f"cuda:{info.local_rank}":
+        raise ValueError(f"under torchrun each rank uses its own GPU: give --device cuda "
+                         f"(rank {info.rank} takes cuda:{info.local_rank}), not {device!r}")
+    return device
 
 
 def rank_seeds(seed: int, info: RankInfo, envs_per_rank: int) -> list[int]:
