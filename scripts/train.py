@@ -32,7 +32,7 @@ import torch
 import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.sim import sim_backend_arg
 from simulo_envs.wrappers.distributed import rank_device, rank_info
-from simulo_envs.wrappers.training import evaluate, import_task_modules, plan_training, train
+from simulo_envs.wrappers.training import SetupError, evaluate, import_task_modules, plan_training, train
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -84,8 +84,11 @@ def main(argv=None) -> None:
     log_dir = args.log_dir or os.path.join("runs", args.env_id.replace(":", "."), f"seed{args.seed}")
     if rank.is_main:
         print(f"training {plan.describe()}; logs in {log_dir}", flush=True)
-    result = train(plan.env_id, seed=args.seed, log_dir=log_dir, device=device,
-                   checkpoint_every=args.checkpoint_every, progress=not args.no_progress, plan=plan)
+    try:
+        result = train(plan.env_id, seed=args.seed, log_dir=log_dir, device=device,
+                       checkpoint_every=args.checkpoint_every, progress=not args.no_progress, plan=plan)
+    except SetupError as error:
+        fail(parser, str(error))
     if not rank.is_main:
         return
     success = ("no training episode finished" if result.success_once is None

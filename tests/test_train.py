@@ -174,6 +174,9 @@ def test_script_errors_are_one_argparse_line(user_tasks, capsys, monkeypatch, tm
     assert "'no_such_module'" in one_line_error(capsys, train_main, ["--env-id", "no_such_module:Task"])
     assert "total_timesteps must be an int >= 1" in one_line_error(capsys, train_main, ["--total-timesteps", "0"])
     assert "--torch-threads must be >= 1" in one_line_error(capsys, train_main, ["--torch-threads", "0"])
+    assert "unknown sim_backend 'nope'" in one_line_error(capsys, train_main, ["--sim-backend", "nope", "--num-envs",
+                                                                               "2", "--log-dir", "bad"])
+    assert not os.path.exists("bad")   # nothing written
     monkeypatch.setenv("WORLD_SIZE", "2")
     monkeypatch.setenv("RANK", "0")
     assert "num_envs 5 does not split evenly over 2 ranks" in one_line_error(capsys, train_main, ["--num-envs", "5"])

@@ -43,8 +43,8 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 import torch
 
-__all__ = ["import_task_modules", "resolve_task", "train_config_for", "plan_training", "TrainPlan", "TrainResult", "train",
-           "make_rsl_env", "load_policy", "evaluate", "record_policy_video"]
+__all__ = ["import_task_modules", "resolve_task", "train_config_for", "plan_training", "TrainPlan", "TrainResult",
+           "SetupError", "train", "make_rsl_env", "load_policy", "evaluate", "record_policy_video"]
 
 
 # -- which task, which config ---------------------------------------------------------------------
@@ -252,6 +252,11 @@ def _policy_seed(seed: int, rank: int) -> int:
 
 
 # -- training -------------------------------------------------------------------------------------
+class SetupError(ValueError):
+    """``train`` could not build the envs from the request (a bad env keyword, a backend this machine
+    lacks, ...); the message says which and why. Raised before anything is trained."""
+
+
 @dataclass
 class TrainResult:
     """What ``train`` did. ``checkpoint`` is ``None`` on ranks > 0 (they write nothing)."""
@@ -290,7 +295,8 @@ def train(env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional
             replaces ``env_id``, ``num_envs``, ``total_timesteps``, ``env_kwargs`` and ``vector_kwargs``).
 
     Raises:
-        as ``plan_training``; ``ValueError`` for inconsistent ``torchrun`` variables.
+        as ``plan_training``; ``ValueError`` for inconsistent ``torchrun`` variables or a plan for
+        another number of ranks; ``SetupError`` when the envs cannot be built.
     """
     from simulo_envs.wrappers.distributed import close_process_group, rank_device, rank_info, rank_seeds
     from simulo_envs.wrappers.rsl_rl_runner import SimuloRunner
@@ -305,12 +311,17 @@ def train(env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional
         config["runner"]["save_interval"] = checkpoint_every
     infos = {"env_id": plan.env_id, "task_module": plan.env_cls.__module__, "train_config": config, "seed": seed,
              "world_size": rank.world_size}
+    torch.manual_seed(seed)   # network initialisation; rank 0's weights are broadcast before training
+    try:
+        env = make_rsl_env(plan.env_id, plan.envs_per_rank, config, rank_seeds(seed, rank, plan.envs_per_rank))
+    except (ValueError, TypeError, KeyError, RuntimeError) as error:
+        keywords = {**config.get("env_kwargs", {}), **config.get("vector_kwargs", {})}
+        raise SetupError(f"cannot build {plan.env_id} with {keywords}: "
+                         f"{error.args[0] if error.args else error!r}") from error
     if rank.is_main:
         os.makedirs(log_dir, exist_ok=True)
         with open(os.path.join(log_dir, "run.json"), "w") as handle:
             json.dump({**plan.summary(), "seed": seed, "device": device}, handle, indent=1)
-    torch.manual_seed(seed)   # network initialisation; rank 0's weights are broadcast before training
-    env = make_rsl_env(plan.env_id, plan.envs_per_rank, config, rank_seeds(seed, rank, plan.envs_per_rank))
     try:
         runner = SimuloRunner(env, copy.deepcopy(config["runner"]), log_dir=log_dir, device=device,
                               rank_info=rank, infos=infos, desc=plan.env_id, on_iteration=on_iteration,
