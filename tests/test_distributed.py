@@ -124,3 +124,33 @@ def test_rank_info_reads_torchrun_variables(monkeypatch):
     monkeypatch.setenv("RANK", "4")
     with pytest.raises(ValueError, match="RANK=4"):
         rank_info()
+
+
+def test_two_machine_command_line_one_writer(tmp_path):
+    """The several-machines command of docs/distributed.md (c10d rendezvous, one shared log dir),
+    as two launchers of one process each on this host: one PPO run over 2 ranks, one writer."""
+    import json
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log_dir = tmp_path / "run"
+    command = [sys.executable, "-m", "torch.distributed.run", "--nnodes=2", "--nproc_per_node=1",
+               "--rdzv-backend=c10d", f"--rdzv-endpoint=127.0.0.1:{port}", "--rdzv-id=two-nodes",
+               "scripts/train.py", "--env-id", "FrankaReach-v1", "--num-envs", "4", "--total-timesteps", "200",
+               "--seed", "0", "--log-dir", str(log_dir), "--no-progress", "--torch-threads", "1"]
+    nodes = [subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    outputs = [node.communicate(timeout=240) for node in nodes]
+    for node, (out, err) in zip(nodes, outputs):
+        assert node.returncode == 0, out[-2000:] + err[-4000:]
+    library = "Synchronizing parameters for rank "   # rsl_rl's own line, on every rank
+    printed = ["".join(line for line in out.splitlines(True) if not line.startswith(library)) for out, _ in outputs]
+    printed = [out for out in printed if out]
+    assert len(printed) == 1   # the launcher that received rank 0 alone prints
+    assert printed[0].startswith("training FrankaReach-v1: 200 env steps = 2 PPO iterations x 4 envs x 25 steps "
+                                 "on 2 ranks x 2 envs")
+    assert json.loads((log_dir / "run.json").read_text())["world_size"] == 2
+    checkpoint = torch.load(log_dir / "model_final.pt", weights_only=False)
+    assert checkpoint["infos"]["world_size"] == 2 and checkpoint["infos"]["env_steps"] == 200

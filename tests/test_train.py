@@ -52,8 +52,10 @@ def test_train_then_evaluate_scripts(tmp_path):
     assert "no training episode finished" in out and "nan" not in out + train_run.stderr
     assert "Actor Model" not in out and "no finished episode yet" in train_run.stderr   # the bar's note
     rows = (log_dir / "progress.csv").read_text().splitlines()
-    assert rows == ["iteration,env_steps,wall_s,episodes,success_once,success_at_end,return,length",
-                    f"0,100,{rows[1].split(',')[2]},0,,,,"]
+    assert rows[0] == "iteration,env_steps,wall_s,episodes,success_once,success_at_end,return,length,collect_s,learn_s"
+    wall, collect, learn = (float(rows[1].split(",")[i]) for i in (2, 8, 9))
+    assert rows[1].startswith("0,100,") and rows[1].split(",")[3:8] == ["0", "", "", "", ""] and len(rows) == 2
+    assert collect > 0 and learn > 0 and collect + learn <= wall + 0.1   # this iteration's rollout and update
     assert json.loads((log_dir / "run.json").read_text())["env_id"] == "FrankaReach-v1"
     assert any(name.startswith("events.out.tfevents") for name in os.listdir(log_dir))
 

@@ -10,7 +10,9 @@
   broadcast, observation-normaliser statistics all-reduced.
 - the logger: ``ProgressLogger`` replaces the library's console block with a tqdm bar that moves
   every env step, writes ``progress.csv`` and TensorBoard scalars against env steps (all ranks'
-  finished episodes, gathered on rank 0), and writes nothing on other ranks.
+  finished episodes, gathered on rank 0), and writes nothing on other ranks. Each row also holds
+  the iteration's seconds of rollout (``collect_s``) and of PPO update (``learn_s``, gradient
+  averaging included), as rank 0's clock saw them.
 - ``save``: every checkpoint carries ``infos`` (env id, training config, seed, env steps, the
   task's module), which is all ``simulo_envs.wrappers.training.load_policy`` needs.
 """
@@ -75,7 +77,7 @@ class ProgressLogger(Logger):
 
         handle = open(os.path.join(self.log_dir, "progress.csv"), "w", newline="")
         self._csv = (handle, csv.writer(handle))
-        self._csv[1].writerow(["iteration", "env_steps", "wall_s", "episodes", *EPISODE_KEYS])
+        self._csv[1].writerow(["iteration", "env_steps", "wall_s", "episodes", *EPISODE_KEYS, "collect_s", "learn_s"])
         if self._progress_total:
             self.progress_bar = tqdm(total=self._progress_total, unit="step", unit_scale=True, desc=self._desc,
                              dynamic_ncols=True)
@@ -104,7 +106,8 @@ class ProgressLogger(Logger):
             self.recent[key].extend(finished[:, column].tolist())
         wall = time.perf_counter() - self._start
         row = {"iteration": it, "env_steps": self.env_steps, "wall_s": wall, "episodes": self.episodes,
-               **{key: (sum(v) / len(v) if v else None) for key, v in self.recent.items()}}
+               **{key: (sum(v) / len(v) if v else None) for key, v in self.recent.items()},
+               "collect_s": collect_time, "learn_s": learn_time}
         if self.writer is not None:
             self._write(row, loss_dict, learning_rate, action_std, collect_time + learn_time)
         if self.on_iteration is not None:
@@ -141,7 +144,8 @@ class ProgressLogger(Logger):
                                self.cfg["num_steps_per_env"] * self._steps_per_env_step / max(iteration_s, 1e-9), steps)
         handle, table = self._csv
         table.writerow([row["iteration"], steps, f"{row['wall_s']:.1f}", row["episodes"],
-                        *("" if row[key] is None else f"{row[key]:.4f}" for key in EPISODE_KEYS)])
+                        *("" if row[key] is None else f"{row[key]:.4f}" for key in EPISODE_KEYS),
+                        f"{row['collect_s']:.3f}", f"{row['learn_s']:.3f}"])
         handle.flush()
         if self.progress_bar is not None:
             if row["success_once"] is None:
