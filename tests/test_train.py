@@ -176,9 +176,6 @@ def test_script_errors_are_one_argparse_line(user_tasks, capsys, monkeypatch, tm
     assert "'no_such_module'" in one_line_error(capsys, train_main, ["--env-id", "no_such_module:Task"])
     assert "total_timesteps must be an int >= 1" in one_line_error(capsys, train_main, ["--total-timesteps", "0"])
     assert "--torch-threads must be >= 1" in one_line_error(capsys, train_main, ["--torch-threads", "0"])
-    assert "unknown sim_backend 'nope'" in one_line_error(capsys, train_main, ["--sim-backend", "nope", "--num-envs",
-                                                                               "2", "--log-dir", "bad"])
-    assert not os.path.exists("bad")   # nothing written
     monkeypatch.setenv("WORLD_SIZE", "2")
     monkeypatch.setenv("RANK", "0")
     assert "num_envs 5 does not split evenly over 2 ranks" in one_line_error(capsys, train_main, ["--num-envs", "5"])
@@ -237,3 +234,12 @@ def test_plot_titles_and_labels_come_from_the_runs(tmp_path):
     lines = {line.get_label(): line for line in figure.axes[0].get_lines()}
     mean = lines["2 ranks x 32 envs: evaluation (deterministic), mean of 2 runs"]
     assert list(mean.get_xdata()) == [1000, 2000] and list(mean.get_ydata()) == pytest.approx([0.3, 0.9])
+
+
+def test_envs_that_cannot_be_built_raise_setup_error_before_any_file(tmp_path):
+    from simulo_envs.wrappers.training import SetupError
+
+    with pytest.raises(SetupError, match="cannot build FrankaReach-v1 with .*'no_such_option': 1.*unexpected keyword"):
+        train("FrankaReach-v1", num_envs=2, total_timesteps=50, log_dir=str(tmp_path / "run"), progress=False,
+              env_kwargs={"no_such_option": 1})
+    assert not (tmp_path / "run").exists()   # nothing written
