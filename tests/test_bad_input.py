@@ -240,8 +240,8 @@ def test_set_state_dict_nan_writes_nothing(env):
     u = env.unwrapped
     before = snapshot(env)
     sd = u.get_state_dict()
-    sd["actors"]["/World/Block"][:, 0] += 0.05
-    sd["articulations"]["/World/Robot"][0, 13] = NAN
+    sd["actors"]["Block"][:, 0] += 0.05
+    sd["articulations"]["Robot"][0, 13] = NAN
     with pytest.raises(ValueError, match="NaN|inf"):
         u.set_state_dict(sd)
     assert_unchanged(env, before)

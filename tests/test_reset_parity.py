@@ -82,7 +82,7 @@ def test_bad_reset_to_env_states_changes_nothing(env):
         env.reset(options={"reset_to_env_states": {"states": before}})
     bad = u.get_state_dict()
     del bad["actors"][next(iter(bad["actors"]))]
-    with pytest.raises(KeyError, match="missing paths"):
+    with pytest.raises(KeyError, match="missing keys"):
         env.reset(options={"reset_to_env_states": {"env_states": bad}})
     with pytest.raises(ValueError, match="obs"):
         env.reset(options={"reset_to_env_states": {"env_states": before, "obs": torch.zeros(N, 3)}})

@@ -36,9 +36,9 @@ def test_state_layout(env):
     state = u.get_state()
     assert state.shape == (N, STATE_DIM) and state.dtype == torch.float32
     sd = u.get_state_dict()
-    assert list(sd["actors"]) == ["/World/Block"]
-    assert list(sd["articulations"]) == ["/World/Robot"]
-    block, robot = sd["actors"]["/World/Block"], sd["articulations"]["/World/Robot"]
+    assert list(sd["actors"]) == ["Block"]
+    assert list(sd["articulations"]) == ["Robot"]
+    block, robot = sd["actors"]["Block"], sd["articulations"]["Robot"]
     assert block.shape == (N, 13) and robot.shape == (N, 13 + 2 * DOF)
     assert torch.equal(block[:, :7], u.block.state.pose)
     assert torch.equal(block[:, 7:10], u.block.state.linear_velocity)
@@ -114,8 +114,8 @@ def test_state_dict_is_fresh(env):
     u = env.unwrapped
     before = u.get_state()
     sd = u.get_state_dict()
-    sd["actors"]["/World/Block"].add_(1.0)
-    sd["articulations"]["/World/Robot"].add_(1.0)
+    sd["actors"]["Block"].add_(1.0)
+    sd["articulations"]["Robot"].add_(1.0)
     u.get_state().add_(1.0)
     assert torch.equal(u.get_state(), before)
 

@@ -2,6 +2,11 @@
 
 Used for trajectory recording and replay, and ManiSkill-style ``reset_to`` workflows. All
 poses are world frame; rows are envs (or ``len(env_idx)``).
+
+Keys: each object's state key, its prototype path below ``/World`` with ``/`` written ``.``
+(``/World/Block`` -> ``"Block"``, ``/World/Table/Drawer`` -> ``"Table.Drawer"``): names
+without slashes, like ManiSkill's actor names, so the dict survives HDF5 files (ManiSkill's
+``RecordEpisode`` writes it there). ``set_state_dict`` also takes the full paths.
 """
 
 from __future__ import annotations
@@ -17,10 +22,11 @@ class StateMixin:
     """State half of ``BaseEnv``; expects ``self.scene``, ``self.num_envs``, ``self.device``."""
 
     def _state_objects(self):
+        """``(props, articulations)``: state key -> object, in scene order (registry applied)."""
         from simulo_envs.prop import Prop
 
         excluded = getattr(self, "_state_excluded", ())
-        objects = {p: o for p, o in self.scene.objects.items() if p not in excluded}
+        objects = {state_key(p): o for p, o in self.scene.objects.items() if p not in excluded}
         props = {p: o for p, o in objects.items() if isinstance(o, Prop)}
         robots = {p: o for p, o in objects.items() if not isinstance(o, Prop)}
         return props, robots
@@ -43,7 +49,8 @@ class StateMixin:
         raise KeyError(f"{obj!r} is not an object of this env's scene")
 
     def get_state_dict(self) -> dict:
-        """``{"actors": {path: (N, 13)}, "articulations": {path: (N, 13 + 2 dof)}}``, world frame.
+        """``{"actors": {key: (N, 13)}, "articulations": {key: (N, 13 + 2 dof)}}`` (state keys: the module
+        docstring), world frame.
 
         Actor rows: ``[pose(7), linear velocity(3), angular velocity(3)]``; articulation rows:
         ``[root pose(7), root velocity(6, zero for a fixed base), qpos, qvel]`` (robots and
@@ -73,6 +80,7 @@ class StateMixin:
     def _check_state_dict(self, state: dict, ids) -> dict:
         """Validate a state dict for the envs ``ids``; returns it as float arrays. Writes nothing."""
         props, robots = self._state_objects()
+        state = _with_state_keys(state)
         for kind, expected in (("actors", props), ("articulations", robots)):
             given = state.get(kind) if isinstance(state, dict) else None
             if not isinstance(given, dict):
@@ -80,7 +88,7 @@ class StateMixin:
                                f"'{kind}' is missing")
             missing, unknown = sorted(set(expected) - set(given)), sorted(set(given) - set(expected))
             if missing or unknown:
-                raise KeyError(f"state['{kind}']: missing paths {missing}, unknown paths {unknown}")
+                raise KeyError(f"state['{kind}']: missing keys {missing}, unknown keys {unknown}")
         actors = {p: as_float_array(state["actors"][p], (len(ids), 13), f"state['actors'][{p!r}]") for p in props}
         for p, row in actors.items():
             normalized_poses(row[:, :7], f"state['actors'][{p!r}] pose")
@@ -151,3 +159,21 @@ class StateMixin:
             sd[kind][p] = state[:, col:col + width]
             col += width
         return sd
+
+
+def state_key(path: str) -> str:
+    """The state-dict key of the object at ``path``: below ``/World``, ``/`` written ``.``."""
+    rel = path[len("/World/"):] if path.startswith("/World/") else path.lstrip("/")
+    return rel.replace("/", ".")
+
+
+def _with_state_keys(state):
+    """``state`` with any full-path keys of its ``actors`` / ``articulations`` turned into state keys."""
+    if not isinstance(state, dict):
+        return state
+    out = dict(state)
+    for kind in ("actors", "articulations"):
+        if isinstance(state.get(kind), dict):
+            out[kind] = {state_key(k) if isinstance(k, str) and k.startswith("/") else k: v
+                         for k, v in state[kind].items()}
+    return out

@@ -85,8 +85,11 @@ class NumpyView(VectorWrapper):
         if "final_obs" in info:
             info = dict(info)
             final_obs = info.pop("final_obs")
+            info.pop("final_observation", None)
             info = to_numpy(info)
             info["final_obs"] = obs_to_numpy(final_obs)
+            if "_final_observation" in info:  # ManiSkill's name of the same observations
+                info["final_observation"] = info["final_obs"]
         else:
             info = to_numpy(info)
         return (

@@ -15,7 +15,8 @@ Autoreset modes (Gymnasium 1.x, ``gymnasium.vector.AutoresetMode``):
   ``info["final_info"]`` a copy of the step's info dict (same layout as ``info``); the masks
   ``info["_final_obs"]`` and ``info["_final_info"]`` (bool ``(num_envs,)``) say which rows are final.
   These keys are present only on steps where some env finished. Every tensor in them is a
-  fresh copy, so later steps never change them. In ``info`` itself, the rows of the reset envs
+  fresh copy, so later steps never change them. ``info["final_observation"]`` and its mask
+  ``info["_final_observation"]`` hold the same tensors under ManiSkill's names. In ``info`` itself, the rows of the reset envs
   hold the reset's values for every key the reset reports (e.g. ``elapsed_steps`` is 0).
 - ``NEXT_STEP``: ``step`` returns the finished episode's last observation; on the *next*
   ``step`` the envs that were done are reset (their actions are ignored) and that step returns
@@ -28,7 +29,9 @@ Options (ManiSkill's ``ManiSkillVectorEnv`` has the same):
   ``max_episode_steps``, the usual way to train on tasks whose success should be held.
 - ``record_metrics``: ``info["episode"]`` holds per-env episode statistics after every step:
   ``return`` (float32, sum of rewards), ``length`` (int32, steps), ``success_once`` /
-  ``success_at_end`` (bool; and ``fail_once`` / ``fail_at_end`` where the task reports ``fail``).
+  ``success_at_end`` (bool; and ``fail_once`` / ``fail_at_end`` where the task reports ``fail``),
+  and under ManiSkill's names ``episode_len`` (= ``length``) and ``reward`` (float32, the mean
+  reward per step: ``return / length``, 0 before the first step).
   For an env that finished in this step the row is the finished episode's statistics (also in
   ``info["final_info"]["episode"]``), otherwise the running episode's. Statistics restart on
   every reset of an env, explicit or automatic.
@@ -222,8 +225,8 @@ class SimuloVectorEnv(VectorEnv):
         self._update_metrics(reward, info, None)
         done = terminated | truncated
         if bool(done.any()):
-            info["final_obs"] = _clone(obs)
-            info["_final_obs"] = done.clone()
+            info["final_obs"] = info["final_observation"] = _clone(obs)  # Gymnasium's and ManiSkill's names
+            info["_final_obs"] = info["_final_observation"] = done.clone()
             info["final_info"] = _clone(info_without_finals(info))
             info["_final_info"] = done.clone()
             reset_obs, reset_info = self.env.reset(options={"env_idx": done})
@@ -255,6 +258,8 @@ class SimuloVectorEnv(VectorEnv):
         self._returns += torch.as_tensor(reward, device=self.device).to(torch.float32) * live
         self._lengths += live.to(torch.int32)
         episode = {"return": self._returns.clone(), "length": self._lengths.clone()}
+        episode["episode_len"] = episode["length"].clone()  # ManiSkill's names
+        episode["reward"] = episode["return"] / episode["length"].clamp_min(1)
         if "success" in info:
             self._success_once |= info["success"] & live
             episode["success_once"] = self._success_once.clone()
@@ -303,6 +308,11 @@ class SimuloVectorEnv(VectorEnv):
         else:
             self.env.set_wrapper_attr(name, value)
 
+    @property
+    def _env(self) -> gym.Env:
+        """The wrapped env (ManiSkill's ``ManiSkillVectorEnv._env``; ours is ``env``)."""
+        return self.env
+
     def __getattr__(self, name: str):
         # Reach task attributes (``agent``, ``elapsed_steps``, ...) of the wrapped env.
         if name.startswith("_") or name in ("env",):
@@ -312,7 +322,8 @@ class SimuloVectorEnv(VectorEnv):
 
 def info_without_finals(info: dict) -> dict:
     """``info`` without the ``final_*`` keys this wrapper adds (so final_info does not nest itself)."""
-    return {k: v for k, v in info.items() if k not in ("final_obs", "_final_obs", "final_info", "_final_info")}
+    finals = ("final_obs", "_final_obs", "final_observation", "_final_observation", "final_info", "_final_info")
+    return {k: v for k, v in info.items() if k not in finals}
 
 
 _VECTOR_OPTIONS = ("autoreset_mode", "ignore_terminations", "record_metrics")
