@@ -398,10 +398,11 @@ class BaseEnv(RandomizationMixin, RenderingMixin, HumanViewerMixin, StateMixin, 
     def _after_simulation_step(self) -> None: ...
 
     # ------------------------------------------------------------------ reconfigure
-    def _reconfigure(self, options: dict) -> None:
+    def _reconfigure(self, options: Optional[dict] = None) -> None:
         """Build the scene from scratch: clear the old one, then the hooks in the module docstring's
         order. Runs at creation, on ``reset(options={"reconfigure": True})`` and every
-        ``reconfiguration_freq`` full resets."""
+        ``reconfiguration_freq`` full resets. ``options`` (default ``{}``) goes to the load hooks."""
+        options = {} if options is None else options
         self._clear()
         self._setup_scene()
         self._reconfig_count += 1

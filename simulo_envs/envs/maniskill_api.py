@@ -75,18 +75,18 @@ class ManiSkillApiMixin:
 
     @property
     def _custom_sensor_configs(self):
-        """The ``sensor_configs`` overrides given at construction."""
-        return self._sensor_overrides
+        """The ``sensor_configs`` overrides given at construction (``{}`` when none)."""
+        return {} if self._sensor_overrides is None else self._sensor_overrides
 
     @property
     def _custom_human_render_camera_configs(self):
-        """The ``human_render_camera_configs`` overrides given at construction."""
-        return self._human_overrides
+        """The ``human_render_camera_configs`` overrides given at construction (``{}`` when none)."""
+        return {} if self._human_overrides is None else self._human_overrides
 
     @property
     def _custom_viewer_camera_configs(self):
-        """The ``viewer_camera_configs`` overrides given at construction."""
-        return self._viewer_overrides
+        """The ``viewer_camera_configs`` overrides given at construction (``{}`` when none)."""
+        return {} if self._viewer_overrides is None else self._viewer_overrides
 
     @property
     def _agent_sensor_configs(self) -> dict:
