@@ -44,6 +44,7 @@ from simulo_envs.envs.env_options import check_env_options
 from simulo_envs.envs.maniskill_api import ManiSkillApiMixin
 from simulo_envs.envs.actions import clip_action, clip_dict_action, dict_action_bounds
 from simulo_envs.envs import viewer
+from simulo_envs.envs.faults import FaultsMixin
 from simulo_envs.envs.observations import flatten_obs, space_from_obs
 from simulo_envs.envs.pointcloud import fuse_pointcloud
 from simulo_envs.envs.randomization import RandomizationMixin
@@ -92,7 +93,7 @@ def episode_seeds(seed, env_idx: np.ndarray) -> Optional[list[int]]:
     return seeds
 
 
-class BaseEnv(RandomizationMixin, RenderingMixin, HumanViewerMixin, StateMixin, ManiSkillApiMixin, gym.Env):
+class BaseEnv(FaultsMixin, RandomizationMixin, RenderingMixin, HumanViewerMixin, StateMixin, ManiSkillApiMixin, gym.Env):
     """Superclass of simulo_envs tasks.
 
     Args:
@@ -239,6 +240,7 @@ class BaseEnv(RandomizationMixin, RenderingMixin, HumanViewerMixin, StateMixin, 
         self._rng = EpisodeRNG(self.num_envs)  # main seeds MAIN_SEED + i
         self._last_obs = None
         self._init_randomization(randomization)
+        self._init_faults()
         self._elapsed_steps = torch.zeros(self.num_envs, dtype=torch.int32, device=self.device)
         self._one = torch.tensor(1, dtype=torch.int32, device=self.device)
         self._limit = torch.zeros((), dtype=torch.int32, device=self.device)
@@ -528,6 +530,7 @@ class BaseEnv(RandomizationMixin, RenderingMixin, HumanViewerMixin, StateMixin, 
         idx = torch.from_numpy(env_idx).to(self.device)
         if len(env_idx):
             self._elapsed_steps[idx] = 0
+            self._restore_faulted(env_idx)  # a quarantined env gets its home state back first
             if restore is None:
                 self._randomizer.reset(env_idx)  # before the task's episode draws
                 with self._torch_draws(env_idx):
@@ -541,6 +544,8 @@ class BaseEnv(RandomizationMixin, RenderingMixin, HumanViewerMixin, StateMixin, 
             obs = self.get_obs(info)
         info["reconfigure"] = reconfigure
         self._last_obs = obs
+        if reconfigure:
+            self._record_home_state()
         return obs, info
 
     def _torch_draws(self, env_idx: np.ndarray):
@@ -584,16 +589,18 @@ class BaseEnv(RandomizationMixin, RenderingMixin, HumanViewerMixin, StateMixin, 
         self._elapsed_steps.add_(self._one)
         if self._randomizer.has_interval:
             self._randomizer.interval(self._elapsed_steps)
+        self._detect_faults()  # quarantines envs whose physics went bad (faults.py)
         info = self.get_info()
         raw_obs = self.get_obs(info, unflattened=True)
         reward = self.get_reward(raw_obs, action, info)  # the hooks see the raw dict (the seed's rule)
         obs = self._flatten_raw_obs(raw_obs)
-        self._last_obs = obs
         terminated = self._terminated(info)
         if self.max_episode_steps is None:
             truncated = self._false()
         else:
             truncated = self._elapsed_steps >= self._limit
+        obs, reward, terminated, truncated = self._quarantine_outputs(obs, reward, terminated, truncated, info)
+        self._last_obs = obs
         return obs, reward, terminated, truncated, info
 
     def _step_action(self, action):

@@ -68,6 +68,25 @@ class SimConfig:
     default_materials_config=dict(...), gpu_memory_config=dict(...))`` (``spacing`` is our
     ``env_spacing``, ``cpu_workers`` our ``num_threads``, ``solver_iterations`` an older name of
     ``solver_position_iterations``).
+        detect_faults: check every env after every step and quarantine the ones whose physics
+            went bad (``simulo_envs/envs/faults.py``; a few tenths of a percent of the step
+            time, ``tests/benchmarks/bench_fault_check.py``). The limits below define "bad":
+        max_linear_speed: [m/s] fault above this speed of any body (prop or articulation root).
+            Healthy tabletop scenes stay far below it: measured at most 1.0 m/s over random
+            actions in every FrankaLift task; a fall from the box's top (5 m) ends at 9.9 m/s.
+            PhysX's own cap (its default max linear velocity, 1e16 m/s) never acts.
+        max_angular_speed: [rad/s] fault above this angular speed of any body. PhysX caps a
+            body's angular speed at 100 rad/s (its default max angular velocity, kept by
+            SAPIEN), so this fires only where a task raised that cap; measured up to 44 rad/s
+            in healthy runs (a cube flicked by the fingers).
+        max_joint_speed: [rad/s revolute, m/s prismatic] fault above this joint speed of any
+            articulation. PhysX caps joints at 100 (its default max joint velocity); healthy
+            Panda runs reach 20 rad/s (measured, random actions in every control mode), its
+            rated speeds are 2.2-2.6 rad/s (Franka datasheet).
+        fault_box_low / fault_box_high: [m] corners ``(x, y, z)`` of the box, in each env's local
+            frame (around its origin), that every body must stay in. The default, 10 m x 10 m
+            from 1 m below the ground to 5 m above it, is the rendered ground square; a body
+            outside it has left the scene or fallen through the ground.
     """
 
     sim_freq: int = 100
@@ -91,6 +110,12 @@ class SimConfig:
     enable_enhanced_determinism: bool = False
     enable_friction_every_iteration: bool = True
     gpu_memory_config: Mapping[str, int] = field(default_factory=dict)
+    detect_faults: bool = True
+    max_linear_speed: float = 20.0
+    max_angular_speed: float = 200.0
+    max_joint_speed: float = 50.0
+    fault_box_low: tuple[float, float, float] = (-5.0, -5.0, -1.0)
+    fault_box_high: tuple[float, float, float] = (5.0, 5.0, 5.0)
 
     def __post_init__(self) -> None:
         for name in ("sim_freq", "control_freq", "solver_position_iterations", "solver_velocity_iterations"):
@@ -110,6 +135,19 @@ class SimConfig:
                 raise ValueError(f"sim_config.{name} must be a finite number >= 0, got {value!r}")
         if not isinstance(self.isolate_envs, bool):
             raise ValueError(f"sim_config.isolate_envs must be a bool, got {self.isolate_envs!r}")
+        if not isinstance(self.detect_faults, bool):
+            raise ValueError(f"sim_config.detect_faults must be a bool, got {self.detect_faults!r}")
+        for name in ("max_linear_speed", "max_angular_speed", "max_joint_speed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or math.isinf(value):
+                raise ValueError(f"sim_config.{name} must be a finite number > 0, got {value!r}")
+        low, high = self.fault_box_low, self.fault_box_high
+        for name, corner in (("fault_box_low", low), ("fault_box_high", high)):
+            if (not isinstance(corner, (tuple, list)) or len(corner) != 3
+                    or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in corner)):
+                raise ValueError(f"sim_config.{name} must be 3 finite numbers (x, y, z) [m], got {corner!r}")
+        if not all(a < b for a, b in zip(low, high)):
+            raise ValueError(f"sim_config.fault_box_low {tuple(low)} must be below fault_box_high {tuple(high)} on every axis")
         if len(self.gravity) != 3 or not all(math.isfinite(g) for g in self.gravity):
             raise ValueError(f"sim_config.gravity must be 3 finite numbers [m/s^2], got {self.gravity!r}")
         for name in ("enable_pcm", "enable_tgs", "enable_ccd", "enable_enhanced_determinism",
