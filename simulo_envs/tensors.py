@@ -10,6 +10,14 @@ import numpy as np
 import torch
 
 
+MAX_ABS_VALUE = 1e30
+"""Largest magnitude a write may carry. Finite but absurd values (a 1e6 m/s velocity) are
+accepted and left to the per-step fault checks (``simulo_envs/envs/faults.py``); beyond this
+one, PhysX's float32 arithmetic overflows: measured, a body placed at x = 2e38 m turned every
+env of a shared PhysX system NaN within one step (1e38 m did not). 1e30 keeps eight orders of
+magnitude of margin and is still far beyond any physical quantity in SI units."""
+
+
 def as_float_array(value: Any, shape: tuple[int, ...], name: str) -> np.ndarray:
     """Return ``value`` as a finite float32 numpy array of exactly ``shape`` (a fresh copy).
 
@@ -18,7 +26,8 @@ def as_float_array(value: Any, shape: tuple[int, ...], name: str) -> np.ndarray:
 
     Raises:
         TypeError: ``value`` is not numeric.
-        ValueError: the shape differs from ``shape`` or an entry is NaN or inf.
+        ValueError: the shape differs from ``shape``, an entry is NaN or inf, or its magnitude
+            exceeds ``MAX_ABS_VALUE`` (1e30).
     """
     if isinstance(value, torch.Tensor):
         if value.is_complex():
@@ -38,6 +47,9 @@ def as_float_array(value: Any, shape: tuple[int, ...], name: str) -> np.ndarray:
         raise ValueError(f"{name} must have shape {shape}, got {tuple(arr.shape)}")
     if not np.isfinite(arr).all():
         raise ValueError(f"{name} contains NaN or inf; nothing was written")
+    if arr.size and np.abs(arr).max() > MAX_ABS_VALUE:
+        raise ValueError(f"{name} holds {float(arr.flat[np.abs(arr).argmax()]):.3g}, beyond +-{MAX_ABS_VALUE:g} "
+                         "(PhysX's float32 arithmetic overflows near 3.4e38); nothing was written")
     return np.array(arr, dtype=np.float32, copy=True)
 
 
