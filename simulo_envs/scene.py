@@ -21,6 +21,7 @@ from simulo_envs.cloner.path import rebase, relative_to, under
 from simulo_envs.cloner.plan import CloneCfg, ClonePlan, make_clone_plan, make_valid_clone_combinations
 from simulo_envs.cloner.replicate import PrototypeCfg, _dispatch
 from simulo_envs.prop import Prop
+from simulo_envs.tensors import MAX_ABS_VALUE
 
 WORLD = "/World"
 ENVS_ROOT = "/World/envs"
@@ -128,8 +129,8 @@ class Scene:
         """
         def triple(value, what):
             values = tuple(float(v) for v in value)
-            if len(values) != 3 or not all(math.isfinite(v) for v in values):
-                raise ValueError(f"set_lighting: {what} must be 3 finite numbers, got {value!r}")
+            if len(values) != 3 or not all(math.isfinite(v) and abs(v) <= MAX_ABS_VALUE for v in values):
+                raise ValueError(f"set_lighting: {what} must be 3 finite numbers (|x| <= {MAX_ABS_VALUE:g}), got {value!r}")
             return values
 
         self.lighting = (triple(ambient, "ambient"), tuple((triple(d, "direction"), triple(c, "colour"))

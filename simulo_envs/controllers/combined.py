@@ -125,7 +125,14 @@ class CombinedController:
         return torch.clamp(targets, self._low, self._high)
 
     def set_action(self, action: torch.Tensor) -> None:
-        """Write drive targets for every env from a clipped action ``(N, action_dim)``."""
+        """Write drive targets for every env from a clipped action ``(N, action_dim)``.
+
+        Raises:
+            ValueError: NaN or inf in ``action``; no target is written.
+        """
+        finite = np.isfinite(action.detach().numpy()).all() if action.device.type == "cpu" else bool(torch.isfinite(action).all())
+        if not finite:
+            raise ValueError("controller action contains NaN or inf; no drive target was written")
         robot = self.robot
         if not self._fused:
             if action.device.type == "cpu":  # numpy views: a fraction of torch's per-call cost

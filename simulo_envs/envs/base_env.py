@@ -746,7 +746,7 @@ def _check_obs_rows(obs, like, rows: int, device):
     """``obs`` (the rows of ``rows`` envs, laid out as ``like``) as tensors on ``device``.
 
     Raises:
-        ValueError: a structure or shape that differs from ``like``'s rows.
+        ValueError: a structure or shape that differs from ``like``'s rows, or NaN/inf.
     """
     if isinstance(like, dict):
         if not isinstance(obs, dict) or set(obs) != set(like):
@@ -756,6 +756,8 @@ def _check_obs_rows(obs, like, rows: int, device):
     expected = (rows, *like.shape[1:])
     if tuple(value.shape) != expected:
         raise ValueError(f"reset: reset_to_env_states['obs'] leaf must have shape {expected}, got {tuple(value.shape)}")
+    if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+        raise ValueError("reset: reset_to_env_states['obs'] contains NaN or inf; nothing was reset")
     return value.to(like.dtype)
 
 
