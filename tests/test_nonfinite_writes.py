@@ -152,7 +152,7 @@ def _state_rows(env, bad):
 def _state_dict_rows(env, bad):
     state = env.get_state_dict()
     rows = {kind: {p: v[IDS].double() for p, v in d.items()} for kind, d in state.items()}
-    rows["articulations"]["/World/Robot"][1, 15] = bad
+    rows["articulations"]["Robot"][1, 15] = bad
     return rows
 
 
@@ -247,8 +247,8 @@ def test_sharded_env_writers_refuse_non_finite_values():
             with pytest.raises(ValueError):
                 sharded.set_state(rows)
             sd = sharded.get_state_dict()
-            sd["actors"]["/World/Block"] = sd["actors"]["/World/Block"].double()
-            sd["actors"]["/World/Block"][0, 0] = bad
+            sd["actors"]["Block"] = sd["actors"]["Block"].double()
+            sd["actors"]["Block"][0, 0] = bad
             with pytest.raises(ValueError):
                 sharded.set_state_dict(sd)
             assert torch.equal(sharded.get_state(), state)
