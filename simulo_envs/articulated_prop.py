@@ -65,16 +65,6 @@ class ArticulatedProp(ArticulationObject):
         """The authoring data this prop spawns (links, joints, env-local spawn pose)."""
         return self._articulation
 
-    @property
-    def joint_friction(self) -> torch.Tensor:
-        """(dof,) joint friction coefficients (dimensionless), in qpos order; fresh."""
-        return torch.tensor([l.joint.friction for l in self._articulation.active_links], dtype=torch.float32)
-
-    @property
-    def joint_damping(self) -> torch.Tensor:
-        """(dof,) joint viscous damping [N s/m or N m s/rad], in qpos order; fresh."""
-        return torch.tensor([l.joint.damping for l in self._articulation.active_links], dtype=torch.float32)
-
     # ------------------------------------------------------------------ state
     @property
     def state(self) -> ArticulatedPropState:

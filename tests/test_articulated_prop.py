@@ -135,8 +135,9 @@ def test_names_limits_friction_and_defaults(world):
     assert cab.joint_names == ["drawer_joint"]
     assert cab.link_names == ["body", "drawer"]
     assert torch.allclose(cab.qlimits, torch.tensor([[0.0, TRAVEL]]))
-    assert torch.allclose(cab.joint_friction, torch.tensor([0.05]))
-    assert torch.allclose(cab.joint_damping, torch.tensor([2.0]))
+    assert torch.allclose(cab.joint_friction, torch.full((N, 1), 0.05))  # as authored, per env
+    assert torch.allclose(cab.joint_damping, torch.full((N, 1), 2.0))
+    assert torch.equal(cab.joint_stiffness, torch.zeros(N, 1))  # passive: no drive pulls the drawer
     origins = world.scene.env_origins
     assert torch.count_nonzero(origins) > 0
     expected = torch.tensor([*SPAWN, 1.0, 0, 0, 0]).repeat(N, 1)
