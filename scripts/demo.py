@@ -5,8 +5,9 @@
     python scripts/demo.py --policy expert --num-envs 16 --episodes 64 --seed 0 --json
 
 ``--video PATH.mp4`` records the rollout (``make demo`` writes ``videos/FrankaLift-v1.mp4``).
-``--policy expert`` is ``simulo_envs.policies.LiftExpert`` (the FrankaLift tasks only) and runs the
-env in ``pd_ee_delta_pos``; ``--policy random`` uses the env's default control mode.
+``--policy expert`` is the task's scripted expert (``simulo_envs.policies.EXPERTS``, one per task
+but FrankaReach-v1) and runs the env in ``pd_ee_delta_pos``; ``--policy random`` uses the env's
+default control mode.
 
 Finished envs are reset on their own (a partial reset) until ``--episodes`` episodes are done.
 With ``--json`` the last line is one JSON object: success_rate, episodes, steps_per_second
@@ -25,8 +26,8 @@ import torch
 from tqdm import tqdm
 
 import simulo_envs  # noqa: F401  (registers the tasks)
+from simulo_envs.policies import EXPERTS
 from simulo_envs.sim import sim_backend_arg
-from simulo_envs.policies import LiftExpert
 from simulo_envs.wrappers.record import RecordEpisode
 
 
@@ -51,8 +52,8 @@ def parse_args() -> argparse.Namespace:
         parser.error("--seed must be >= 0")
     if args.video is not None and not args.video.endswith(".mp4"):
         parser.error("--video must name an .mp4 file")
-    if args.policy == "expert" and args.env_id not in ("FrankaLift-v1", "FrankaLiftMixed-v1", "FrankaLiftRandomized-v1"):
-        parser.error(f"--policy expert is the FrankaLift expert; {args.env_id} needs --policy random")
+    if args.policy == "expert" and args.env_id not in EXPERTS:
+        parser.error(f"{args.env_id} has no scripted expert (experts: {', '.join(EXPERTS)}); use --policy random")
     return args
 
 
@@ -65,7 +66,7 @@ def run(env_id: str, num_envs: int, episodes: int, seed: int, policy: str = "exp
     env = gym.make(env_id, num_envs=num_envs, sim_backend=sim_backend, **kwargs)
     if video:
         env = RecordEpisode(env, os.path.dirname(os.path.abspath(video)), save_on_reset=False)
-    expert = LiftExpert(env) if policy == "expert" else None
+    expert = EXPERTS[env_id](env) if policy == "expert" else None
     base = env.unwrapped
     generator = torch.Generator().manual_seed(seed)
     low = torch.from_numpy(base.single_action_space.low).to(base.device)

@@ -8,22 +8,20 @@ world poses, read from the env):
     CLOSE     hold still and close the gripper for ``close_steps`` steps
     LIFT      raise the TCP to ``lift_height`` above the block's spawn height, gripper closed
 
-An env whose ``elapsed_steps`` is 0 (it was just reset, fully or partially) starts again at
-APPROACH, so partial resets in the middle of a rollout never confuse it; ``reset(env_ids)``
-does the same explicitly. ``act()`` reads the state from the env's objects; ``act(info)`` reads
-it from the last ``info`` of ``reset``/``step`` (``block_pose``, ``tcp_pose``, ``height_gain``,
-``elapsed_steps``), which is how it drives envs in worker processes. Actions are ``clip(gain * (goal - tcp) / pos_bound, -1, 1)`` for the
-arm (world-frame TCP translation) and +1 (open) / -1 (closed) for the gripper.
+Phase bookkeeping, ``act()`` / ``act(info)`` and moves are ``PhaseExpert``'s: an env just reset
+(fully or partially) starts again at APPROACH; the state comes from the task's info
+(``block_pose``, ``tcp_pose``, ``height_gain``); actions are ``clip(gain * (goal - tcp) /
+pos_bound, -1, 1)`` for the arm (world-frame TCP translation) and +1 (open) / -1 (closed) for
+the gripper.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import torch
 
-from simulo_envs.env_ids import normalize_env_ids
+from simulo_envs.policies.phase_expert import CLOSED, OPEN, PhaseExpert
 
 APPROACH, DESCEND, CLOSE, LIFT = 0, 1, 2, 3
 
@@ -41,7 +39,7 @@ class LiftExpertConfig:
     pos_bound: float = 0.1       # the controller's translation per unit action [m]
 
 
-class LiftExpert:
+class LiftExpert(PhaseExpert):
     """Batched scripted expert; see the module docstring.
 
     Args:
@@ -53,66 +51,30 @@ class LiftExpert:
     """
 
     def __init__(self, env, config: LiftExpertConfig = LiftExpertConfig()):
-        base = env.unwrapped
-        if base.control_mode != "pd_ee_delta_pos":
-            raise ValueError(f"LiftExpert needs control_mode='pd_ee_delta_pos', the env has {base.control_mode!r}")
-        self.env = base
+        super().__init__(env, gain=config.gain, pos_bound=config.pos_bound)
         self.cfg = config
-        self.num_envs = base.num_envs
-        self.phase = torch.zeros(self.num_envs, dtype=torch.long, device=base.device)
-        self.closing = torch.zeros(self.num_envs, dtype=torch.long, device=base.device)
 
-    def reset(self, env_ids=None) -> None:
-        """Restart the state machine of ``env_ids`` (None: all) at APPROACH."""
-        ids = torch.from_numpy(normalize_env_ids(env_ids, self.num_envs))
-        self.phase[ids] = APPROACH
-        self.closing[ids] = 0
-
-    def act(self, info: Optional[dict] = None) -> torch.Tensor:
-        """float32 (N, 4) actions for the current state of every env: read from the env, or
-        from ``info``, the last info dict the env returned (its rows must describe the current
-        state: after an autoreset, the vector env's step info does).
-
-        Raises:
-            ValueError: no ``info`` for an env whose task objects live in worker processes.
-        """
-        cfg, env = self.cfg, self.env
-        if info is not None:
-            elapsed, block_pose = info["elapsed_steps"], info["block_pose"]
-            tcp, spawn_z = info["tcp_pose"][:, :3], block_pose[:, 2] - info["height_gain"]
-        elif hasattr(env, "block"):
-            elapsed, block_pose = env.elapsed_steps, env.block.state.pose
-            tcp, spawn_z = env.agent.tcp_pose[:, :3], env.block.default_pose[:, 2]
-        else:
-            raise ValueError("this env's tasks run in worker processes: pass the last info, expert.act(info)")
-        fresh = elapsed.to(self.phase.device) == 0
-        self.phase[fresh] = APPROACH
-        self.closing[fresh] = 0
-        block = block_pose[:, :3]
-
-        goal = block.clone()
-        goal[:, 2] -= cfg.grasp_depth
+    def _act(self, info: dict) -> torch.Tensor:
+        cfg = self.cfg
+        block = info["block_pose"][:, :3]
+        tcp = info["tcp_pose"][:, :3]
+        spawn_z = block[:, 2] - info["height_gain"]
+        grasp = block.clone()
+        grasp[:, 2] -= cfg.grasp_depth
         above = block.clone()
         above[:, 2] += cfg.hover
         lift = block.clone()
         lift[:, 2] = spawn_z + cfg.lift_height
-        phase = self.phase
-        goal = torch.where((phase == APPROACH)[:, None], above, goal)
-        goal = torch.where((phase == CLOSE)[:, None], tcp, goal)
-        goal = torch.where((phase == LIFT)[:, None], lift, goal)
+        goal = self.pick(self.phase, {APPROACH: above, DESCEND: grasp, CLOSE: tcp, LIFT: lift})
 
-        distance = (goal - tcp).norm(dim=1)
-        reached = distance < cfg.reach_tol
+        reached = (goal - tcp).norm(dim=1) < cfg.reach_tol
         # Approach: also require the TCP to be above the block in the plane before descending.
         planar = (tcp[:, :2] - block[:, :2]).norm(dim=1) < cfg.reach_tol
-        self.closing = torch.where(phase == CLOSE, self.closing + 1, self.closing)
-        next_phase = phase.clone()
-        next_phase[(phase == APPROACH) & reached & planar] = DESCEND
-        next_phase[(phase == DESCEND) & reached] = CLOSE
-        next_phase[(phase == CLOSE) & (self.closing >= cfg.close_steps)] = LIFT
-        self.phase = next_phase
+        phase = self.phase
+        self._advance(((phase == APPROACH) & reached & planar) | ((phase == DESCEND) & reached)
+                      | ((phase == CLOSE) & (self.timer >= cfg.close_steps)))
 
-        action = torch.zeros(self.num_envs, 4, device=tcp.device)
-        action[:, :3] = torch.clamp(cfg.gain * (goal - tcp) / cfg.pos_bound, -1.0, 1.0)
-        action[:, 3] = torch.where(phase >= CLOSE, -1.0, 1.0)
+        action = torch.empty(self.num_envs, 4, device=self.device)
+        action[:, :3] = self.move_to(goal, tcp)
+        action[:, 3] = torch.where(phase >= CLOSE, CLOSED, OPEN)
         return action

@@ -1,0 +1,100 @@
+"""``PhaseExpert``: the base of the batched scripted experts (a state machine per env).
+
+Every env runs its own phase of one task script on privileged state: the task's ``info`` dict
+(``evaluate()``'s world poses, plus ``elapsed_steps``). ``act()`` reads it from the env
+(``get_info()``); ``act(info)`` takes the last info of ``reset``/``step``, which is how an expert
+drives envs in worker processes. An env whose ``elapsed_steps`` is 0 (just reset, fully or
+partially) starts again at phase 0, so partial resets in the middle of a rollout never confuse
+an expert; ``reset(env_ids)`` does the same explicitly. The arm is driven in
+``pd_ee_delta_pos`` (world-frame TCP translations): ``move_to(goal)`` commands
+``clip(gain * (goal - tcp) / pos_bound, -1, 1)``.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+
+from simulo_envs.env_ids import normalize_env_ids
+
+OPEN, CLOSED = 1.0, -1.0
+"""Gripper actions: +1 opens the fingers, -1 closes them (``agents.panda``)."""
+
+
+class PhaseExpert:
+    """Batched phase bookkeeping and Cartesian moves shared by the task experts.
+
+    Args:
+        env: the task's env (wrapped or not), made with ``control_mode="pd_ee_delta_pos"``.
+        gain: fraction of the remaining TCP error commanded per step.
+        pos_bound: the controller's translation per unit action [m] (``agents.panda``: 0.1).
+
+    Attributes:
+        phase: int64 (N,) current phase per env, on the env's device. ``timer``: int64 (N,) ``act`` calls since the
+            env entered it (0 on entry).
+
+    Raises:
+        ValueError: the env's control mode is not ``pd_ee_delta_pos``.
+    """
+
+    def __init__(self, env, gain: float = 0.6, pos_bound: float = 0.1):
+        base = env.unwrapped
+        if base.control_mode != "pd_ee_delta_pos":
+            raise ValueError(f"{type(self).__name__} needs control_mode='pd_ee_delta_pos', the env has "
+                             f"{base.control_mode!r}")
+        self.env = base
+        self.num_envs = base.num_envs
+        self.device = base.device
+        self.gain, self.pos_bound = gain, pos_bound
+        self.phase = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
+        self.timer = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
+
+    def reset(self, env_ids=None) -> None:
+        """Restart the state machine of ``env_ids`` (None: all) at phase 0."""
+        ids = torch.from_numpy(normalize_env_ids(env_ids, self.num_envs)).to(self.device)
+        self.phase[ids] = 0
+        self.timer[ids] = 0
+
+    def act(self, info: Optional[dict] = None) -> torch.Tensor:
+        """float32 (N, 4) actions (TCP translation (3), gripper (1)) for the current state of every
+        env: read from the env, or from ``info``, the last info dict the env returned (its rows
+        must describe the current state: after an autoreset, the vector env's step info does).
+
+        Raises:
+            ValueError: no ``info`` for an env whose task objects live in worker processes.
+        """
+        if info is None:
+            get_info = getattr(self.env, "get_info", None)
+            if get_info is None:
+                raise ValueError("this env's tasks run in worker processes: pass the last info, expert.act(info)")
+            info = get_info()
+        fresh = info["elapsed_steps"].to(self.device) == 0
+        self.phase[fresh] = 0
+        self.timer += 1
+        self.timer[fresh] = 0
+        return self._act(info)
+
+    def _act(self, info: dict) -> torch.Tensor:
+        """The task script: actions from ``info`` (phases already restarted where envs were reset)."""
+        raise NotImplementedError
+
+    def _advance(self, go: torch.Tensor, to: int | None = None) -> None:
+        """Move envs where ``go`` (bool (N,)) to phase ``to`` (default: the next one), timer 0."""
+        target = self.phase + 1 if to is None else torch.full_like(self.phase, to)
+        self.timer = torch.where(go, torch.zeros_like(self.timer), self.timer)
+        self.phase = torch.where(go, target, self.phase)
+
+    def move_to(self, goal: torch.Tensor, tcp: torch.Tensor) -> torch.Tensor:
+        """float32 (N, 3) arm action driving the TCP (N, 3) towards ``goal`` (N, 3), world frame."""
+        return torch.clamp(self.gain * (goal - tcp) / self.pos_bound, -1.0, 1.0)
+
+    @staticmethod
+    def pick(phase: torch.Tensor, options: dict) -> torch.Tensor:
+        """Per env, the row of ``options[phase]`` (each (N, ...)); phases missing from ``options``
+        take the first entry."""
+        first = next(iter(options.values()))
+        out = first.clone()
+        for value, option in options.items():
+            out = torch.where((phase == value).view(-1, *([1] * (first.dim() - 1))), option, out)
+        return out
