@@ -15,6 +15,8 @@ from simulo_envs.wrappers.training import train_config_for
 # env id -> (state observation width, whether the task defines a fail state)
 TASKS = {
     "FrankaPush-v1": (41, True),
+    "FrankaPickPlace-v1": (42, False),
+    "FrankaStack-v1": (46, False),
 }
 
 
@@ -116,6 +118,42 @@ def test_push_success_and_fail():
         info = u.evaluate()
         assert info["success"].tolist() == [True, False, False]
         assert info["fail"].tolist() == [False, False, True]
+    finally:
+        env.close()
+
+
+def test_pick_place_success_and_hidden_goal():
+    env = gym.make("FrankaPickPlace-v1", num_envs=2)
+    u = env.unwrapped
+    try:
+        env.reset(seed=0)
+        assert u._hidden_objects == [u.goal]  # drawn in renders, never in sensor images
+        pose = u.cube.state.pose
+        pose[:, :3] = u._goal_pos + torch.tensor([[0.02, 0.0, 0.0], [0.0, 0.0, -0.03]])  # inside 0.025 m / not
+        u.cube.set_pose(pose)
+        assert u.evaluate()["success"].tolist() == [True, False]
+    finally:
+        env.close()
+
+
+def test_stack_success_needs_a_resting_on_b_and_released():
+    env = gym.make("FrankaStack-v1", num_envs=3)
+    u = env.unwrapped
+    try:
+        env.reset(seed=0)
+        size = u.cfg.cube_size
+        b = u.cube_b.state.pose
+        a = b.clone()
+        a[:, 2] += size
+        a[1, 0] += 0.03          # overhanging B by more than the 0.02 m tolerance
+        a[2, 2] += 0.02          # floating above B
+        u.cube_a.set_pose(a)
+        u.cube_a.set_velocity(torch.zeros(3, 6))
+        info = u.evaluate()
+        assert info["a_on_b"].tolist() == [True, False, False]
+        assert info["success"].tolist() == [True, False, False]  # the gripper is open, far above
+        u.cube_a.set_velocity(torch.tensor([[0.2, 0, 0, 0, 0, 0]] * 3))  # moving: not at rest yet
+        assert not u.evaluate()["success"].any()
     finally:
         env.close()
 

@@ -6,6 +6,7 @@
 
 from simulo_envs.policies.lift_expert import LiftExpert, LiftExpertConfig
 from simulo_envs.policies.phase_expert import PhaseExpert
+from simulo_envs.policies.pick_experts import PickExpertConfig, PickPlaceExpert, StackExpert
 from simulo_envs.policies.push_expert import PushExpert, PushExpertConfig
 
 EXPERTS = {
@@ -13,6 +14,9 @@ EXPERTS = {
     "FrankaLiftMixed-v1": LiftExpert,
     "FrankaLiftRandomized-v1": LiftExpert,
     "FrankaPush-v1": PushExpert,
+    "FrankaPickPlace-v1": PickPlaceExpert,
+    "FrankaStack-v1": StackExpert,
 }
 
-__all__ = ["EXPERTS", "PhaseExpert", "LiftExpert", "LiftExpertConfig", "PushExpert", "PushExpertConfig"]
+__all__ = ["EXPERTS", "PhaseExpert", "LiftExpert", "LiftExpertConfig", "PushExpert", "PushExpertConfig",
+           "PickExpertConfig", "PickPlaceExpert", "StackExpert"]

@@ -1,0 +1,115 @@
+"""Batched scripted experts that grasp a cube from above on ``pd_ee_delta_pos``: ``PickPlaceExpert``
+(FrankaPickPlace-v1) and ``StackExpert`` (FrankaStack-v1).
+
+Both begin like ``LiftExpert``, per env (``PhaseExpert``):
+
+    APPROACH  move ``hover`` above the cube, gripper open; descend only once above it in the plane
+    DESCEND   move the TCP to the cube's centre, gripper open
+    CLOSE     hold still and close the gripper for ``close_steps`` steps
+
+then ``PickPlaceExpert`` carries it (CARRY: the TCP straight to the goal point, gripper closed),
+and ``StackExpert`` lifts it clear of the other cube (LIFT), moves above it (OVER), lowers it
+onto it (PLACE, until it rests there), opens the gripper (RELEASE, ``open_steps`` steps) and rises away (RETREAT). A
+cube that slips out of the gripper on the way sends the env back to APPROACH.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from simulo_envs.policies.phase_expert import CLOSED, OPEN, PhaseExpert
+
+APPROACH, DESCEND, CLOSE = 0, 1, 2
+CARRY = 3
+LIFT, OVER, PLACE, RELEASE, RETREAT = 3, 4, 5, 6, 7
+
+
+@dataclass(frozen=True)
+class PickExpertConfig:
+    """Tunables of the cube-grasping experts (metres, env steps)."""
+
+    hover: float = 0.08          # approach height above the cube centre; also the clearance when stacking [m]
+    reach_tol: float = 0.01      # waypoint reached within this distance [m]
+    close_steps: int = 6         # env steps spent closing the gripper
+    open_steps: int = 4          # env steps spent opening it (StackExpert)
+    grasp_offset: float = 0.01   # grasp with the TCP this far above the cube centre (fingertips clear of what is below) [m]
+    place_gap: float = 0.004     # stacking: the held cube's bottom this far above the other's top [m]
+    align_tol: float = 0.006     # stacking: lower once the held cube is this close above the other in the plane;
+                                 # let go once it is this close to its resting place [m]
+    place_slowdown: float = 0.5  # stacking: fraction of the usual speed while lowering the cube
+    gain: float = 0.6            # fraction of the remaining error commanded per step
+    pos_bound: float = 0.1       # the controller's translation per unit action [m]
+
+
+class _GraspExpert(PhaseExpert):
+    """APPROACH / DESCEND / CLOSE on the cube to grasp; subclasses add the phases after CLOSE."""
+
+    def __init__(self, env, config: PickExpertConfig = PickExpertConfig()):
+        super().__init__(env, gain=config.gain, pos_bound=config.pos_bound)
+        self.cfg = config
+
+    def _grasp_goals(self, cube: torch.Tensor, tcp: torch.Tensor) -> dict:
+        grasp = cube.clone()
+        grasp[:, 2] += self.cfg.grasp_offset
+        above = cube.clone()
+        above[:, 2] += self.cfg.hover
+        return {APPROACH: above, DESCEND: grasp, CLOSE: tcp}
+
+    def _grasp_advance(self, goal, cube, tcp) -> torch.Tensor:
+        """Advance the grasp phases; returns ``reached`` (N,) for the subclass's phases."""
+        cfg, phase = self.cfg, self.phase
+        reached = (goal - tcp).norm(dim=1) < cfg.reach_tol
+        planar = (tcp[:, :2] - cube[:, :2]).norm(dim=1) < cfg.reach_tol
+        self._advance(((phase == APPROACH) & reached & planar) | ((phase == DESCEND) & reached)
+                      | ((phase == CLOSE) & (self.timer >= cfg.close_steps)))
+        return reached
+
+
+class PickPlaceExpert(_GraspExpert):
+    """Batched scripted expert for FrankaPickPlace-v1; see the module docstring."""
+
+    def _act(self, info: dict) -> torch.Tensor:
+        cube, tcp = info["cube_pose"][:, :3], info["tcp_pose"][:, :3]
+        goal_point = tcp + info["cube_to_goal"]  # the TCP's goal that puts the held cube on the goal
+        goal = self.pick(self.phase, {**self._grasp_goals(cube, tcp), CARRY: goal_point})
+        phase = self.phase
+        self._grasp_advance(goal, cube, tcp)
+        self._advance((phase == CARRY) & ~info["is_grasped"] & (self.timer > 2), to=APPROACH)
+        action = torch.empty(self.num_envs, 4, device=self.device)
+        action[:, :3] = self.move_to(goal, tcp)
+        action[:, 3] = torch.where(phase >= CLOSE, CLOSED, OPEN)
+        return action
+
+
+class StackExpert(_GraspExpert):
+    """Batched scripted expert for FrankaStack-v1 (cube A onto cube B); see the module docstring."""
+
+    def _act(self, info: dict) -> torch.Tensor:
+        cfg = self.cfg
+        cube, tcp = info["a_pose"][:, :3], info["tcp_pose"][:, :3]
+        on_top = tcp + info["a_to_place"]  # the TCP's goal that rests the held cube on the other
+        on_top[:, 2] += cfg.place_gap
+        over = on_top.clone()
+        over[:, 2] += cfg.hover
+        lift = tcp.clone()
+        lift[:, 2] = over[:, 2]
+        retreat = tcp.clone()  # straight up, to a height fixed by the other cube
+        retreat[:, 2] = info["b_pose"][:, 2] + cfg.hover + cfg.grasp_offset
+        goal = self.pick(self.phase, {**self._grasp_goals(cube, tcp), LIFT: lift, OVER: over, PLACE: on_top,
+                                      RELEASE: tcp, RETREAT: retreat})
+        phase = self.phase
+        reached = self._grasp_advance(goal, cube, tcp)
+        aligned = info["a_to_place"][:, :2].norm(dim=1) < cfg.align_tol
+        resting = info["a_to_place"].norm(dim=1) < cfg.align_tol  # on the other cube: let go now
+        self._advance(((phase == LIFT) & reached) | ((phase == OVER) & reached & aligned)
+                      | ((phase == PLACE) & (reached | resting))
+                      | ((phase == RELEASE) & (self.timer >= cfg.open_steps)))
+        dropped = (phase >= LIFT) & (phase <= PLACE) & ~info["is_grasped"] & (self.timer > 2)
+        self._advance(dropped, to=APPROACH)
+        action = torch.empty(self.num_envs, 4, device=self.device)
+        action[:, :3] = self.move_to(goal, tcp)
+        action[:, :3] *= torch.where(phase == PLACE, cfg.place_slowdown, 1.0).unsqueeze(1)  # lower gently
+        action[:, 3] = torch.where((phase >= CLOSE) & (phase < RELEASE), CLOSED, OPEN)
+        return action
