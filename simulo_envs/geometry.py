@@ -84,3 +84,13 @@ def rotvec_to_quat(r, eps: float = 1e-8):
     # sin(half) / angle -> 0.5 as angle -> 0.
     k = xp.where(small, 0.5, xp.sin(half) / xp.where(small, 1.0, angle))
     return xp.concatenate([xp.cos(half), r * k], -1)
+
+
+def quat_apply(q: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Rotate vectors ``v`` (N, 3) or (3,) by unit quaternions ``q`` (N, 4) ``[qw, qx, qy, qz]``:
+    ``R(q) v``, (N, 3). Formula: ``v + 2 w (u x v) + 2 u x (u x v)`` with ``u = (qx, qy, qz)``
+    (the expanded sandwich product ``q v q*``)."""
+    u, w = q[:, 1:], q[:, :1]
+    v = v.expand_as(u)
+    uv = torch.cross(u, v, dim=1)
+    return v + 2 * (w * uv + torch.cross(u, uv, dim=1))

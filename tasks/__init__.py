@@ -3,11 +3,12 @@
 from simulo_envs.tasks.franka_lift import FrankaLiftConfig, FrankaLiftEnv
 from simulo_envs.tasks.franka_lift_mixed import FrankaLiftMixedEnv
 from simulo_envs.tasks.franka_lift_randomized import FrankaLiftRandomizedConfig, FrankaLiftRandomizedEnv
+from simulo_envs.tasks.franka_open_drawer import FrankaOpenDrawerConfig, FrankaOpenDrawerEnv
 from simulo_envs.tasks.franka_pick_place import FrankaPickPlaceConfig, FrankaPickPlaceEnv
 from simulo_envs.tasks.franka_push import FrankaPushConfig, FrankaPushEnv
 from simulo_envs.tasks.franka_reach import FrankaReachConfig, FrankaReachEnv
 from simulo_envs.tasks.franka_stack import FrankaStackConfig, FrankaStackEnv
 
 __all__ = ["FrankaLiftEnv", "FrankaLiftConfig", "FrankaLiftMixedEnv", "FrankaLiftRandomizedEnv", "FrankaLiftRandomizedConfig",
-           "FrankaPickPlaceEnv", "FrankaPickPlaceConfig", "FrankaPushEnv", "FrankaPushConfig", "FrankaReachEnv",
+           "FrankaOpenDrawerEnv", "FrankaOpenDrawerConfig", "FrankaPickPlaceEnv", "FrankaPickPlaceConfig", "FrankaPushEnv", "FrankaPushConfig", "FrankaReachEnv",
            "FrankaReachConfig", "FrankaStackEnv", "FrankaStackConfig"]

@@ -4,6 +4,7 @@
 ``control_mode="pd_ee_delta_pos"``) and returns float32 (N, 4) actions from ``act()``.
 """
 
+from simulo_envs.policies.drawer_expert import DrawerExpert, DrawerExpertConfig
 from simulo_envs.policies.lift_expert import LiftExpert, LiftExpertConfig
 from simulo_envs.policies.phase_expert import PhaseExpert
 from simulo_envs.policies.pick_experts import PickExpertConfig, PickPlaceExpert, StackExpert
@@ -16,7 +17,8 @@ EXPERTS = {
     "FrankaPush-v1": PushExpert,
     "FrankaPickPlace-v1": PickPlaceExpert,
     "FrankaStack-v1": StackExpert,
+    "FrankaOpenDrawer-v1": DrawerExpert,
 }
 
-__all__ = ["EXPERTS", "PhaseExpert", "LiftExpert", "LiftExpertConfig", "PushExpert", "PushExpertConfig",
+__all__ = ["EXPERTS", "PhaseExpert", "DrawerExpert", "DrawerExpertConfig", "LiftExpert", "LiftExpertConfig", "PushExpert", "PushExpertConfig",
            "PickExpertConfig", "PickPlaceExpert", "StackExpert"]

@@ -10,7 +10,8 @@ Both begin like ``LiftExpert``, per env (``PhaseExpert``):
 then ``PickPlaceExpert`` carries it (CARRY: the TCP straight to the goal point, gripper closed),
 and ``StackExpert`` lifts it clear of the other cube (LIFT), moves above it (OVER), lowers it
 onto it (PLACE, until it rests there), opens the gripper (RELEASE, ``open_steps`` steps) and rises away (RETREAT). A
-cube that slips out of the gripper on the way sends the env back to APPROACH.
+cube that falls out of the gripper on the way (its grip point ``drop_tol`` from the TCP) sends
+the env back to APPROACH.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class PickExpertConfig:
     close_steps: int = 6         # env steps spent closing the gripper
     open_steps: int = 4          # env steps spent opening it (StackExpert)
     grasp_offset: float = 0.01   # grasp with the TCP this far above the cube centre (fingertips clear of what is below) [m]
+    drop_tol: float = 0.03       # carrying: the cube's grip point farther than this from the TCP means it fell [m]
     place_gap: float = 0.004     # stacking: the held cube's bottom this far above the other's top [m]
     align_tol: float = 0.006     # stacking: lower once the held cube is this close above the other in the plane;
                                  # let go once it is this close to its resting place [m]
@@ -57,6 +59,12 @@ class _GraspExpert(PhaseExpert):
         above[:, 2] += self.cfg.hover
         return {APPROACH: above, DESCEND: grasp, CLOSE: tcp}
 
+    def _dropped(self, cube: torch.Tensor, tcp: torch.Tensor) -> torch.Tensor:
+        """bool (N,): the cube is no longer between the fingers (its grip point too far from the TCP)."""
+        grip = cube.clone()
+        grip[:, 2] += self.cfg.grasp_offset
+        return (grip - tcp).norm(dim=1) > self.cfg.drop_tol
+
     def _grasp_advance(self, goal, cube, tcp) -> torch.Tensor:
         """Advance the grasp phases; returns ``reached`` (N,) for the subclass's phases."""
         cfg, phase = self.cfg, self.phase
@@ -68,7 +76,11 @@ class _GraspExpert(PhaseExpert):
 
 
 class PickPlaceExpert(_GraspExpert):
-    """Batched scripted expert for FrankaPickPlace-v1; see the module docstring."""
+    """Batched scripted expert for FrankaPickPlace-v1; see the module docstring. Grasps the cube
+    at its centre by default (nothing lies below it to catch with the fingertips)."""
+
+    def __init__(self, env, config: PickExpertConfig = PickExpertConfig(grasp_offset=0.0)):
+        super().__init__(env, config)
 
     def _act(self, info: dict) -> torch.Tensor:
         cube, tcp = info["cube_pose"][:, :3], info["tcp_pose"][:, :3]
@@ -76,7 +88,7 @@ class PickPlaceExpert(_GraspExpert):
         goal = self.pick(self.phase, {**self._grasp_goals(cube, tcp), CARRY: goal_point})
         phase = self.phase
         self._grasp_advance(goal, cube, tcp)
-        self._advance((phase == CARRY) & ~info["is_grasped"] & (self.timer > 2), to=APPROACH)
+        self._advance((phase == CARRY) & self._dropped(cube, tcp), to=APPROACH)
         action = torch.empty(self.num_envs, 4, device=self.device)
         action[:, :3] = self.move_to(goal, tcp)
         action[:, 3] = torch.where(phase >= CLOSE, CLOSED, OPEN)
@@ -106,8 +118,7 @@ class StackExpert(_GraspExpert):
         self._advance(((phase == LIFT) & reached) | ((phase == OVER) & reached & aligned)
                       | ((phase == PLACE) & (reached | resting))
                       | ((phase == RELEASE) & (self.timer >= cfg.open_steps)))
-        dropped = (phase >= LIFT) & (phase <= PLACE) & ~info["is_grasped"] & (self.timer > 2)
-        self._advance(dropped, to=APPROACH)
+        self._advance((phase >= LIFT) & (phase <= PLACE) & self._dropped(cube, tcp), to=APPROACH)
         action = torch.empty(self.num_envs, 4, device=self.device)
         action[:, :3] = self.move_to(goal, tcp)
         action[:, :3] *= torch.where(phase == PLACE, cfg.place_slowdown, 1.0).unsqueeze(1)  # lower gently

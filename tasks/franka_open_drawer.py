@@ -1,0 +1,140 @@
+"""FrankaOpenDrawer-v1: pull a drawer of a procedurally built cabinet open with a Franka Panda.
+
+Goal: open the drawer at least ``open_distance`` (0.15 m of its 0.25 m travel). The cabinet
+(``authoring.cabinet.drawer_cabinet``: 0.3 m deep, 0.4 m wide, 0.3 m tall, its front facing the
+robot) stands on the floor; the drawer slides on a passive prismatic joint (friction 0.05,
+damping 2 N s/m) and has a vertical bar handle 0.1 m long, to be gripped from above. The Panda's
+base sits at the env origin.
+
+Randomisation per reset env (env-local metres): cabinet centre x in 0.90 +- 0.04, y in 0 +- 0.10,
+yaw about +z in +- 0.10 rad; the drawer closed and at rest; the robot returns to its rest pose.
+
+Success: drawer qpos >= ``open_distance``. The episode terminates on success; it is truncated
+after ``max_episode_steps`` (100) steps. There is no fail state.
+
+Observation (``state``): agent qpos (9), qvel (9); extra: TCP pose (7), cabinet root pose (7),
+handle position (3), all env-local; TCP-to-handle vector (3), drawer qpos (1), qvel (1) -> 40.
+
+Dense reward = ``reach + open`` terms (weights in the config), ``success_reward`` on success;
+``normalized_dense = dense / success_reward`` in [0, 1]. ``reach`` pulls the TCP to the handle's
+grip point, ``open`` is the opening as a fraction of ``open_distance``. Every term is in
+``info["reward_terms"]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from simulo_envs.articulated_prop import ArticulatedProp
+from simulo_envs.authoring import Pose
+from simulo_envs.authoring.cabinet import drawer_cabinet
+from simulo_envs.envs.base_env import BaseEnv
+from simulo_envs.envs.registration import register_env
+from simulo_envs.geometry import quat_apply
+from simulo_envs.tensors import tensor_constants
+
+
+@dataclass(frozen=True)
+class FrankaOpenDrawerConfig:
+    """Every tunable of FrankaOpenDrawer-v1, with units; env-local metres."""
+
+    depth: float = 0.3              # cabinet outer extents [m]
+    width: float = 0.4
+    height: float = 0.3
+    travel: float = 0.25            # the drawer's joint range [m]
+    cabinet_x: float = 0.90         # env-local cabinet centre (on the floor); handle 0.2 m closer [m]
+    cabinet_y: float = 0.0
+    x_range: float = 0.04           # +- x randomisation of the cabinet [m]
+    y_range: float = 0.10           # +- y randomisation of the cabinet [m]
+    yaw_range: float = 0.10         # +- yaw randomisation of the cabinet about +z [rad]
+    grip_height: float = 0.02       # the handle's grip point: this far above the handle's centre [m]
+    open_distance: float = 0.15     # success: drawer qpos at least this [m]
+    reach_scale: float = 5.0        # reach term = 1 - tanh(reach_scale * |tcp - grip point|) [1/m]
+    reach_weight: float = 1.0
+    open_weight: float = 2.0        # open term = clamp(qpos / open_distance, 0, 1)
+    success_reward: float = 4.0     # dense reward on success; also the normaliser
+    max_episode_steps: int = 100
+
+
+@register_env("FrankaOpenDrawer-v1", max_episode_steps=FrankaOpenDrawerConfig.max_episode_steps)
+class FrankaOpenDrawerEnv(BaseEnv):
+    """Pull a cabinet's drawer open (see the module docstring)."""
+
+    SUPPORTED_ROBOTS = ("panda",)
+    default_robot_uids = "panda"  # built by BaseEnv._load_agent
+    default_control_mode = "pd_joint_delta_pos"
+    cfg = FrankaOpenDrawerConfig()
+    default_max_episode_steps = cfg.max_episode_steps
+
+    def _load_scene(self, options: dict) -> None:
+        cfg = self.cfg
+        self.scene.add_ground()
+        spec = drawer_cabinet("Cabinet", Pose([cfg.cabinet_x, cfg.cabinet_y, 0.0]), depth=cfg.depth,
+                              width=cfg.width, height=cfg.height, travel=cfg.travel)
+        self.cabinet = self.scene.add(ArticulatedProp(spec), at="/World/Cabinet")
+        # The handle bar's centre in the drawer link's frame (the "handle" shape of drawer_cabinet).
+        handle = next(s for s in spec.links[1].shapes if s.name == "handle")
+        self._handle_local = torch.tensor(handle.pose.position, dtype=torch.float32)
+        self._handle_local[2] += cfg.grip_height
+
+    def _after_reconfigure(self, options: dict) -> None:
+        self.k = tensor_constants(self.cfg, self.device)  # the config as 0-dim tensors, for per-step math
+        self._handle_local = self._handle_local.to(self.device)
+
+    def _initialize_episode(self, env_idx: torch.Tensor, options: dict) -> None:
+        cfg, count, rng = self.cfg, len(env_idx), self.episode_rng
+        pose = self.cabinet.default_pose[env_idx].clone()
+        pose[:, 0] += rng.uniform(env_idx, -cfg.x_range, cfg.x_range, device=self.device)
+        pose[:, 1] += rng.uniform(env_idx, -cfg.y_range, cfg.y_range, device=self.device)
+        half_yaw = rng.uniform(env_idx, -cfg.yaw_range, cfg.yaw_range, device=self.device) / 2
+        pose[:, 3:] = torch.stack([half_yaw.cos(), 0 * half_yaw, 0 * half_yaw, half_yaw.sin()], dim=1)
+        self.cabinet.set_pose(pose, env_ids=env_idx)
+        self.cabinet.set_qpos(torch.zeros(count, 1, device=self.device), env_ids=env_idx)
+        self.cabinet.set_qvel(torch.zeros(count, 1, device=self.device), env_ids=env_idx)
+        self.agent.reset(env_idx)
+
+    def evaluate(self) -> dict:
+        """success bool (N,); drawer_qpos, drawer_qvel (N, 1) [m, m/s]; cabinet/tcp poses (N, 7),
+        handle_pos (the grip point), tcp_to_handle, open_direction (unit, the drawer's way out)
+        (N, 3), world frame."""
+        state = self.cabinet.state
+        qpos, drawer = state.qpos, state.link_pose("drawer")
+        cabinet_pose = state.root_pose
+        handle = drawer[:, :3] + quat_apply(drawer[:, 3:], self._handle_local)
+        tcp_pose = self.agent.tcp_pose
+        return {
+            "success": qpos[:, 0] >= self.k.open_distance,
+            "drawer_qpos": qpos,
+            "drawer_qvel": state.qvel,
+            "cabinet_pose": cabinet_pose,
+            "tcp_pose": tcp_pose,
+            "handle_pos": handle,
+            "tcp_to_handle": handle - tcp_pose[:, :3],
+            "open_direction": quat_apply(cabinet_pose[:, 3:], torch.tensor([-1.0, 0.0, 0.0], device=self.device)),
+        }
+
+    def compute_dense_reward(self, obs, action, info: dict) -> torch.Tensor:
+        """reach + open terms (weights in the config), ``success_reward`` on success; float32 (N,);
+        the terms go to ``info["reward_terms"]``."""
+        k = self.k
+        reach = 1 - torch.tanh(info["tcp_to_handle"].norm(dim=1) * k.reach_scale)
+        opened = (info["drawer_qpos"][:, 0] / k.open_distance).clamp(0, 1)
+        info["reward_terms"] = {"reach": reach, "open": opened}
+        dense = k.reach_weight * reach + k.open_weight * opened
+        return dense.masked_fill_(info["success"], self.cfg.success_reward)
+
+    def compute_normalized_dense_reward(self, obs, action, info: dict) -> torch.Tensor:
+        """Dense reward / ``success_reward``: float32 (N,) in [0, 1]."""
+        return self.compute_dense_reward(obs, action, info) / self.k.success_reward
+
+    def _get_obs_extra(self, info: dict) -> dict:
+        return {
+            "tcp_pose": info["tcp_pose"] - self._origin_poses,  # env-local
+            "cabinet_pose": info["cabinet_pose"] - self._origin_poses,
+            "handle_pos": info["handle_pos"] - self._env_origins,
+            "tcp_to_handle": info["tcp_to_handle"],
+            "drawer_qpos": info["drawer_qpos"],
+            "drawer_qvel": info["drawer_qvel"],
+        }
