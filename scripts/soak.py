@@ -5,6 +5,10 @@ make/close cycles; prints a JSON summary and exits 1 when a check fails.
     python scripts/soak.py --env-steps 2000 --cycles 5      # a short version (the test suite's)
     python scripts/soak.py --cycles 0                       # the long run only
     python scripts/soak.py --env-steps 0 --no-render        # state-only make/close cycles only
+    python scripts/soak.py --env-steps 0 --no-state-cycles  # rendering make/close cycles only
+
+Progress (a JSON line on stderr every tenth of the long run and every 20 cycles) tells where a
+run stopped early stood.
 
 Long run (``soak``): ``--num-envs`` (16) envs of ``--env`` (FrankaLift-v1) behind the vector env
 (same-step autoreset, the task's time limit), ``--env-steps`` (100,000) env steps in total
@@ -88,6 +92,11 @@ def render_objects() -> dict:
     }
 
 
+def progress(section: str, **counts) -> None:
+    """One JSON line on stderr: where a section stands (a run stopped early still tells)."""
+    print(json.dumps({"progress": section, **counts}), file=sys.stderr, flush=True)
+
+
 def _render_system(scene):
     """The render system of a ``sapien.Scene``, None for a state-only scene."""
     try:
@@ -126,7 +135,11 @@ def soak(env_id: str, num_envs: int, env_steps: int, reset_prob: float, reconfig
     counts["nonfinite"] += _nonfinite(obs) + _nonfinite(info)
     faults_before = base.fault_counts.sum()
     warm = None
+    tenth = max(1, batched_steps // 10)
     for t in range(batched_steps):
+        if t % tenth == 0 and t:
+            progress("soak", env_steps=t * num_envs, **process_counts(), nonfinite=counts["nonfinite"],
+                     fault_steps=counts["fault_steps"])
         if t == warmup:
             gc.collect()
             warm = process_counts()
@@ -189,6 +202,9 @@ def cycles(env_id: str, count: int, render: bool, seed: int) -> dict:
     warm = None
     start = time.perf_counter()
     for i in range(count):
+        if i % 20 == 0 and i:
+            progress("rendering" if render else "state", cycles=i, **process_counts(),
+                     **(render_objects() if render else {}))
         if i == warmup:
             gc.collect()
             warm = {**process_counts(), **(render_objects() if render else {})}
@@ -222,6 +238,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--reconfigure-every", type=int, default=2000, help="batched steps between rebuilds (0: never)")
     parser.add_argument("--cycles", type=int, default=200, help="make/close cycles of each kind (0: none)")
     parser.add_argument("--no-render", action="store_true", help="skip the rendering cycles (no Vulkan needed)")
+    parser.add_argument("--no-state-cycles", action="store_true", help="skip the state-only cycles")
     parser.add_argument("--seed", type=int, default=0)
     return parser.parse_args(argv)
 
@@ -233,7 +250,7 @@ def main(argv=None) -> int:
         summary["soak"] = soak(args.env, args.num_envs, args.env_steps, args.reset_prob, args.reconfigure_every,
                                args.seed)
     if args.cycles > 0:
-        summary["cycles"] = [cycles(args.env, args.cycles, False, args.seed)]
+        summary["cycles"] = [] if args.no_state_cycles else [cycles(args.env, args.cycles, False, args.seed)]
         if not args.no_render:
             summary["cycles"].append(cycles(args.env, args.cycles, True, args.seed))
     sections = [summary.get("soak")] + summary.get("cycles", [])

@@ -69,8 +69,9 @@ class SimConfig:
     ``env_spacing``, ``cpu_workers`` our ``num_threads``, ``solver_iterations`` an older name of
     ``solver_position_iterations``).
         detect_faults: check every env after every step and quarantine the ones whose physics
-            went bad (``simulo_envs/envs/faults.py``; a few tenths of a percent of the step
-            time, ``tests/benchmarks/bench_fault_check.py``). The limits below define "bad":
+            went bad (``simulo_envs/envs/faults.py``; about 1 % of the step time at 64 envs,
+            3 % at 16: docs/faults.md, ``tests/benchmarks/bench_fault_check.py``). The limits
+            below define "bad":
         max_linear_speed: [m/s] fault above this speed of any body (prop or articulation root).
             Healthy tabletop scenes stay far below it: measured at most 1.0 m/s over random
             actions in every FrankaLift task; a fall from the box's top (5 m) ends at 9.9 m/s.
