@@ -12,7 +12,10 @@ point ``obs_groups`` at it: ``{"actor": ["policy"], "critic": ["policy"]}``. An 
 domain randomization table adds the group ``"privileged"`` (``info["privileged"]``: each env's
 randomized values, of its new episode for envs just reset): ``{"actor": ["policy"], "critic":
 ["policy", "privileged"]}`` trains an asymmetric actor-critic.
-Extras: ``time_outs`` (bool (N,)); ``episode`` (a dict of 1-D tensors over the envs that finished
+Extras: ``time_outs`` (bool (N,): truncated and not terminated); ``final_obs`` (a TensorDict
+like the observations: each env's observation before its reset; present only on steps where
+some env finished, its other rows hold their current observation), read by
+``simulo_envs.wrappers.rsl_rl_ppo.FinalValuePPO``; ``episode`` (a dict of 1-D tensors over the envs that finished
 in this step: ``success_once``, ``success_at_end`` as float, ``return``, ``length``), present only
 on steps where some env finished, so rsl_rl's logger averages over finished episodes.
 """
@@ -107,7 +110,11 @@ class RslRlVecEnv(VecEnv):
         """Step, autoreset the done envs; returns ``(obs, rewards float32 (N,), dones long (N,), extras)``."""
         obs, reward, terminated, truncated, info = self.venv.step(actions)
         done = terminated | truncated
-        extras: dict[str, Any] = {"time_outs": truncated}
+        # A time-out is a truncation that is not also a termination: only those are bootstrapped.
+        extras: dict[str, Any] = {"time_outs": truncated & ~terminated}
+        if "_final_obs" in info:
+            # final_info is the step's info before the reset: the finished episodes' privileged values.
+            extras["final_obs"] = self._wrap(info["final_obs"], info.get("final_info", info))
         if "_final_info" in info:
             finished = info["_final_info"]
             episode = info["final_info"]["episode"]
