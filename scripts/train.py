@@ -5,6 +5,8 @@
 
 Hyperparameters come from the task (``train_config`` next to it; see
 ``simulo_envs/wrappers/training.py``); ``--num-envs`` / ``--total-timesteps`` override its defaults.
+``--max-minutes`` caps the training's wall-clock: it stops before an iteration that would end past
+the cap, whatever is left of the step budget, and saves ``model_final.pt`` as usual.
 PPO trains whole iterations (num_envs x the config's steps per env): the budget is rounded down to
 them, and the first line printed says exactly what will be trained.
 
@@ -51,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="iterations between checkpoints (default: the config's save_interval)")
     parser.add_argument("--eval-episodes", type=int, default=0,
                         help="evaluate model_final.pt over this many episodes after training (rank 0)")
+    parser.add_argument("--max-minutes", type=float, default=None,
+                        help="wall-clock cap on training: stop before an iteration that would end past it")
     parser.add_argument("--torch-threads", type=int, default=1, help="torch CPU threads per process")
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--sim-backend", default=None, type=sim_backend_arg,
@@ -72,6 +76,8 @@ def main(argv=None) -> None:
         value = getattr(args, name)
         if value is not None and value < (0 if name == "eval_episodes" else 1):
             fail(parser, f"--{name.replace('_', '-')} must be >= {0 if name == 'eval_episodes' else 1}, got {value}")
+    if args.max_minutes is not None and not args.max_minutes > 0:
+        fail(parser, f"--max-minutes must be > 0, got {args.max_minutes}")
     torch.set_num_threads(args.torch_threads)
     try:
         import_task_modules(args.task_module)
@@ -86,7 +92,8 @@ def main(argv=None) -> None:
         print(f"training {plan.describe()}; logs in {log_dir}", flush=True)
     try:
         result = train(plan.env_id, seed=args.seed, log_dir=log_dir, device=device,
-                       checkpoint_every=args.checkpoint_every, progress=not args.no_progress, plan=plan)
+                       checkpoint_every=args.checkpoint_every, progress=not args.no_progress, plan=plan,
+                       max_wall_s=None if args.max_minutes is None else args.max_minutes * 60)
     except SetupError as error:
         fail(parser, str(error))
     if not rank.is_main:

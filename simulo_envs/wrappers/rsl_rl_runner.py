@@ -34,10 +34,15 @@ from rsl_rl.utils.logger import Logger
 
 from simulo_envs.wrappers.distributed import RankInfo, init_process_group
 
-__all__ = ["SimuloRunner", "ProgressLogger", "EPISODE_KEYS"]
+__all__ = ["SimuloRunner", "ProgressLogger", "WallClockLimit", "EPISODE_KEYS"]
 
 EPISODE_KEYS = ("success_once", "success_at_end", "return", "length")
 """Per-episode statistics ``RslRlVecEnv`` reports in ``extras["episode"]`` and the log averages."""
+
+
+class WallClockLimit(Exception):
+    """Raised out of ``OnPolicyRunner.learn`` by ``ProgressLogger.log`` when the next iteration
+    would end past ``max_wall_s``; ``simulo_envs.wrappers.training.train`` catches it."""
 
 
 class ProgressLogger(Logger):
@@ -50,12 +55,14 @@ class ProgressLogger(Logger):
     """
 
     def __init__(self, *, runner: "SimuloRunner", log_dir: Optional[str], progress_total: Optional[int],
-                 desc: str, on_iteration: Optional[Callable[[dict], None]] = None):
+                 desc: str, on_iteration: Optional[Callable[[dict], None]] = None,
+                 max_wall_s: Optional[float] = None):
         info = runner.rank_info
         super().__init__(log_dir=log_dir, cfg=runner.cfg, env_cfg=runner.env.cfg, num_envs=runner.env.num_envs,
                          is_distributed=info.distributed, gpu_world_size=info.world_size,
                          gpu_global_rank=info.rank, device=runner.device)
         self.on_iteration = on_iteration
+        self.max_wall_s = max_wall_s
         self.env_steps = 0
         self.episodes = 0
         self.recent = {key: deque(maxlen=100) for key in EPISODE_KEYS}
@@ -112,6 +119,16 @@ class ProgressLogger(Logger):
             self._write(row, loss_dict, learning_rate, action_std, collect_time + learn_time)
         if self.on_iteration is not None:
             self.on_iteration(row)
+        if self.max_wall_s is not None and self._out_of_time(wall, collect_time + learn_time):
+            raise WallClockLimit(f"stopped after {wall:.0f} s: another iteration would pass {self.max_wall_s:.0f} s")
+
+    def _out_of_time(self, wall: float, iteration_s: float) -> bool:
+        """Whether another iteration (as long as the last) would end past ``max_wall_s``; rank 0
+        decides for every rank (ranks must stop at the same iteration)."""
+        stop = [wall + iteration_s > self.max_wall_s]
+        if self.gpu_world_size > 1:
+            dist.broadcast_object_list(stop, src=0)
+        return bool(stop[0])
 
     def stop_logging_writer(self) -> None:
         """Flush and close the bar, the CSV and the writer."""
@@ -169,6 +186,9 @@ class SimuloRunner(OnPolicyRunner):
         desc: the bar's label.
         on_iteration: called on every rank after each update with the iteration's row
             (``ProgressLogger``'s columns; episode means are ``None`` until an episode finishes).
+        max_wall_s: a wall-clock budget [s] for ``learn`` (rollouts and updates, from its first
+            rollout): after an iteration, if another as long as it would end past the budget,
+            ``learn`` stops by raising ``WallClockLimit`` (rank 0's clock decides for all ranks).
 
     The library prints both networks when it builds them; that output is kept in
     ``self.model_summary`` instead.
@@ -176,7 +196,8 @@ class SimuloRunner(OnPolicyRunner):
 
     def __init__(self, env, train_cfg: dict, log_dir: Optional[str] = None, device: str = "cpu", *,
                  rank_info: RankInfo = RankInfo(), infos: Optional[dict] = None, progress_total: Optional[int] = None,
-                 desc: str = "", on_iteration: Optional[Callable[[dict], None]] = None):
+                 desc: str = "", on_iteration: Optional[Callable[[dict], None]] = None,
+                 max_wall_s: Optional[float] = None):
         self.rank_info = rank_info
         self.infos = dict(infos or {})
         if not rank_info.is_main:
@@ -185,7 +206,7 @@ class SimuloRunner(OnPolicyRunner):
             super().__init__(env, train_cfg, log_dir=log_dir, device=device)
         self.model_summary = printed.getvalue()
         self.logger = ProgressLogger(runner=self, log_dir=log_dir, progress_total=progress_total, desc=desc,
-                                     on_iteration=on_iteration)
+                                     on_iteration=on_iteration, max_wall_s=max_wall_s)
 
     def _configure_multi_gpu(self) -> None:
         """The library's multi-GPU set-up, for any device: ranks from ``self.rank_info``, a gloo group

@@ -276,7 +276,8 @@ class TrainResult:
 def train(env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional[int] = None, seed: int = 0,
           log_dir: str = "runs", device: str = "cpu", checkpoint_every: Optional[int] = None, progress: bool = True,
           on_iteration: Optional[Callable[[dict], None]] = None, env_kwargs: Optional[dict] = None,
-          vector_kwargs: Optional[dict] = None, plan: Optional[TrainPlan] = None) -> TrainResult:
+          vector_kwargs: Optional[dict] = None, plan: Optional[TrainPlan] = None,
+          max_wall_s: Optional[float] = None) -> TrainResult:
     """Train PPO on ``env_id``, in this process or as one rank of a ``torchrun`` launch.
 
     Rank 0 writes to ``log_dir``: ``run.json`` (the plan: env id, envs, ranks, iterations, seed),
@@ -293,14 +294,23 @@ def train(env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional
             ``progress.csv`` row as a dict (episode means ``None`` until an episode finishes).
         plan: a ``plan_training`` result, if the caller checked the request already (it then
             replaces ``env_id``, ``num_envs``, ``total_timesteps``, ``env_kwargs`` and ``vector_kwargs``).
+        max_wall_s: a wall-clock cap [s] on the training loop: training stops before an iteration
+            that would end past it (judged by the last iteration's duration), saves
+            ``model_final.pt`` and returns; ``TrainResult.env_steps`` says what was trained.
 
     Raises:
-        as ``plan_training``; ``ValueError`` for inconsistent ``torchrun`` variables or a plan for
-        another number of ranks; ``SetupError`` when the envs cannot be built.
+        as ``plan_training``; ``ValueError`` for inconsistent ``torchrun`` variables, a plan for
+        another number of ranks or a ``max_wall_s`` that is not > 0; ``SetupError`` when the envs
+        cannot be built.
     """
     from simulo_envs.wrappers.distributed import close_process_group, rank_device, rank_info, rank_seeds
     from simulo_envs.wrappers.rsl_rl_runner import SimuloRunner
 
+    from simulo_envs.wrappers.rsl_rl_runner import WallClockLimit
+
+    if max_wall_s is not None and (isinstance(max_wall_s, bool) or not isinstance(max_wall_s, (int, float))
+                                   or not max_wall_s > 0):
+        raise ValueError(f"max_wall_s must be a number of seconds > 0, got {max_wall_s!r}")
     rank = rank_info()
     if plan is None:
         plan = plan_training(env_id, num_envs, total_timesteps, rank.world_size, env_kwargs, vector_kwargs)
@@ -325,10 +335,13 @@ def train(env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional
     try:
         runner = SimuloRunner(env, copy.deepcopy(config["runner"]), log_dir=log_dir, device=device,
                               rank_info=rank, infos=infos, desc=plan.env_id, on_iteration=on_iteration,
-                              progress_total=plan.env_steps if progress else None)
+                              progress_total=plan.env_steps if progress else None, max_wall_s=max_wall_s)
         torch.manual_seed(_policy_seed(seed, rank.rank))
         start = time.perf_counter()
-        runner.learn(plan.iterations)
+        try:
+            runner.learn(plan.iterations)
+        except WallClockLimit:
+            runner.logger.stop_logging_writer()   # what learn() does after its last iteration
         wall = time.perf_counter() - start
         checkpoint = None
         if rank.is_main:
