@@ -5,7 +5,9 @@
 
 The deterministic policy (the Gaussian's mean) runs one episode per env, in batches of at most
 ``--max-envs`` envs, with the task's terminations on: an episode counts as a success when the
-task reports success at some step. Episode ``k`` uses seed ``--seed + k``. A checkpoint from a
+task reports success at some step. ``--full-episodes`` ignores terminations instead: every
+episode runs to the time limit, and "success at end" then says whether the success still holds
+at the last step (a lifted cube still held up). Episode ``k`` uses seed ``--seed + k``. A checkpoint from a
 torchrun training (any number of ranks) evaluates here in one process. A progress bar counts the
 finished episodes; the summary follows, or with ``--json`` one JSON line. Several checkpoints are
 evaluated in turn (one line each); ``--csv FILE`` also writes one row per checkpoint (its env steps
@@ -39,6 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--episodes", type=int, default=100)
     parser.add_argument("--seed", type=int, default=10_000, help="evaluation seeds differ from training's")
     parser.add_argument("--max-envs", type=int, default=100)
+    parser.add_argument("--full-episodes", action="store_true",
+                        help="ignore terminations: every episode runs to the time limit, and success at "
+                             "end says whether the success still holds at the last step")
     parser.add_argument("--task-module", action="append", default=[], metavar="MODULE",
                         help="import MODULE first (it registers your tasks); repeatable")
     parser.add_argument("--video-dir", default=None, help="also write a video of the policy (4 envs, tiled) here")
@@ -63,7 +68,8 @@ def main(argv=None) -> None:
             if not summaries:
                 import_task_modules(args.task_module)
             summary = evaluate(checkpoint, args.episodes, seed=args.seed, max_envs=args.max_envs,
-                               device=args.device, progress=not (args.no_progress or args.json))
+                               device=args.device, progress=not (args.no_progress or args.json),
+                               full_episodes=args.full_episodes)
             if args.video_dir and checkpoint == checkpoints[-1]:
                 summary["video"] = record_policy_video(checkpoint, args.video_dir, seed=args.seed, device=args.device)
         except (OSError, LookupError, ValueError, TypeError, ImportError, RuntimeError) as error:
@@ -92,7 +98,8 @@ def _describe(summary: dict, several: bool) -> str:
 
 
 def _write_csv(path: str, summaries: list[dict]) -> None:
-    columns = ["checkpoint", "env_steps", "episodes", "success_rate", "success_at_end", "mean_return", "mean_length"]
+    columns = ["checkpoint", "env_steps", "episodes", "success_rate", "success_at_end", "mean_return", "mean_length",
+               "full_episodes"]
     with open(path, "w", newline="") as handle:
         table = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
         table.writeheader()

@@ -200,7 +200,7 @@ def plan_training(env_id: str, num_envs: Optional[int] = None, total_timesteps: 
 
 
 def make_rsl_env(env: Union[str, type], num_envs: int, config: dict, seed: Union[None, int, Sequence[int]],
-                 evaluation: bool = False):
+                 evaluation: bool = False, full_episodes: bool = False):
     """An ``RslRlVecEnv`` over ``env`` (an id, a ``"module:Class"`` string or a class) built from ``config``.
 
     A registered id gets its registration's keywords (``max_episode_steps``), as ``gym.make`` would;
@@ -209,7 +209,8 @@ def make_rsl_env(env: Union[str, type], num_envs: int, config: dict, seed: Union
     ``seed``: as ``BaseEnv.reset`` (an int ``s`` gives env ``i`` the seed ``s + i``; a list gives
     one seed per env). ``evaluation=True`` keeps the env's terminations (``ignore_terminations``
     off), so an episode ends at its first success: success then means "reached within
-    ``max_episode_steps``".
+    ``max_episode_steps``"; with ``full_episodes=True`` as well, an evaluation env ignores
+    terminations instead, so every episode runs to the time limit.
     """
     from simulo_envs.wrappers.rsl_rl import RslRlVecEnv
     from simulo_envs.wrappers.vector import make_vector_env
@@ -222,7 +223,7 @@ def make_rsl_env(env: Union[str, type], num_envs: int, config: dict, seed: Union
         cls = env
     vector_kwargs = dict(config.get("vector_kwargs", {}))
     if evaluation:
-        vector_kwargs["ignore_terminations"] = False
+        vector_kwargs["ignore_terminations"] = bool(full_episodes)
     venv = make_vector_env(cls, num_envs=num_envs, record_metrics=True, **env_kwargs, **vector_kwargs)
     env = RslRlVecEnv(venv)
     env.reset(seed=seed)   # after the adapter's own unseeded reset, so episode 0 of env i uses seed s + i
@@ -388,26 +389,30 @@ def _evaluation_runner(env, infos: dict, checkpoint: str, device: str):
     return runner.get_inference_policy(device)
 
 
-def load_policy(checkpoint: str, num_envs: int, seed: int, device: str = "cpu"):
-    """``(env, policy, infos)``: an evaluation env (terminations on) and the deterministic policy,
-    in this process, from a checkpoint of any number of ranks.
+def load_policy(checkpoint: str, num_envs: int, seed: int, device: str = "cpu", full_episodes: bool = False):
+    """``(env, policy, infos)``: an evaluation env (terminations on; off with ``full_episodes``) and
+    the deterministic policy, in this process, from a checkpoint of any number of ranks.
 
     Raises:
         FileNotFoundError / ValueError: as ``_read_checkpoint``; KeyError: its task is unknown here.
     """
     infos = _read_checkpoint(checkpoint, device)
-    env = make_rsl_env(infos["env_id"], num_envs, infos["train_config"], seed, evaluation=True)
+    env = make_rsl_env(infos["env_id"], num_envs, infos["train_config"], seed, evaluation=True,
+                       full_episodes=full_episodes)
     return env, _evaluation_runner(env, infos, checkpoint, device), infos
 
 
 def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int = 100, device: str = "cpu",
-             progress: bool = False) -> dict[str, Any]:
+             progress: bool = False, full_episodes: bool = False) -> dict[str, Any]:
     """Run ``episodes`` episodes with the deterministic policy, one per env, in batches of at most
     ``max_envs`` envs (batch ``b`` reseeds the envs with ``seed + episodes done so far``, so episode
     ``k`` always uses seed ``seed + k``).
 
     Returns ``{"env_id", "episodes", "success_rate", "success_at_end", "mean_return", "mean_length",
-    "env_steps"}``. Success = the task's success at some step of the episode (it terminates there).
+    "env_steps", "full_episodes"}``. Success = the task's success at some step of the episode (it
+    terminates there). ``full_episodes=True`` ignores terminations, so every episode runs to the time
+    limit: ``success_rate`` is still success at some step (the same episodes up to it), and
+    ``success_at_end`` says whether the success still holds at the last step (a lifted cube still up).
 
     Raises:
         ValueError: ``episodes`` or ``max_envs`` < 1; as ``load_policy``.
@@ -418,7 +423,7 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be an int >= 1, got {value!r}")
     results: list[tuple[bool, bool, float, int]] = []
-    env, policy, infos = load_policy(checkpoint, min(max_envs, episodes), seed, device)
+    env, policy, infos = load_policy(checkpoint, min(max_envs, episodes), seed, device, full_episodes)
     bar = tqdm(total=episodes, unit="episode", desc=f"evaluating {infos['env_id']}", disable=not progress)
     try:
         while len(results) < episodes:
@@ -433,7 +438,8 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
     columns = list(zip(*results))
     return {"env_id": infos["env_id"], "episodes": n, "success_rate": sum(columns[0]) / n,
             "success_at_end": sum(columns[1]) / n, "mean_return": sum(columns[2]) / n,
-            "mean_length": sum(columns[3]) / n, "env_steps": infos.get("env_steps")}
+            "mean_length": sum(columns[3]) / n, "env_steps": infos.get("env_steps"),
+            "full_episodes": bool(full_episodes)}
 
 
 def _run_episodes(env, policy, count: int, bar) -> list[tuple[bool, bool, float, int]]:
