@@ -41,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--episodes", type=int, default=100)
     parser.add_argument("--seed", type=int, default=10_000, help="evaluation seeds differ from training's")
     parser.add_argument("--max-envs", type=int, default=100)
+    parser.add_argument("--num-workers", type=int, default=1, help="worker processes stepping the evaluation envs")
     parser.add_argument("--full-episodes", action="store_true",
                         help="ignore terminations: every episode runs to the time limit, and success at "
                              "end says whether the success still holds at the last step")
@@ -57,7 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
-    for name in ("episodes", "max_envs"):
+    for name in ("episodes", "max_envs", "num_workers"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
     torch.set_num_threads(1)
@@ -69,7 +70,7 @@ def main(argv=None) -> None:
                 import_task_modules(args.task_module)
             summary = evaluate(checkpoint, args.episodes, seed=args.seed, max_envs=args.max_envs,
                                device=args.device, progress=not (args.no_progress or args.json),
-                               full_episodes=args.full_episodes)
+                               full_episodes=args.full_episodes, num_workers=args.num_workers)
             if args.video_dir and checkpoint == checkpoints[-1]:
                 summary["video"] = record_policy_video(checkpoint, args.video_dir, seed=args.seed, device=args.device)
         except (OSError, LookupError, ValueError, TypeError, ImportError, RuntimeError) as error:

@@ -200,7 +200,8 @@ def plan_training(env_id: str, num_envs: Optional[int] = None, total_timesteps: 
 
 
 def make_rsl_env(env: Union[str, type], num_envs: int, config: dict, seed: Union[None, int, Sequence[int]],
-                 evaluation: bool = False, full_episodes: bool = False):
+                 evaluation: bool = False, full_episodes: bool = False,
+                 num_workers: Union[None, int, str] = None):
     """An ``RslRlVecEnv`` over ``env`` (an id, a ``"module:Class"`` string or a class) built from ``config``.
 
     A registered id gets its registration's keywords (``max_episode_steps``), as ``gym.make`` would;
@@ -210,7 +211,9 @@ def make_rsl_env(env: Union[str, type], num_envs: int, config: dict, seed: Union
     one seed per env). ``evaluation=True`` keeps the env's terminations (``ignore_terminations``
     off), so an episode ends at its first success: success then means "reached within
     ``max_episode_steps``"; with ``full_episodes=True`` as well, an evaluation env ignores
-    terminations instead, so every episode runs to the time limit.
+    terminations instead, so every episode runs to the time limit. ``num_workers``: the vector
+    env's worker processes; ``None`` means the config's for training and 1 (this process) for
+    evaluation (how many processes trained a policy does not change it).
     """
     from simulo_envs.wrappers.rsl_rl import RslRlVecEnv
     from simulo_envs.wrappers.vector import make_vector_env
@@ -224,6 +227,9 @@ def make_rsl_env(env: Union[str, type], num_envs: int, config: dict, seed: Union
     vector_kwargs = dict(config.get("vector_kwargs", {}))
     if evaluation:
         vector_kwargs["ignore_terminations"] = bool(full_episodes)
+        vector_kwargs["num_workers"] = 1
+    if num_workers is not None:
+        vector_kwargs["num_workers"] = num_workers
     venv = make_vector_env(cls, num_envs=num_envs, record_metrics=True, **env_kwargs, **vector_kwargs)
     env = RslRlVecEnv(venv)
     env.reset(seed=seed)   # after the adapter's own unseeded reset, so episode 0 of env i uses seed s + i
@@ -389,21 +395,24 @@ def _evaluation_runner(env, infos: dict, checkpoint: str, device: str):
     return runner.get_inference_policy(device)
 
 
-def load_policy(checkpoint: str, num_envs: int, seed: int, device: str = "cpu", full_episodes: bool = False):
-    """``(env, policy, infos)``: an evaluation env (terminations on; off with ``full_episodes``) and
-    the deterministic policy, in this process, from a checkpoint of any number of ranks.
+def load_policy(checkpoint: str, num_envs: int, seed: int, device: str = "cpu", full_episodes: bool = False,
+                num_workers: Union[int, str] = 1):
+    """``(env, policy, infos)``: an evaluation env (terminations on; off with ``full_episodes``;
+    its envs in ``num_workers`` processes) and the deterministic policy, in this process, from a
+    checkpoint of any number of ranks and workers.
 
     Raises:
         FileNotFoundError / ValueError: as ``_read_checkpoint``; KeyError: its task is unknown here.
     """
     infos = _read_checkpoint(checkpoint, device)
     env = make_rsl_env(infos["env_id"], num_envs, infos["train_config"], seed, evaluation=True,
-                       full_episodes=full_episodes)
+                       full_episodes=full_episodes, num_workers=num_workers)
     return env, _evaluation_runner(env, infos, checkpoint, device), infos
 
 
 def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int = 100, device: str = "cpu",
-             progress: bool = False, full_episodes: bool = False) -> dict[str, Any]:
+             progress: bool = False, full_episodes: bool = False,
+             num_workers: Union[int, str] = 1) -> dict[str, Any]:
     """Run ``episodes`` episodes with the deterministic policy, one per env, in batches of at most
     ``max_envs`` envs (batch ``b`` reseeds the envs with ``seed + episodes done so far``, so episode
     ``k`` always uses seed ``seed + k``).
@@ -413,6 +422,7 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
     terminates there). ``full_episodes=True`` ignores terminations, so every episode runs to the time
     limit: ``success_rate`` is still success at some step (the same episodes up to it), and
     ``success_at_end`` says whether the success still holds at the last step (a lifted cube still up).
+    ``num_workers``: worker processes of the evaluation env (``make_vector_env``).
 
     Raises:
         ValueError: ``episodes`` or ``max_envs`` < 1; as ``load_policy``.
@@ -423,7 +433,7 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be an int >= 1, got {value!r}")
     results: list[tuple[bool, bool, float, int]] = []
-    env, policy, infos = load_policy(checkpoint, min(max_envs, episodes), seed, device, full_episodes)
+    env, policy, infos = load_policy(checkpoint, min(max_envs, episodes), seed, device, full_episodes, num_workers)
     bar = tqdm(total=episodes, unit="episode", desc=f"evaluating {infos['env_id']}", disable=not progress)
     try:
         while len(results) < episodes:
@@ -477,7 +487,8 @@ def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed
     base = cls(num_envs=num_envs, render_mode="rgb_array", human_render_camera_configs=dict(width=size, height=size),
                **{**_registered_kwargs(env_id), **config.get("env_kwargs", {})})
     recorder = RecordEpisode(base, video_dir, save_on_reset=False)
-    vector_kwargs = {k: v for k, v in config.get("vector_kwargs", {}).items() if k != "ignore_terminations"}
+    vector_kwargs = {k: v for k, v in config.get("vector_kwargs", {}).items()
+                     if k not in ("ignore_terminations", "num_workers")}   # filmed in this process
     venv = SimuloVectorEnv(recorder, ignore_terminations=False, record_metrics=True, **vector_kwargs)
     venv.reset(seed=seed)
     env = RslRlVecEnv(venv)
