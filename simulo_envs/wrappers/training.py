@@ -391,7 +391,8 @@ def _evaluation_runner(env, infos: dict, checkpoint: str, device: str):
     from simulo_envs.wrappers.rsl_rl_runner import SimuloRunner
 
     runner = SimuloRunner(env, copy.deepcopy(infos["train_config"]["runner"]), device=device)
-    runner.load(checkpoint, map_location=device)
+    # The policy is the actor alone: a checkpoint stripped of its critic and optimizer state still evaluates.
+    runner.load(checkpoint, load_cfg={"actor": True}, map_location=device)
     return runner.get_inference_policy(device)
 
 
