@@ -9,12 +9,15 @@ Per seed, one colour: the evaluation success rate of its checkpoints (determinis
 markers) and the training success (``success_once`` of the last 100 finished training episodes,
 stochastic policy, thin). Left panel against env steps, right panel against the training's
 wall-clock minutes (a checkpoint sits at the wall-clock of the iteration that wrote it).
-``--target`` draws a horizontal goal line; ``--minutes`` a vertical time budget. Needs matplotlib.
+``--target`` draws a horizontal goal line; ``--minutes`` a vertical time budget; ``--reference
+CSV LABEL`` another library's training success (a CSV with ``env_steps``, ``wall_s``,
+``success_once`` columns, e.g. ``scripts/train_sb3.py``'s ``progress.csv``), dashed grey. Needs matplotlib.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import os
 import sys
 
@@ -27,16 +30,35 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from plot_training import _known, default_title, read_run  # noqa: E402
 
 
-def main(argv=None) -> None:
+def read_reference(path: str) -> tuple[list[int], list[float], list[float]]:
+    """``(env_steps, wall-clock minutes, success_once)`` of the rows of ``path`` where success is known.
+
+    Raises:
+        OSError: no such file. ValueError: no ``env_steps``, ``wall_s``, ``success_once`` columns, or no rows.
+    """
+    with open(path) as handle:
+        rows = list(csv.DictReader(handle))
+    if not rows or not {"env_steps", "wall_s", "success_once"} <= set(rows[0]):
+        raise ValueError(f"{path} holds no env_steps, wall_s, success_once rows")
+    rows = [r for r in rows if r["success_once"] not in ("", "nan")]
+    return ([int(r["env_steps"]) for r in rows], [float(r["wall_s"]) / 60 for r in rows],
+            [float(r["success_once"]) for r in rows])
+
+
+def main(argv=None):
+    """Draw and save the figure; returns it (a matplotlib ``Figure``)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("progress_csv", nargs="+", help="one progress.csv per seed")
     parser.add_argument("-o", "--output", required=True, help="the output image (.png, .pdf, .svg)")
     parser.add_argument("--title", default=None, help="default: from the runs' run.json")
     parser.add_argument("--target", type=float, default=None, help="a goal success rate in [0, 1]")
     parser.add_argument("--minutes", type=float, default=None, help="a wall-clock budget [min]")
+    parser.add_argument("--reference", nargs=2, metavar=("CSV", "LABEL"), default=None,
+                        help="another run's training success (env_steps, wall_s, success_once columns)")
     args = parser.parse_args(argv)
     try:
         runs = [read_run(path) for path in args.progress_csv]
+        reference = read_reference(args.reference[0]) if args.reference else None
     except (OSError, ValueError) as error:
         parser.error(str(error))
     fig, (by_steps, by_time) = plt.subplots(1, 2, figsize=(12, 4.2), dpi=110, sharey=True)
@@ -55,6 +77,10 @@ def main(argv=None) -> None:
             by_time.plot([wall_at.get(s, 0.0) for s, _ in points], [r for _, r in points], "o-", color=colour, lw=2,
                          ms=4)
         by_steps.plot([], [], color=colour, lw=0.8, alpha=0.6, label=f"seed {seed}: training episodes (stochastic)")
+    if reference is not None:
+        steps, wall_min, rate = reference
+        by_steps.plot(steps, rate, color="0.4", ls="--", lw=1, label=f"{args.reference[1]}: training episodes")
+        by_time.plot(wall_min, rate, color="0.4", ls="--", lw=1)
     for axis, label in ((by_steps, "env steps"), (by_time, "training wall-clock [min]")):
         if args.target is not None:
             axis.axhline(args.target, color="k", ls=":", lw=1)
@@ -69,6 +95,7 @@ def main(argv=None) -> None:
     fig.tight_layout()
     fig.savefig(args.output)
     print(f"wrote {args.output}")
+    return fig
 
 
 if __name__ == "__main__":
