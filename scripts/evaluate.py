@@ -17,7 +17,8 @@ and success rates), which ``scripts/plot_training.py`` draws when the file is na
 A task of your own is found again through the module the checkpoint names; ``--task-module``
 imports more modules first (from the current directory or the Python path).
 
-``--video-dir DIR`` also films the (last) checkpoint's policy for one episode in 4 envs (tiled) and writes
+``--video-dir DIR`` also films the (last) checkpoint's policy for one episode in 4 envs (tiled; to the
+time limit with ``--full-episodes``) and writes
 ``DIR/<env_id>.mp4`` (needs a Vulkan driver; ``make`` installs a software one).
 """
 
@@ -72,7 +73,8 @@ def main(argv=None) -> None:
                                device=args.device, progress=not (args.no_progress or args.json),
                                full_episodes=args.full_episodes, num_workers=args.num_workers)
             if args.video_dir and checkpoint == checkpoints[-1]:
-                summary["video"] = record_policy_video(checkpoint, args.video_dir, seed=args.seed, device=args.device)
+                summary["video"] = record_policy_video(checkpoint, args.video_dir, seed=args.seed,
+                                                       device=args.device, full_episodes=args.full_episodes)
         except (OSError, LookupError, ValueError, TypeError, ImportError, RuntimeError) as error:
             message = str(error.args[0]) if error.args else repr(error)
             parser.error(f"{checkpoint}: {message}" if len(checkpoints) > 1 else message)

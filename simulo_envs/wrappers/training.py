@@ -475,9 +475,11 @@ def _run_episodes(env, policy, count: int, bar) -> list[tuple[bool, bool, float,
 
 
 def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed: int = 10_000,
-                        device: str = "cpu", size: int = 256) -> str:
+                        device: str = "cpu", size: int = 256, full_episodes: bool = False) -> str:
     """Film the deterministic policy of ``checkpoint`` for one episode per env (``num_envs`` envs
-    tiled, ``size`` px each) and write ``<video_dir>/<env_id>.mp4``; returns the path."""
+    tiled, ``size`` px each) and write ``<video_dir>/<env_id>.mp4``; returns the path.
+    ``full_episodes``: ignore terminations, so every episode runs to the time limit (shows whether
+    a success holds, e.g. a lifted cube kept up)."""
     from simulo_envs.wrappers.record import RecordEpisode
     from simulo_envs.wrappers.rsl_rl import RslRlVecEnv
     from simulo_envs.wrappers.vector import SimuloVectorEnv
@@ -490,7 +492,7 @@ def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed
     recorder = RecordEpisode(base, video_dir, save_on_reset=False)
     vector_kwargs = {k: v for k, v in config.get("vector_kwargs", {}).items()
                      if k not in ("ignore_terminations", "num_workers")}   # filmed in this process
-    venv = SimuloVectorEnv(recorder, ignore_terminations=False, record_metrics=True, **vector_kwargs)
+    venv = SimuloVectorEnv(recorder, ignore_terminations=full_episodes, record_metrics=True, **vector_kwargs)
     venv.reset(seed=seed)
     env = RslRlVecEnv(venv)
     policy = _evaluation_runner(env, infos, checkpoint, device)
