@@ -90,7 +90,7 @@ def main(argv=None):
         by_time.axvline(args.minutes, color="k", ls="--", lw=1)
     by_steps.set_ylabel("success rate")
     by_steps.set_ylim(-0.02, 1.02)
-    by_steps.legend(fontsize=7, loc="upper left")
+    by_steps.legend(fontsize=7, loc="lower right")
     fig.suptitle(args.title or default_title(runs))
     fig.tight_layout()
     fig.savefig(args.output)
