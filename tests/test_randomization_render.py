@@ -66,6 +66,12 @@ def test_camera_jitter_shifts_the_image_by_the_expected_pixels(env):
         with pytest.raises(error):
             camera.set_pose_jitter(bad, env_ids=ids)
     assert torch.equal(camera.local_pose, local)  # nothing was written
+    # a position jitter of 5 cm along env-local +x (the image's up) moves the cube's top face
+    # (0.05 m high, so 0.75 m away) down the image by focal * 0.05 / 0.75 px
+    camera.set_pose_jitter([[0.05, 0, 0, 0, 0, 0]], env_ids=[1])
+    _, seg = _frame(u)
+    rows = [np.nonzero(_block_mask(u, seg[i]))[0].mean() for i in range(2)]
+    assert rows[1] - rows[0] == pytest.approx(focal * 0.05 / (HEIGHT - 0.05), abs=0.6)
     camera.set_pose_jitter(torch.zeros(6))  # back to the configured pose everywhere
     assert torch.allclose(camera.local_pose, camera.default_local_pose.expand(2, 7), atol=1e-6)
 
