@@ -9,6 +9,9 @@
 but FrankaReach-v1) and runs the env in ``pd_ee_delta_pos``; ``--policy random`` uses the env's
 default control mode.
 
+``--num-workers P`` (or ``auto``: the usable cores) steps the envs in P worker processes
+(``docs/scale_out.md``); the expert then reads the state it needs from ``info``.
+
 Finished envs are reset on their own (a partial reset) until ``--episodes`` episodes are done.
 With ``--json`` the last line is one JSON object: success_rate, episodes, steps_per_second
 (env steps per second of the stepping loop, all envs together).
@@ -26,9 +29,11 @@ import torch
 from tqdm import tqdm
 
 import simulo_envs  # noqa: F401  (registers the tasks)
+from simulo_envs.envs.registration import REGISTERED
 from simulo_envs.policies import EXPERTS
 from simulo_envs.sim import sim_backend_arg
 from simulo_envs.wrappers.record import RecordEpisode
+from simulo_envs.wrappers.sharded import ShardedEnv, num_workers_arg, resolve_num_workers
 
 
 def parse_args() -> argparse.Namespace:
@@ -43,7 +48,13 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
     parser.add_argument("--sim-backend", default="auto", type=sim_backend_arg,
                         help="auto, physx_cpu, physx_cuda[:N] or physx_cuda_emulated (default auto)")
+    parser.add_argument("--num-workers", type=num_workers_arg, default=1, metavar="P",
+                        help="worker processes stepping the envs: an int (default 1: this process) or 'auto'")
     args = parser.parse_args()
+    try:
+        args.num_workers = resolve_num_workers(args.num_workers, max(args.num_envs, 1))
+    except ValueError as exc:
+        parser.error(f"--num-workers: {exc}")
     if args.num_envs < 1:
         parser.error("--num-envs must be >= 1")
     if args.episodes is not None and args.episodes < 1:
@@ -58,12 +69,15 @@ def parse_args() -> argparse.Namespace:
 
 
 def run(env_id: str, num_envs: int, episodes: int, seed: int, policy: str = "expert", progress: bool = True,
-        video: str | None = None, sim_backend: str = "auto") -> dict:
+        video: str | None = None, sim_backend: str = "auto", num_workers: int = 1) -> dict:
     """Roll out ``policy`` until ``episodes`` episodes end; return the summary."""
     kwargs = {"control_mode": "pd_ee_delta_pos"} if policy == "expert" else {}
     if video:
         kwargs.update(render_mode="rgb_array", human_render_camera_configs=dict(width=256, height=256))
-    env = gym.make(env_id, num_envs=num_envs, sim_backend=sim_backend, **kwargs)
+    if num_workers == 1:
+        env = gym.make(env_id, num_envs=num_envs, sim_backend=sim_backend, **kwargs)
+    else:
+        env = ShardedEnv(REGISTERED[env_id], num_envs, num_workers, {"sim_backend": sim_backend, **kwargs})
     if video:
         env = RecordEpisode(env, os.path.dirname(os.path.abspath(video)), save_on_reset=False)
     expert = EXPERTS[env_id](env) if policy == "expert" else None
@@ -71,7 +85,7 @@ def run(env_id: str, num_envs: int, episodes: int, seed: int, policy: str = "exp
     generator = torch.Generator().manual_seed(seed)
     low = torch.from_numpy(base.single_action_space.low).to(base.device)
     high = torch.from_numpy(base.single_action_space.high).to(base.device)
-    env.reset(seed=seed)
+    info = env.reset(seed=seed)[1]
     returns = torch.zeros(num_envs, device=base.device)
     finished: list[dict] = []
     steps = 0
@@ -79,7 +93,7 @@ def run(env_id: str, num_envs: int, episodes: int, seed: int, policy: str = "exp
     start = time.perf_counter()
     while len(finished) < episodes:
         if expert is not None:
-            action = expert.act()
+            action = expert.act(info)
         else:
             action = low + (high - low) * torch.rand(num_envs, low.shape[0], generator=generator).to(base.device)
         _, reward, terminated, truncated, info = env.step(action)
@@ -93,7 +107,7 @@ def run(env_id: str, num_envs: int, episodes: int, seed: int, policy: str = "exp
                 bar.update(1)
         if done:
             returns[done] = 0
-            env.reset(options={"env_idx": done})
+            info = env.reset(options={"env_idx": done})[1]  # every env's info: the expert's next input
     elapsed = time.perf_counter() - start
     bar.close()
     if video:
@@ -109,7 +123,7 @@ def main() -> None:
     args = parse_args()
     episodes = args.episodes or args.num_envs
     summary = run(args.env_id, args.num_envs, episodes, args.seed, args.policy, video=args.video,
-                  sim_backend=args.sim_backend)
+                  sim_backend=args.sim_backend, num_workers=args.num_workers)
     print(f"\n{'episode':>7} {'env':>4} {'return':>9} {'length':>6} {'success':>8}")
     for k, ep in enumerate(summary["per_episode"]):
         print(f"{k:>7} {ep['env']:>4} {ep['return']:>9.3f} {ep['length']:>6} {str(ep['success']):>8}")

@@ -33,6 +33,7 @@ import sys
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
+from simulo_envs.wrappers.sharded import num_workers_arg
 from simulo_envs.wrappers.training import evaluate, import_task_modules, record_policy_video
 
 
@@ -42,7 +43,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--episodes", type=int, default=100)
     parser.add_argument("--seed", type=int, default=10_000, help="evaluation seeds differ from training's")
     parser.add_argument("--max-envs", type=int, default=100)
-    parser.add_argument("--num-workers", type=int, default=1, help="worker processes stepping the evaluation envs")
     parser.add_argument("--full-episodes", action="store_true",
                         help="ignore terminations: every episode runs to the time limit, and success at "
                              "end says whether the success still holds at the last step")
@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="import MODULE first (it registers your tasks); repeatable")
     parser.add_argument("--video-dir", default=None, help="also write a video of the policy (4 envs, tiled) here")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--num-workers", type=num_workers_arg, default=1, metavar="P",
+                        help="worker processes stepping the evaluation envs: an int or 'auto' (default 1: in process)")
     parser.add_argument("--json", action="store_true", help="print each summary as one JSON line")
     parser.add_argument("--csv", default=None, help="write one row per checkpoint to this CSV file")
     parser.add_argument("--no-progress", action="store_true")
@@ -59,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
-    for name in ("episodes", "max_envs", "num_workers"):
+    for name in ("episodes", "max_envs"):  # --num-workers is checked by its type
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
     torch.set_num_threads(1)

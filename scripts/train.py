@@ -34,6 +34,7 @@ import torch
 import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.sim import sim_backend_arg
 from simulo_envs.wrappers.distributed import rank_device, rank_info
+from simulo_envs.wrappers.sharded import num_workers_arg
 from simulo_envs.wrappers.training import SetupError, evaluate, import_task_modules, plan_training, train
 
 
@@ -53,12 +54,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="iterations between checkpoints (default: the config's save_interval)")
     parser.add_argument("--eval-episodes", type=int, default=0,
                         help="evaluate model_final.pt over this many episodes after training (rank 0)")
-    parser.add_argument("--num-workers", default=None,
-                        help="worker processes per rank stepping its envs: an int or auto (default: the config's)")
     parser.add_argument("--max-minutes", type=float, default=None,
                         help="wall-clock cap on training: stop before an iteration that would end past it")
     parser.add_argument("--torch-threads", type=int, default=1, help="torch CPU threads per process")
     parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--num-workers", type=num_workers_arg, default=None, metavar="P",
+                        help="worker processes per rank stepping its envs: an int or 'auto' (default: the config's; "
+                             "docs/scale_out.md)")
     parser.add_argument("--sim-backend", default=None, type=sim_backend_arg,
                         help="auto, physx_cpu, physx_cuda[:N] or physx_cuda_emulated (default: the task's config)")
     return parser
@@ -69,14 +71,6 @@ def fail(parser: argparse.ArgumentParser, message: str) -> None:
     if rank_info().is_main:
         parser.error(message)
     sys.exit(2)
-
-
-def _workers(text: str):
-    """``--num-workers``: ``"auto"`` or an int >= 1 (``make_vector_env`` checks it against the envs)."""
-    value = text if text == "auto" else int(text) if text.strip().isdigit() else None
-    if value is None or value == 0:
-        raise ValueError(f"--num-workers must be an int >= 1 or 'auto', got {text!r}")
-    return value
 
 
 def main(argv=None) -> None:
@@ -94,9 +88,8 @@ def main(argv=None) -> None:
         rank = rank_info()
         device = rank_device(args.device, rank)
         env_kwargs = {} if args.sim_backend is None else {"sim_backend": args.sim_backend}
-        vector_kwargs = {} if args.num_workers is None else {"num_workers": _workers(args.num_workers)}
-        plan = plan_training(args.env_id, args.num_envs, args.total_timesteps, rank.world_size, env_kwargs,
-                             vector_kwargs)
+        vector_kwargs = {} if args.num_workers is None else {"num_workers": args.num_workers}
+        plan = plan_training(args.env_id, args.num_envs, args.total_timesteps, rank.world_size, env_kwargs, vector_kwargs)
     except (LookupError, ValueError, TypeError, ImportError) as error:
         fail(parser, str(error.args[0]) if error.args else repr(error))
     log_dir = args.log_dir or os.path.join("runs", args.env_id.replace(":", "."), f"seed{args.seed}")
@@ -116,7 +109,7 @@ def main(argv=None) -> None:
           f"({result.steps_per_second:,.0f} steps/s); {success}; checkpoint {result.checkpoint}")
     if args.eval_episodes:
         summary = evaluate(result.checkpoint, args.eval_episodes, device=device,
-                           progress=not args.no_progress)
+                           progress=not args.no_progress, num_workers=args.num_workers)
         with open(os.path.join(log_dir, "evaluation.json"), "w") as handle:
             json.dump(summary, handle)
         print(f"evaluation: success rate {summary['success_rate']:.1%} over {summary['episodes']} episodes")

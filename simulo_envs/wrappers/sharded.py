@@ -56,7 +56,7 @@ from simulo_envs.envs.base_env import episode_seeds
 from simulo_envs.envs.reset_options import check_reset_option_keys
 from simulo_envs.wrappers.workers import PICKLED, Field, field_array, field_for, place, worker_main
 
-__all__ = ["ShardedEnv", "WorkerError", "resolve_num_workers", "shard_bounds"]
+__all__ = ["ShardedEnv", "WorkerError", "num_workers_arg", "resolve_num_workers", "shard_bounds"]
 
 SEGMENT_PREFIX = "simulo_shm_"
 """Shared-memory segments of sharded envs are named ``/dev/shm/simulo_shm_<parent pid>_<token>``."""
@@ -88,6 +88,25 @@ def resolve_num_workers(num_workers: Union[int, str], num_envs: int) -> int:
     if num_workers > num_envs:
         raise ValueError(f"num_workers ({num_workers}) cannot exceed num_envs ({num_envs}): each worker needs an env")
     return int(num_workers)
+
+
+def num_workers_arg(text: str) -> Union[int, str]:
+    """argparse ``type=`` for ``--num-workers``: ``"auto"`` or an int >= 1.
+
+    Raises:
+        argparse.ArgumentTypeError: anything else.
+    """
+    import argparse
+
+    if text == "auto":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an int >= 1 or 'auto', got {text!r}")
+    return value
 
 
 def shard_bounds(num_envs: int, num_workers: int) -> list[tuple[int, int]]:

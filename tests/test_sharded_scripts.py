@@ -1,0 +1,40 @@
+"""``--num-workers`` on scripts/demo.py, train.py and evaluate.py: the envs run in worker processes."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _run(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *argv], cwd=ROOT, capture_output=True, text=True, timeout=600)
+
+
+def test_demo_with_workers_runs_the_expert():
+    run = _run("scripts/demo.py", "--num-envs", "4", "--episodes", "4", "--num-workers", "2", "--json")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert json.loads(run.stdout.strip().splitlines()[-1])["success_rate"] == 1.0
+
+
+def test_bad_num_workers_is_a_one_line_error():
+    run = _run("scripts/demo.py", "--num-envs", "2", "--num-workers", "3")
+    assert run.returncode == 2 and "cannot exceed num_envs" in run.stderr and "Traceback" not in run.stderr
+    run = _run("scripts/evaluate.py", "--checkpoint", "x.pt", "--num-workers", "zero")
+    assert run.returncode == 2 and "--num-workers: must be an int >= 1 or 'auto'" in run.stderr
+
+
+def test_train_and_evaluate_with_workers(tmp_path):
+    pytest.importorskip("rsl_rl")
+    log_dir = tmp_path / "run"
+    train = _run("scripts/train.py", "--env-id", "FrankaReach-v1", "--num-envs", "4", "--total-timesteps", "100",
+                 "--num-workers", "2", "--log-dir", str(log_dir), "--no-progress")
+    assert train.returncode == 0, train.stderr[-3000:]
+    assert "100 env steps = 1 PPO iteration x 4 envs" in train.stdout
+    evaluate = _run("scripts/evaluate.py", "--checkpoint", str(log_dir / "model_final.pt"), "--episodes", "4",
+                    "--max-envs", "4", "--num-workers", "2", "--json")
+    assert evaluate.returncode == 0, evaluate.stderr[-3000:]
+    assert json.loads(evaluate.stdout.strip().splitlines()[-1])["episodes"] == 4
