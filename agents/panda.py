@@ -42,7 +42,7 @@ from simulo_envs.controllers import CombinedController, EEPoseConfig, JointPosCo
 from simulo_envs.env_ids import EnvIds, normalize_env_ids
 from simulo_envs.geometry import cos_angle, quat_axis
 from simulo_envs.robot import JointDrive, LinkMaterial, Robot, RobotSpec
-from simulo_envs.tensors import any_true
+from simulo_envs.tensors import to_device
 
 ARM_JOINTS = tuple(f"panda_joint{i}" for i in range(1, 8))
 GRIPPER_JOINTS = ("panda_finger_joint1", "panda_finger_joint2")
@@ -184,13 +184,14 @@ class Panda:
         is not a grasp. Batched over envs; uses the last physics step's contacts, so an env reset
         or written since that step is not grasping until the next step finds its contacts.
         """
+        # On the backend's own arrays (numpy on physx_cpu: a fraction of torch's per-call cost).
         robot = self.robot
-        forces = robot.contact_forces((LEFT_FINGER, RIGHT_FINGER), prop)  # (N, 2, 3)
-        pressed = forces.norm(dim=2).amin(dim=1) >= min_force
-        if not any_true(pressed):  # the common case: skip the finger frames
-            return pressed
-        cos_max = math.cos(math.radians(max_angle))
-        left = quat_axis(robot.state.link_pose(LEFT_FINGER)[:, 3:7], 1)  # opens along +y
-        right = -quat_axis(robot.state.link_pose(RIGHT_FINGER)[:, 3:7], 1)  # opens along -y
-        aligned = (cos_angle(forces[:, 0], left) >= cos_max) & (cos_angle(forces[:, 1], right) >= cos_max)
-        return pressed & aligned
+        forces = robot._raw("contact_forces", robot._link_indices((LEFT_FINGER, RIGHT_FINGER)), prop._gid)
+        xp = np if isinstance(forces, np.ndarray) else torch
+        pressed = xp.amin((forces * forces).sum(-1), 1) >= min_force * min_force  # (N, 2, 3) -> (N,)
+        if bool(pressed.any()):  # skipped in the common case: no finger frames needed
+            cos_max = math.cos(math.radians(max_angle))
+            left = quat_axis(robot._raw("link_pose", robot.link_index(LEFT_FINGER))[:, 3:7], 1)  # opens along +y
+            right = -quat_axis(robot._raw("link_pose", robot.link_index(RIGHT_FINGER))[:, 3:7], 1)  # along -y
+            pressed &= (cos_angle(forces[:, 0], left) >= cos_max) & (cos_angle(forces[:, 1], right) >= cos_max)
+        return to_device(pressed, robot._device)

@@ -9,7 +9,8 @@ Sections measured instead of the ManiSkill table when asked for (any combination
     --workers 1 2     the vector env at N = 64 and 128 envs with P = 1 and 2 worker processes
                       (random actions, autoreset): env steps/s, ratio to P = 1, start-up time,
                       resident memory per worker, and the exchange cost per step
-    --raw             one env against a raw SAPIEN loop over the same scene
+    --raw             one env (and 16; or the --num-envs given) against a raw SAPIEN loop over the
+                      same scene
     --contacts        N = 128 with the scripted expert (grasps: contact-heavy) and random actions
     --isolation       shared PhysX system against one system per env (``isolate_envs``)
 
@@ -242,16 +243,17 @@ def section_workers(workers: list[int], rounds: int) -> list[dict]:
     return rows
 
 
-def section_raw(rounds: int) -> list[dict]:
-    """Our env against a raw SAPIEN loop over the same scene, at 1 and 16 envs."""
-    steps = {1: 1500, 16: 125}
-    configs = [(kind, n, steps[n]) for n in steps for kind in ("simulo", "raw")]
+def section_raw(rounds: int, sizes: tuple[int, ...] = (1, 16)) -> list[dict]:
+    """Our env against a raw SAPIEN loop over the same scene, at each batch size in ``sizes``."""
+    steps = {n: max(125, 1500 // n) for n in sizes}
+    configs = [(kind, n, steps[n]) for n in sizes for kind in ("simulo", "raw")]
     results = _rounds(configs, rounds, lambda c: f"{c[0]} N={c[1]}")
     rows = []
     print(f"\n{'one step of FrankaLift-v1':28s} {'N':>4s} {'raw SAPIEN steps/s':>18s} {'ours':>8s} {'cost x raw':>10s}")
-    for n in steps:
+    for n in sizes:
         raw, ours = _median(results[("raw", n, steps[n])]), _median(results[("simulo", n, steps[n])])
-        rows.append({"num_envs": n, "raw_steps_per_second": raw, "steps_per_second": ours, "cost_vs_raw": raw / ours})
+        rows.append({"num_envs": n, "raw_steps_per_second": raw, "steps_per_second": ours, "cost_vs_raw": raw / ours,
+                     "rounds": {"raw": results[("raw", n, steps[n])], "ours": results[("simulo", n, steps[n])]}})
         print(f"{'pd_joint_delta_pos, random':28s} {n:>4d} {raw:>18.0f} {ours:>8.0f} {raw / ours:>10.2f}")
     return rows
 
@@ -304,8 +306,8 @@ def run_measurement(args) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3, help="rounds per configuration; the median is reported (default 3)")
-    parser.add_argument("--num-envs", type=int, nargs="+", default=[1, 4, 16, 64],
-                        help="FrankaLift-v1 batch sizes to measure (default 1 4 16 64)")
+    parser.add_argument("--num-envs", type=int, nargs="+", default=None,
+                        help="FrankaLift-v1 batch sizes to measure (default 1 4 16 64; with --raw: 1 16)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--render", action="store_true", help="also measure rendering frames per second")
     parser.add_argument("--sim-backend", default="physx_cpu", type=sim_backend_type,
@@ -323,6 +325,8 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--control-mode", default="pd_joint_delta_pos", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    sizes = args.num_envs
+    args.num_envs = sizes or [1, 4, 16, 64]
     if args.rounds < 1 or min(args.num_envs) < 1 or (args.workers and min(args.workers) < 1):
         parser.error("--rounds, every --num-envs and every --workers must be >= 1")
     if args.worker:
@@ -332,7 +336,7 @@ def main() -> None:
     if args.workers:
         report["workers"] = section_workers(args.workers, args.rounds)
     if args.raw:
-        report["raw"] = section_raw(args.rounds)
+        report["raw"] = section_raw(args.rounds, tuple(sizes or (1, 16)))
     if args.contacts:
         report["contacts"] = section_contacts(args.rounds)
     if args.isolation:

@@ -6,14 +6,14 @@ import numpy as np
 import torch
 
 
-def quat_axis(quat: torch.Tensor, axis: int) -> torch.Tensor:
+def quat_axis(quat, axis: int):
     """Column ``axis`` (0 = x, 1 = y, 2 = z) of the rotation matrix of unit quaternions ``(N, 4)``:
-    the body's local axis expressed in the world frame, ``(N, 3)``.
+    the body's local axis expressed in the world frame, ``(N, 3)`` (numpy or torch).
 
     Formula: the standard quaternion-to-matrix conversion (e.g. Shoemake, "Animating rotation
     with quaternion curves", SIGGRAPH 1985).
     """
-    w, x, y, z = quat.unbind(-1)
+    w, x, y, z = quat[..., 0], quat[..., 1], quat[..., 2], quat[..., 3]
     if axis == 0:
         cols = (1 - 2 * (y * y + z * z), 2 * (x * y + w * z), 2 * (x * z - w * y))
     elif axis == 1:
@@ -22,14 +22,16 @@ def quat_axis(quat: torch.Tensor, axis: int) -> torch.Tensor:
         cols = (2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y))
     else:
         raise ValueError(f"axis must be 0, 1 or 2, got {axis!r}")
-    return torch.stack(cols, dim=-1)
+    return _xp(quat).stack(cols, -1)
 
 
-def cos_angle(a: torch.Tensor, b: torch.Tensor, eps: float = 1e-9) -> torch.Tensor:
-    """Cosine of the angle between row vectors ``a`` and ``b`` ``(N, 3)``; 0 where either is ~zero."""
+def cos_angle(a, b, eps: float = 1e-9):
+    """Cosine of the angle between row vectors ``a`` and ``b`` ``(N, 3)``; 0 where either is ~zero
+    (numpy or torch)."""
+    xp = _xp(a)
     dot = (a * b).sum(-1)
-    norms = a.norm(dim=-1) * b.norm(dim=-1)
-    return torch.where(norms > eps, dot / norms.clamp_min(eps), torch.zeros_like(dot))
+    norms = xp.sqrt((a * a).sum(-1) * (b * b).sum(-1))
+    return xp.where(norms > eps, dot / xp.clip(norms, eps, None), 0.0)
 
 
 def _xp(x):

@@ -115,8 +115,19 @@ class Robot(ArticulationObject):
         """
         backend = self._require_attached()
         prop._require_attached()
-        indices = tuple(self.link_index(name) for name in link_names)
-        return to_device(backend.contact_forces(self._gid, indices, prop._gid), self._device)
+        return to_device(backend.contact_forces(self._gid, self._link_indices(link_names), prop._gid), self._device)
+
+    def _link_indices(self, link_names: Sequence[str]) -> tuple[int, ...]:
+        """``link_index`` of each name, remembered per tuple of names (a per-step lookup).
+
+        Raises:
+            KeyError: no such link.
+        """
+        key = tuple(link_names)
+        cache = self.__dict__.setdefault("_link_index_cache", {})
+        if key not in cache:
+            cache[key] = tuple(self.link_index(name) for name in key)
+        return cache[key]
 
     def jacobian(self, link_name: str) -> torch.Tensor:
         """(num_envs, 6, dof) Jacobian of link ``link_name`` at the current qpos, world frame:
@@ -149,6 +160,11 @@ class Robot(ArticulationObject):
         """Hot path for controllers: all envs, already validated float32 ``(num_envs, dof)`` targets
         (a numpy array, or a tensor on the robot's device)."""
         self._backend.set_drive_targets(self._gid, None, targets)
+
+    def _raw(self, what: str, *args):
+        """Hot path: the backend's own result for ``what`` (``contact_forces``, ``link_pose``, ...),
+        unconverted: a fresh numpy array on physx_cpu, a tensor on the GPU backends."""
+        return getattr(self._backend, what)(self._gid, *args)
 
     def _array(self, what: str, *args) -> np.ndarray:
         """Hot path for CPU controllers: the backend's fresh numpy result for ``qpos``, ``qvel``,

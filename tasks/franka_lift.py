@@ -107,7 +107,7 @@ class FrankaLiftEnv(BaseEnv):
         float32 (N,); the terms go to ``info["reward_terms"]``."""
         k = self.k
         grasped = info["is_grasped"].to(torch.float32)
-        reach = 1 - torch.tanh(info["tcp_to_block"].norm(dim=1) * k.reach_scale)
+        reach = 1 - torch.tanh(torch.linalg.vector_norm(info["tcp_to_block"], dim=1) * k.reach_scale)
         to_go = (k.lift_height - info["height_gain"]).clamp_min(0)
         lift = grasped * (1 - torch.tanh(to_go * k.lift_scale))
         info["reward_terms"] = {"reach": reach, "grasp": grasped, "lift": lift}

@@ -651,8 +651,8 @@ class BaseEnv(FaultsMixin, RandomizationMixin, RenderingMixin, HumanViewerMixin,
             if not bool(torch.isfinite(action).all()):
                 raise ValueError("action contains NaN or inf; no env was stepped")
             return torch.clamp(action.to(self.device), self._action_low, self._action_high)
-        clipped = clip_action(action, self.num_envs, self._action_low_np, self._action_high_np)
-        return torch.from_numpy(clipped).to(self.device)
+        clipped = torch.from_numpy(clip_action(action, self.num_envs, self._action_low_np, self._action_high_np))
+        return clipped if self.device.type == "cpu" else clipped.to(self.device)
 
     # ------------------------------------------------------------------ obs / info / reward
     def render(self):

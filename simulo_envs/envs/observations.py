@@ -18,17 +18,19 @@ def flatten_obs(obs: dict) -> torch.Tensor:
     """
     leaves: list[torch.Tensor] = []
     _collect_leaves(obs, leaves)
-    return torch.cat(leaves, dim=1)
+    # torch.cat promotes bool and integer columns to the float32 of the others (one cast, not one
+    # per leaf); a dict of integer leaves only is cast at the end.
+    flat = torch.cat(leaves, dim=1)
+    return flat if flat.dtype == torch.float32 else flat.to(torch.float32)
 
 
 def _collect_leaves(node, leaves: list) -> None:
-    """Append ``node``'s leaves to ``leaves`` as float32 ``(N, k)`` tensors, depth first."""
+    """Append ``node``'s leaves to ``leaves`` as ``(N, k)`` tensors, depth first."""
     if isinstance(node, dict):
         for value in node.values():
             _collect_leaves(value, leaves)
         return
-    leaf = node if node.ndim == 2 else node.reshape(node.shape[0], -1)
-    leaves.append(leaf if leaf.dtype == torch.float32 else leaf.to(torch.float32))
+    leaves.append(node if node.ndim == 2 else node.reshape(node.shape[0], -1))
 
 
 def space_from_obs(obs, batched: bool) -> spaces.Space:
