@@ -104,7 +104,9 @@ def test_a_hanging_worker_times_out_and_close_ends_it():
     _assert_all_gone(env, pids)
 
 
-def test_ctrl_c_in_the_parent_leaves_no_worker_and_no_segment(tmp_path):
+def _start_script(tmp_path):
+    """A child python process stepping a 2-worker ShardedEnv forever (no close); returns it with
+    its worker pids and segment names."""
     script = tmp_path / "run.py"
     script.write_text(textwrap.dedent("""
         import torch
@@ -121,16 +123,42 @@ def test_ctrl_c_in_the_parent_leaves_no_worker_and_no_segment(tmp_path):
     """))
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
+    pids = [int(p) for p in proc.stdout.readline().split()]
+    segments = proc.stdout.readline().split()
+    if len(pids) != 2 or not segments:
+        proc.kill()
+        raise AssertionError(proc.stderr.read())
+    time.sleep(0.5)
+    return proc, pids, segments
+
+
+def _gone(parent: int, pids: list[int], segments: list[str], within: float) -> bool:
+    """No worker alive and no segment of ``parent`` left (those printed and any added later)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        left = [n for n in os.listdir("/dev/shm") if n.startswith(f"{SEGMENT_PREFIX}{parent}_")]
+        if not any(_alive(pid) for pid in pids) and not left and not any(os.path.exists(f"/dev/shm/{n}") for n in segments):
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_ctrl_c_in_the_parent_leaves_no_worker_and_no_segment(tmp_path):
+    proc, pids, segments = _start_script(tmp_path)
     try:
-        pids = [int(p) for p in proc.stdout.readline().split()]
-        segments = proc.stdout.readline().split()
-        assert len(pids) == 2 and segments, proc.stderr.read()
-        time.sleep(0.5)
         os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
         proc.wait(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode != 0 and "KeyboardInterrupt" in proc.stderr.read()
-    assert not any(_alive(pid) for pid in pids)
-    assert not any(os.path.exists(f"/dev/shm/{name}") for name in segments)
+    assert _gone(proc.pid, pids, segments, within=1.0)
+
+
+def test_a_killed_parent_leaves_no_worker_and_no_segment(tmp_path):
+    """SIGKILL runs no Python cleanup: the workers see their pipe close and exit, and
+    multiprocessing's resource tracker unlinks the segments."""
+    proc, pids, segments = _start_script(tmp_path)
+    proc.kill()
+    proc.wait(timeout=10)
+    assert _gone(proc.pid, pids, segments, within=30.0)
