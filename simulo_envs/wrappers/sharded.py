@@ -235,6 +235,10 @@ class ShardedEnv(gym.Env):
                for d in described):
             self.close()
             raise RuntimeError("the worker envs disagree on their observation or action layout")
+        if not isinstance(first["attrs"]["single_action_space"], gym.spaces.Box):
+            self.close()
+            raise NotImplementedError("worker processes exchange Box actions; this env's action space is "
+                                      f"{first['attrs']['single_action_space']} (several robots): use num_workers=1")
         for name, value in first["attrs"].items():
             setattr(self, name, value)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
