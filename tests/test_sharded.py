@@ -58,6 +58,16 @@ def test_num_workers_and_shards():
         resolve_num_workers(5, 4)
 
 
+def test_several_robots_are_refused_before_any_worker_starts(monkeypatch):
+    import multiprocessing.context
+
+    started = []
+    monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", lambda self: started.append(self))
+    with pytest.raises(NotImplementedError, match=r"robot_uids=\('panda', 'panda'\).*num_workers=1"):
+        ShardedEnv(FrankaLiftEnv, 2, 2, {"robot_uids": ("panda", "panda")})
+    assert started == []
+
+
 @pytest.mark.parametrize("mode", [AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP])
 def test_vector_env_over_workers_matches_in_process(envs, mode):
     sharded, local = envs

@@ -38,3 +38,14 @@ def test_train_and_evaluate_with_workers(tmp_path):
                     "--max-envs", "4", "--num-workers", "2", "--json")
     assert evaluate.returncode == 0, evaluate.stderr[-3000:]
     assert json.loads(evaluate.stdout.strip().splitlines()[-1])["episodes"] == 4
+
+
+def test_shard_equivalence_short_version():
+    """scripts/shard_equivalence.py at 4 envs (the full run uses 64): whole expert episodes
+    succeed in process and in 2 workers, and one PhysX system per env makes them identical."""
+    run = _run("scripts/shard_equivalence.py", "--num-envs", "4", "--workers", "2", "--json")
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads(run.stdout.strip().splitlines()[-1])
+    assert report["shared"]["success_rate"] == [1.0, 1.0] and report["shared"]["same_success"] == 1.0
+    assert report["shared"]["return_gap_max"] < 0.5  # float noise grown by contact, not another episode
+    assert report["isolated"]["identical"] and report["isolated"]["success_rate"] == [1.0, 1.0]

@@ -181,7 +181,8 @@ class ShardedEnv(gym.Env):
         start_timeout: seconds the workers may take to build their envs.
 
     Raises:
-        ValueError: bad ``num_envs``/``num_workers``; a non-CPU ``sim_backend``. Errors of the
+        ValueError: bad ``num_envs``/``num_workers``; a non-CPU ``sim_backend``.
+        NotImplementedError: several robots (a ``Dict`` action space). Errors of the
             env's own construction (bad ``obs_mode``, ...) are raised as the env raises them.
         WorkerError: a worker died or timed out while starting.
     """
@@ -193,6 +194,10 @@ class ShardedEnv(gym.Env):
         env_kwargs = dict(env_kwargs or {})
         if str(env_kwargs.get("sim_backend", "auto")).startswith("physx_cuda"):
             raise ValueError("worker processes run CPU envs (physx_cpu); a GPU backend steps every env in one process")
+        uids = env_kwargs.get("robot_uids") or getattr(env_cls, "default_robot_uids", None)
+        if isinstance(uids, tuple) and len(uids) > 1:
+            raise NotImplementedError(f"worker processes exchange one robot's Box actions; robot_uids={uids!r} "
+                                      "gives a Dict action space (several robots): use num_workers=1")
         for name, value in (("timeout", timeout), ("start_timeout", start_timeout)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"{name} must be a number of seconds > 0, got {value!r}")
