@@ -8,7 +8,9 @@ Sections measured instead of the ManiSkill table when asked for (any combination
 
     --workers 1 2     the vector env at N = 64 and 128 envs with P = 1 and 2 worker processes
                       (random actions, autoreset): env steps/s, ratio to P = 1, start-up time,
-                      resident memory per worker, and the exchange cost per step
+                      resident memory per worker, and the exchange cost per step; and, as the
+                      ceiling of the machine, P independent in-process envs of N / P envs each
+                      stepping at the same time (no exchange at all)
     --raw             one env (and 16; or the --num-envs given) against a raw SAPIEN loop over the
                       same scene
     --contacts        N = 128 with the scripted expert (grasps: contact-heavy) and random actions
@@ -95,13 +97,47 @@ def measure_render(num_envs: int, size: int, frames: int) -> float:
 
 def run_worker(kind: str, num_envs: int, steps: int, size: int = 0, control_mode: str = "pd_joint_delta_pos",
                sim_backend: str = "physx_cpu"):
-    """Run one measurement in a fresh subprocess; returns its last stdout line (a float or JSON)."""
-    out = subprocess.run([sys.executable, __file__, "--worker", kind, "--num-envs", str(num_envs), "--steps", str(steps),
-                          "--size", str(size), "--control-mode", control_mode, "--sim-backend", sim_backend],
-                         capture_output=True, text=True)
+    """Run one measurement in a fresh subprocess; returns its last stdout line (a float or JSON).
+    ``kind="ceiling"``: ``size`` independent processes at once (``run_concurrent``)."""
+    if kind == "ceiling":
+        return run_concurrent(num_envs // size, steps, size)
+    out = subprocess.run(_command(kind, num_envs, steps, size, control_mode, sim_backend), capture_output=True, text=True)
     if out.returncode:
         raise RuntimeError(f"measurement {kind} N={num_envs} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _command(kind: str, num_envs: int, steps: int, size: int = 0, control_mode: str = "pd_joint_delta_pos",
+             sim_backend: str = "physx_cpu") -> list[str]:
+    return [sys.executable, __file__, "--worker", kind, "--num-envs", str(num_envs), "--steps", str(steps),
+            "--size", str(size), "--control-mode", control_mode, "--sim-backend", sim_backend]
+
+
+def run_concurrent(num_envs: int, steps: int, copies: int) -> dict:
+    """``copies`` independent processes, each an in-process vector env of ``num_envs`` envs,
+    stepping at the same time (they start timing together, after a file barrier): the summed
+    env steps/s is what the machine's cores give with no exchange at all."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="simulo_bench_") as barrier:
+        extra = ["--barrier", barrier, "--copies", str(copies)]
+        procs = [subprocess.Popen(_command("vector", num_envs, steps, 1) + extra, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(copies)]
+        outs = [p.communicate() for p in procs]
+    if any(p.returncode for p in procs):
+        raise RuntimeError("concurrent measurement failed:\n" + "\n".join(err[-2000:] for _, err in outs))
+    each = [json.loads(out.strip().splitlines()[-1])["steps_per_second"] for out, _ in outs]
+    return {"steps_per_second": sum(each), "each": each}
+
+
+def _wait_barrier(barrier: str, copies: int, timeout: float = 300.0) -> None:
+    """Mark this process ready in directory ``barrier``; return once ``copies`` are."""
+    open(os.path.join(barrier, str(os.getpid())), "w").close()
+    deadline = time.monotonic() + timeout
+    while len(os.listdir(barrier)) < copies:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the other measurement processes never got ready")
+        time.sleep(0.001)
 
 
 def _rss_mb(pid: int) -> float:
@@ -147,7 +183,8 @@ def measure_raw(num_envs: int, steps: int, warmup: int = 20) -> float:
     return num_envs * steps / elapsed
 
 
-def measure_vector(num_envs: int, num_workers: int, steps: int, warmup: int = 10) -> dict:
+def measure_vector(num_envs: int, num_workers: int, steps: int, warmup: int = 10, barrier: str = None,
+                   copies: int = 1) -> dict:
     """The vector env (autoreset, random actions) at ``num_workers`` processes: env steps/s,
     start-up seconds (making the env: for P > 1 spawning the workers, importing, building),
     resident memory [MB] of the parent and of each worker, and the exchange cost per step:
@@ -165,6 +202,8 @@ def measure_vector(num_envs: int, num_workers: int, steps: int, warmup: int = 10
     actions = torch.rand(steps + warmup, num_envs, 8, generator=torch.Generator().manual_seed(0)) * 2 - 1
     for k in range(warmup):
         venv.step(actions[k])
+    if barrier:
+        _wait_barrier(barrier, copies)
     sharded = getattr(venv.env, "worker_stats", None)
     busy_before = sharded() if sharded else None
     begin = time.perf_counter()
@@ -221,9 +260,11 @@ def _median(values: list, key: str = None) -> float:
 
 
 def section_workers(workers: list[int], rounds: int) -> list[dict]:
-    """N = 64 and 128 at each P in ``workers``; ratios against the first P."""
+    """N = 64 and 128 at each P in ``workers``; ratios against the first P; then, for each P > 1,
+    P independent in-process envs of N / P envs stepping at the same time (the ceiling)."""
     configs = [("vector", n, 6400 // n, p) for n in (64, 128) for p in workers]
-    results = _rounds(configs, rounds, lambda c: f"vector N={c[1]} P={c[3]}")
+    configs += [("ceiling", n, 6400 // n, p) for n in (64, 128) for p in workers if p > 1]
+    results = _rounds(configs, rounds, lambda c: f"{c[0]} N={c[1]} P={c[3]}")
     rows = []
     print(f"\n{'FrankaLift-v1 vector env':24s} {'N':>4s} {'P':>3s} {'env steps/s':>12s} {f'x P={workers[0]}':>7s} "
           f"{'start-up s':>10s} {'parent MB':>9s} {'MB per worker':>13s} {'exchange ms/step':>16s}")
@@ -240,6 +281,13 @@ def section_workers(workers: list[int], rounds: int) -> list[dict]:
             rows.append(row)
             print(f"{'':24s} {n:>4d} {p:>3d} {rate:>12.0f} {rate / base:>7.2f} {row['startup_s']:>10.1f} "
                   f"{row['parent_rss_mb']:>9.0f} {worker_mb or 0:>13.0f} {exchange or 0:>16.2f}")
+        for p in workers[1:]:
+            ceiling = _median(results[("ceiling", n, 6400 // n, p)], "steps_per_second")
+            sharded = next(r for r in rows if r["num_envs"] == n and r["num_workers"] == p)
+            sharded["ceiling_steps_per_second"] = ceiling
+            sharded["share_of_ceiling"] = sharded["steps_per_second"] / ceiling
+            print(f"{f'  {p} lone processes, N/{p} each':24s} {n:>4d} {'-':>3s} {ceiling:>12.0f} {ceiling / base:>7.2f}   "
+                  f"(P={p} reaches {sharded['share_of_ceiling']:.0%} of it)")
     return rows
 
 
@@ -294,7 +342,7 @@ def run_measurement(args) -> None:
     elif args.worker == "raw":
         result = measure_raw(n, args.steps)
     elif args.worker == "vector":
-        result = measure_vector(n, args.size, args.steps)
+        result = measure_vector(n, args.size, args.steps, barrier=args.barrier, copies=args.copies)
     elif args.worker in ("expert", "random", "isolated"):
         result = measure_policy(n, args.steps, "expert" if args.worker == "expert" else "random",
                                 isolate=args.worker == "isolated")
@@ -324,6 +372,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--control-mode", default="pd_joint_delta_pos", help=argparse.SUPPRESS)
+    parser.add_argument("--barrier", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--copies", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
     sizes = args.num_envs
     args.num_envs = sizes or [1, 4, 16, 64]
