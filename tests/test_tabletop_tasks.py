@@ -64,9 +64,20 @@ def test_dense_reward_is_the_weighted_sum_of_its_terms(env_id):
 def test_every_task_has_a_ppo_config(env_id):
     config = train_config_for(env_id)
     assert config["env_kwargs"]["reward_mode"] == "normalized_dense"
-    assert config["runner"]["algorithm"]["class_name"] == "PPO"
+    assert config["runner"]["algorithm"]["class_name"] in ("PPO", "simulo_envs.wrappers.rsl_rl_ppo:FinalValuePPO")
     env = gym.make(env_id, num_envs=1, **config["env_kwargs"])  # the config's env kwargs are valid
     env.close()
+
+
+def test_push_trains_with_the_lift_recipe():
+    """FrankaPush-v1 reuses FrankaLift-v1's recipe: episodes end on success (partial resets) and
+    FinalValuePPO bootstraps every episode end."""
+    from simulo_envs.tasks.franka_lift_ppo import TRAIN_CONFIG as LIFT
+    config = train_config_for("FrankaPush-v1")
+    assert config == LIFT and config is not LIFT
+    assert config["vector_kwargs"]["ignore_terminations"] is False
+    assert config["runner"]["algorithm"]["bootstrap"] == "dones"
+    assert config["num_envs"] == 128 and config["runner"]["num_steps_per_env"] == 50
 
 
 def test_randomisation_stays_in_the_documented_ranges(env_id):
