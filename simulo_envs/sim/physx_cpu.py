@@ -331,6 +331,21 @@ class PhysxCpuBackend(BackendParamsMixin):
             self._packed_version = self._version
         return self._packed
 
+    def packed_state(self) -> np.ndarray:
+        """float32 (F,): the whole packed state of every system (``cpu_pack``), fresh; a view the
+        next write or step replaces (read it, never keep or write it). ``packed_index`` says where
+        each group's rows lie in it."""
+        return self._state()
+
+    def packed_index(self, kind: str, gid: int) -> Optional[np.ndarray]:
+        """int64 index array into ``packed_state()``: ``kind`` ``"rigid"`` (N, 13) (None when a body
+        of the group is static, hence not packed), or an articulation's ``"root"`` (N, 7),
+        ``"root_vel"`` (N, 6), ``"qpos"`` / ``"qvel"`` / ``"target"`` (N, dof)."""
+        if kind == "rigid":
+            idx = self._rigid_idx[gid]
+            return idx if (idx[:, 0] >= 0).all() else None
+        return self._art_idx[gid][kind]
+
     def rigid_state(self, gid: int) -> np.ndarray:
         """float32 (N, 13) ``[x, y, z, qw, qx, qy, qz, vx, vy, vz, wx, wy, wz]``, world frame, fresh."""
         idx = self._rigid_idx[gid]
