@@ -184,7 +184,11 @@ class Panda:
         is not a grasp. Batched over envs; uses the last physics step's contacts, so an env reset
         or written since that step is not grasping until the next step finds its contacts.
         """
-        # On the backend's own arrays (numpy on physx_cpu: a fraction of torch's per-call cost).
+        return to_device(self._grasping_array(prop, min_force, max_angle), self.robot._device)
+
+    def _grasping_array(self, prop, min_force: float = GRASP_MIN_FORCE, max_angle: float = GRASP_MAX_ANGLE):
+        """``is_grasping`` on the backend's own arrays: bool (N,), numpy on physx_cpu (a fraction
+        of torch's per-call cost; the tasks' CPU fast paths use it as is), a tensor elsewhere."""
         robot = self.robot
         forces = robot._raw("contact_forces", robot._link_indices((LEFT_FINGER, RIGHT_FINGER)), prop._gid)
         xp = np if isinstance(forces, np.ndarray) else torch
@@ -194,4 +198,4 @@ class Panda:
             left = quat_axis(robot._raw("link_pose", robot.link_index(LEFT_FINGER))[:, 3:7], 1)  # opens along +y
             right = -quat_axis(robot._raw("link_pose", robot.link_index(RIGHT_FINGER))[:, 3:7], 1)  # along -y
             pressed &= (cos_angle(forces[:, 0], left) >= cos_max) & (cos_angle(forces[:, 1], right) >= cos_max)
-        return to_device(pressed, robot._device)
+        return pressed

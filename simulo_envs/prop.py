@@ -227,6 +227,11 @@ class Prop(PropParamsMixin, SceneObject):
         self._default_pose = default.to(self._device)
         self._backend = backend
 
+    def _raw_state(self):
+        """Hot path: the backend's own ``(N, 13)`` state rows (``PropState``'s layout), unconverted:
+        a fresh numpy array on physx_cpu, a tensor on the GPU backends."""
+        return self._backend.rigid_state(self._gid)
+
     def __repr__(self) -> str:
         return f"Prop(name={self._name!r}, path={self._path!r}, shape={type(self._shape).__name__})"
 

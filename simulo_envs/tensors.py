@@ -93,3 +93,13 @@ def tensor_constants(config: Any, device: torch.device) -> SimpleNamespace:
     values = {f.name: getattr(config, f.name) for f in fields(config)}
     return SimpleNamespace(**{k: torch.tensor(float(v), dtype=torch.float32, device=device)
                               for k, v in values.items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
+
+
+def numpy_constants(config: Any) -> SimpleNamespace:
+    """The float fields of a dataclass ``config`` as float32 numpy scalars: ``tensor_constants``'
+    twin for the numpy fast paths of tasks on CPU (the same numbers, the same float32 arithmetic)."""
+    if not is_dataclass(config):
+        raise TypeError(f"numpy_constants needs a dataclass instance, got {type(config).__name__}")
+    values = {f.name: getattr(config, f.name) for f in fields(config)}
+    return SimpleNamespace(**{k: np.float32(v) for k, v in values.items()
+                              if isinstance(v, (int, float)) and not isinstance(v, bool)})

@@ -426,6 +426,7 @@ class BaseEnv(FaultsMixin, RandomizationMixin, RenderingMixin, HumanViewerMixin,
         self._origin_poses = torch.cat([self._env_origins, torch.zeros(self.num_envs, 4, device=self.device)], dim=1)
         self._after_reconfigure(options)
         self._sim_hooks = self._overridden_sim_hooks()
+        self._fast_step = self._numpy_step_applies()
         self._reconfig_counter = self.reconfiguration_freq
 
     def _clone_cfg_for_build(self) -> CloneCfg:
@@ -591,11 +592,14 @@ class BaseEnv(FaultsMixin, RandomizationMixin, RenderingMixin, HumanViewerMixin,
         if self._randomizer.has_interval:
             self._randomizer.interval(self._elapsed_steps)
         self._detect_faults()  # quarantines envs whose physics went bad (faults.py)
-        info = self.get_info()
-        raw_obs = self.get_obs(info, unflattened=True)
-        reward = self.get_reward(raw_obs, action, info)  # the hooks see the raw dict (the seed's rule)
-        obs = self._flatten_raw_obs(raw_obs)
-        terminated = self._terminated(info)
+        if self._fast_step:
+            info, obs, reward, terminated = self._numpy_outputs()
+        else:
+            info = self.get_info()
+            raw_obs = self.get_obs(info, unflattened=True)
+            reward = self.get_reward(raw_obs, action, info)  # the hooks see the raw dict (the seed's rule)
+            obs = self._flatten_raw_obs(raw_obs)
+            terminated = self._terminated(info)
         if self.max_episode_steps is None:
             truncated = self._false()
         else:
@@ -619,6 +623,49 @@ class BaseEnv(FaultsMixin, RandomizationMixin, RenderingMixin, HumanViewerMixin,
         self._backend.step(self.sim_config.sim_steps_per_control, before, after)
         self._after_control_step()
         return action
+
+    # ------------------------------------------------------------------ CPU fast path
+    _numpy_step = None
+    """A task may define ``_numpy_step(self) -> (info, obs, reward)``: what ``evaluate`` (then
+    ``compute_*_reward``, which may add ``info["reward_terms"]``), the flat ``state`` observation
+    (N, D) and the reward of ``reward_mode`` give, as numpy arrays computed on the backend's
+    numpy state. On physx_cpu with ``obs_mode="state"`` ``step`` then uses it instead of the torch
+    hooks: at small batches each torch call costs several times numpy's (``tasks/franka_lift.py``).
+    It must give the hooks' values: a test of the task compares the two paths."""
+
+    _NUMPY_STEP_HOOKS = ("evaluate", "get_info", "get_obs", "get_reward", "compute_dense_reward",
+                         "compute_normalized_dense_reward", "compute_sparse_reward", "_get_obs_state_dict",
+                         "_get_obs_agent", "_get_obs_extra", "_flatten_raw_obs", "_terminated")
+
+    def _numpy_step_applies(self) -> bool:
+        """True when ``step`` may take ``_numpy_step``: the env runs on physx_cpu in ``state`` obs
+        mode, and no class below the one that defines ``_numpy_step`` overrides a hook it stands
+        for (a subclass that changes ``evaluate`` or the reward gets the torch path)."""
+        cls = type(self)
+        owner = next((c for c in cls.__mro__ if c.__dict__.get("_numpy_step") is not None), None)
+        if owner is None or self.obs_mode != "state" or self.device.type != "cpu":
+            return False
+        if getattr(self._backend, "packed_state", None) is None:  # GPU backends hold torch state
+            return False
+        return all(getattr(cls, name) is getattr(owner, name) for name in self._NUMPY_STEP_HOOKS)
+
+    def _numpy_outputs(self) -> tuple:
+        """``step``'s ``(info, obs, reward, terminated)`` from ``_numpy_step``: the same keys, order,
+        dtypes and shapes as the torch hooks give; every tensor owns fresh memory."""
+        info_np, obs, reward = self._numpy_step()
+        terms = info_np.pop("reward_terms", None)
+        info = {key: torch.from_numpy(value) for key, value in info_np.items()}
+        info["elapsed_steps"] = self._elapsed_steps.clone()
+        self._add_privileged(info)
+        if terms is not None:
+            info["reward_terms"] = {key: torch.from_numpy(value) for key, value in terms.items()}
+        success, fail = info_np.get("success"), info_np.get("fail")
+        if success is None and fail is None:
+            terminated = np.zeros(self.num_envs, dtype=bool)
+        else:
+            terminated = success | fail if success is not None and fail is not None else (
+                success if fail is None else fail).copy()
+        return info, torch.from_numpy(obs), torch.from_numpy(reward), torch.from_numpy(terminated)
 
     def _terminated(self, info: dict) -> torch.Tensor:
         success, fail = info.get("success"), info.get("fail")

@@ -1,0 +1,106 @@
+"""The CPU fast path of ``step`` (a task's ``_numpy_step``) gives what the torch hooks give."""
+
+import numpy as np
+import pytest
+import torch
+
+from simulo_envs.policies import LiftExpert
+from simulo_envs.tasks.franka_lift import FrankaLiftEnv
+
+
+def _leaves(tree, prefix=""):
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            yield from _leaves(value, f"{prefix}{key}.")
+        else:
+            yield prefix + key, value
+
+
+def _assert_same(fast, slow, what):
+    assert isinstance(fast, torch.Tensor), what
+    assert (fast.dtype, tuple(fast.shape)) == (slow.dtype, tuple(slow.shape)), what
+    if fast.dtype == torch.bool or not fast.is_floating_point():
+        assert torch.equal(fast, slow), what
+    else:
+        torch.testing.assert_close(fast, slow, rtol=0, atol=2e-6, msg=what)
+
+
+@pytest.mark.parametrize("reward_mode", ["normalized_dense", "dense", "sparse", "none"])
+def test_fast_step_matches_the_torch_hooks_through_grasps_lifts_and_resets(reward_mode):
+    env = FrankaLiftEnv(num_envs=3, control_mode="pd_ee_delta_pos", reward_mode=reward_mode)
+    assert env._fast_step
+    expert = LiftExpert(env)
+    env.reset(seed=3)
+    seen = {"grasp": 0, "success": 0, "reset": 0}
+    for _ in range(70):
+        action = expert.act()
+        obs, reward, terminated, truncated, info = env.step(action)
+        # The torch hooks on the same state (contacts of the same step).
+        slow_info = env.get_info()
+        slow_reward = env.get_reward(env.get_obs(slow_info, unflattened=True), action, slow_info)
+        _assert_same(obs, env.get_obs(slow_info), "obs")
+        _assert_same(reward, slow_reward, "reward")
+        _assert_same(terminated, slow_info["success"], "terminated")
+        fast_leaves = {k: v for k, v in _leaves(info) if not k.startswith("sim_fault")}
+        slow_leaves = dict(_leaves(slow_info))
+        assert list(fast_leaves) == list(slow_leaves)
+        for key in slow_leaves:
+            _assert_same(fast_leaves[key], slow_leaves[key], key)
+        seen["grasp"] += int(info["is_grasped"].sum())
+        seen["success"] += int(info["success"].sum())
+        done = terminated | truncated
+        if done.any():
+            seen["reset"] += 1
+            env.reset(options={"env_idx": done})
+    env.close()
+    assert seen["grasp"] > 20 and seen["success"] >= 3 and seen["reset"] >= 1, seen
+
+
+def test_fast_and_torch_steps_return_the_same_structure():
+    envs = [FrankaLiftEnv(num_envs=2) for _ in range(2)]
+    envs[1]._fast_step = False
+    actions = torch.from_numpy(np.random.default_rng(0).uniform(-1, 1, (5, 2, 8)).astype(np.float32))
+    for e in envs:
+        e.reset(seed=0)
+    for a in actions:
+        fast, slow = (e.step(a) for e in envs)
+        for k in range(4):
+            _assert_same(fast[k], slow[k], f"output {k}")
+        assert list(_leaves(fast[4])) and [k for k, _ in _leaves(fast[4])] == [k for k, _ in _leaves(slow[4])]
+        for (key, f), (_, s) in zip(_leaves(fast[4]), _leaves(slow[4])):
+            _assert_same(f, s, key)
+    for e in envs:
+        e.close()
+
+
+def test_returned_tensors_are_not_overwritten_by_later_steps():
+    env = FrankaLiftEnv(num_envs=1)
+    obs, reward, _, _, info = env.step(torch.ones(1, 8))
+    kept = [t.clone() for t in (obs, reward, info["tcp_pose"], info["reward_terms"]["reach"])]
+    for _ in range(3):
+        env.step(-torch.ones(1, 8))
+    for before, now in zip(kept, (obs, reward, info["tcp_pose"], info["reward_terms"]["reach"])):
+        assert torch.equal(before, now)
+    env.close()
+
+
+class _OwnReward(FrankaLiftEnv):
+    def compute_dense_reward(self, obs, action, info):
+        return super().compute_dense_reward(obs, action, info) * 2
+
+
+@pytest.mark.parametrize("make, fast", [
+    (lambda: FrankaLiftEnv(num_envs=1), True),
+    (lambda: FrankaLiftEnv(num_envs=1, obs_mode="state_dict"), False),
+    (lambda: FrankaLiftEnv(num_envs=1, sim_backend="physx_cuda_emulated"), False),
+    (lambda: _OwnReward(num_envs=1), False),
+])
+def test_fast_path_only_where_it_stands_for_the_hooks(make, fast):
+    env = make()
+    assert env._fast_step is fast
+    if not fast:  # a subclass's own reward is what step returns
+        _, reward, _, _, info = env.step(torch.zeros(1, 8))
+        if isinstance(env, _OwnReward):
+            slow = env.get_reward(env.get_obs(info, unflattened=True), None, env.get_info())
+            assert torch.equal(reward, slow) and reward.item() > 0
+    env.close()
