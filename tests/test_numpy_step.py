@@ -104,3 +104,18 @@ def test_fast_path_only_where_it_stands_for_the_hooks(make, fast):
             slow = env.get_reward(env.get_obs(info, unflattened=True), None, env.get_info())
             assert torch.equal(reward, slow) and reward.item() > 0
     env.close()
+
+
+@pytest.mark.parametrize("velocity, fault", [((12.0, 0.0, 0.0), False), ((12.0, 12.0, 12.0), True), ((11.0, 11.0, 11.0), False),
+                                             ((0.0, 0.0, 19.9), False), ((0.0, 0.0, 20.1), True)])
+def test_packed_fault_prefilter_sends_close_calls_to_the_exact_scan(velocity, fault):
+    env = FrankaLiftEnv(num_envs=2)
+    env.step(torch.zeros(2, 8))  # builds the scanner
+    assert env._fault_scanner._packed is not None  # physx_cpu: the packed prefilter runs
+    env.block.set_velocity(torch.tensor([[0.0] * 6, [*velocity, 0.0, 0.0, 0.0]]))
+    reason = env._fault_scanner.scan()  # the state as written, no step
+    if fault:
+        assert reason.tolist() == [0, 2]  # LINEAR_SPEED in env 1 only (20 m/s limit)
+    else:
+        assert reason is None or not reason.any()
+    env.close()
