@@ -191,8 +191,10 @@ class Panda:
         of torch's per-call cost; the tasks' CPU fast paths use it as is), a tensor elsewhere."""
         robot = self.robot
         forces = robot._raw("contact_forces", robot._link_indices((LEFT_FINGER, RIGHT_FINGER)), prop._gid)
-        xp = np if isinstance(forces, np.ndarray) else torch
-        pressed = xp.amin((forces * forces).sum(-1), 1) >= min_force * min_force  # (N, 2, 3) -> (N,)
+        if isinstance(forces, np.ndarray):  # (N, 2, 3) -> (N,)
+            pressed = np.minimum.reduce(np.einsum("ijk,ijk->ij", forces, forces), axis=1) >= min_force * min_force
+        else:
+            pressed = torch.amin((forces * forces).sum(-1), 1) >= min_force * min_force
         if bool(pressed.any()):  # skipped in the common case: no finger frames needed
             cos_max = math.cos(math.radians(max_angle))
             left = quat_axis(robot._raw("link_pose", robot.link_index(LEFT_FINGER))[:, 3:7], 1)  # opens along +y

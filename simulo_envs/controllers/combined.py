@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
+import math
+
 import numpy as np
 import torch
 from gymnasium import spaces
@@ -130,7 +132,11 @@ class CombinedController:
         Raises:
             ValueError: NaN or inf in ``action``; no target is written.
         """
-        finite = np.isfinite(action.detach().numpy()).all() if action.device.type == "cpu" else bool(torch.isfinite(action).all())
+        if action.device.type == "cpu":
+            array = action.detach().numpy()  # a finite sum implies finite entries (one reduction)
+            finite = math.isfinite(np.add.reduce(array, axis=None)) or bool(np.isfinite(array).all())
+        else:
+            finite = bool(torch.isfinite(action).all())
         if not finite:
             raise ValueError("controller action contains NaN or inf; no drive target was written")
         robot = self.robot

@@ -33,6 +33,7 @@ from typing import Any, Optional, Sequence, Union
 
 import dataclasses
 import gc
+import math
 
 import gymnasium as gym
 import numpy as np
@@ -592,8 +593,9 @@ class BaseEnv(FaultsMixin, RandomizationMixin, RenderingMixin, HumanViewerMixin,
         if self._randomizer.has_interval:
             self._randomizer.interval(self._elapsed_steps)
         self._detect_faults()  # quarantines envs whose physics went bad (faults.py)
+        finite = None
         if self._fast_step:
-            info, obs, reward, terminated = self._numpy_outputs()
+            info, obs, reward, terminated, finite = self._numpy_outputs()
         else:
             info = self.get_info()
             raw_obs = self.get_obs(info, unflattened=True)
@@ -604,7 +606,7 @@ class BaseEnv(FaultsMixin, RandomizationMixin, RenderingMixin, HumanViewerMixin,
             truncated = self._false()
         else:
             truncated = self._elapsed_steps >= self._limit
-        obs, reward, terminated, truncated = self._quarantine_outputs(obs, reward, terminated, truncated, info)
+        obs, reward, terminated, truncated = self._quarantine_outputs(obs, reward, terminated, truncated, info, finite)
         self._last_obs = obs
         return obs, reward, terminated, truncated, info
 
@@ -650,9 +652,12 @@ class BaseEnv(FaultsMixin, RandomizationMixin, RenderingMixin, HumanViewerMixin,
         return all(getattr(cls, name) is getattr(owner, name) for name in self._NUMPY_STEP_HOOKS)
 
     def _numpy_outputs(self) -> tuple:
-        """``step``'s ``(info, obs, reward, terminated)`` from ``_numpy_step``: the same keys, order,
-        dtypes and shapes as the torch hooks give; every tensor owns fresh memory."""
+        """``step``'s ``(info, obs, reward, terminated, finite)`` from ``_numpy_step``: the same keys,
+        order, dtypes and shapes as the torch hooks give, every tensor on fresh memory; ``finite``:
+        True when obs and reward are all finite (a finite sum implies it; False may be an overflow,
+        and the fault check then tests the rows)."""
         info_np, obs, reward = self._numpy_step()
+        finite = math.isfinite(np.add.reduce(obs, axis=None) + np.add.reduce(reward))
         terms = info_np.pop("reward_terms", None)
         info = {key: torch.from_numpy(value) for key, value in info_np.items()}
         info["elapsed_steps"] = self._elapsed_steps.clone()
@@ -665,7 +670,7 @@ class BaseEnv(FaultsMixin, RandomizationMixin, RenderingMixin, HumanViewerMixin,
         else:
             terminated = success | fail if success is not None and fail is not None else (
                 success if fail is None else fail).copy()
-        return info, torch.from_numpy(obs), torch.from_numpy(reward), torch.from_numpy(terminated)
+        return info, torch.from_numpy(obs), torch.from_numpy(reward), torch.from_numpy(terminated), finite
 
     def _terminated(self, info: dict) -> torch.Tensor:
         success, fail = info.get("success"), info.get("fail")

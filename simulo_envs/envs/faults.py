@@ -290,10 +290,11 @@ class FaultsMixin:
             self._write_state_dict(self._home_rows(ids), ids)
 
     def _quarantine_outputs(self, obs, reward: torch.Tensor, terminated: torch.Tensor, truncated: torch.Tensor,
-                            info: dict) -> tuple:
+                            info: dict, finite: Optional[bool] = None) -> tuple:
         """The step's outputs with every quarantined env's rows replaced (module docstring);
-        adds ``sim_fault``, ``sim_fault_reason``, ``sim_fault_count`` to ``info``."""
-        if self.sim_config.detect_faults and not _all_finite(obs, reward):
+        adds ``sim_fault``, ``sim_fault_reason``, ``sim_fault_count`` to ``info``. ``finite``:
+        True when the caller already knows every obs and reward entry is finite."""
+        if self.sim_config.detect_faults and not (finite or _all_finite(obs, reward)):
             bad = ~(_finite_rows(obs, self.num_envs, reward.device) & torch.isfinite(reward))
             if any_true(bad):
                 self._quarantine(bad, torch.full_like(self._fault_reason, int(FaultReason.NONFINITE_OUTPUT)))

@@ -151,6 +151,7 @@ class PhysxCpuBackend(BackendParamsMixin):
         self._packed: Optional[np.ndarray] = None
         self._steps = 0  # PhysX steps taken; contact data is per step
         self._written = np.zeros(self.num_envs, dtype=bool)  # state written since the last step
+        self._any_written = False
         self._contact_queries: dict = {}
         self._contacts_step = -1
         self._contact_list: list = []
@@ -416,7 +417,8 @@ class PhysxCpuBackend(BackendParamsMixin):
             query[2] = (query[0].impulses(self._contacts()) / self.system.timestep).astype(np.float32)
             query[1] = self._steps
         out = query[2].copy()
-        out[self._written] = 0.0
+        if self._any_written:
+            out[self._written] = 0.0
         return out
 
     def _contacts(self) -> list:
@@ -490,6 +492,7 @@ class PhysxCpuBackend(BackendParamsMixin):
         """Bookkeeping of a state write to ``env_ids``: repack on the next read, and their
         last-step contact data no longer describes them."""
         self._written[env_ids] = True
+        self._any_written = True
         self._version += 1
 
     def set_root_pose(self, gid: int, env_ids: np.ndarray, pose: np.ndarray) -> None:
@@ -534,7 +537,9 @@ class PhysxCpuBackend(BackendParamsMixin):
             for system in systems:
                 system.step()
             self._steps += 1
-            self._written[:] = False
+            if self._any_written:
+                self._written[:] = False
+                self._any_written = False
             self._version += 1
             if after is not None:
                 after()
