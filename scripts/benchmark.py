@@ -205,8 +205,8 @@ def measure_floor(num_envs: int, steps: int, warmup: int = 20) -> float:
     query = ContactPairQuery([[env_links[i] for i in fingers] for env_links in links],
                              backend._rigid[env.block._gid].components)
     tcp = [env_links[robot._tcp_index] for env_links in links]
-    art, block = backend.packed_index("qpos", robot._gid), backend.packed_index("rigid", env.block._gid)
-    qvel = backend.packed_index("qvel", robot._gid)
+    art, block = backend._packed_index("qpos", robot._gid), backend._packed_index("rigid", env.block._gid)
+    qvel = backend._packed_index("qvel", robot._gid)
     checked = np.concatenate([block[:, [0, 1, 2, 7, 8, 9, 10, 11, 12]], qvel], 1)  # position, v, w, qvel
     m = env.agent.controller._np
     low, high, k = env._action_low_np, env._action_high_np, env._k_np

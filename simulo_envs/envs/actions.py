@@ -42,10 +42,11 @@ def clip_action(action, num_envs: int, low: np.ndarray, high: np.ndarray,
             action = action.to(torch.float32)
     try:
         array = action.numpy() if isinstance(action, torch.Tensor) else np.asarray(action)
-        if array.dtype.kind not in "fiu":
-            raise TypeError(f"dtype {array.dtype} is not a real number type")
-        with np.errstate(over="ignore", invalid="ignore"):
-            array = array.astype(np.float32, copy=False)
+        if array.dtype != np.float32:  # float32 (the common case) needs no cast
+            if array.dtype.kind not in "fiu":
+                raise TypeError(f"dtype {array.dtype} is not a real number type")
+            with np.errstate(over="ignore", invalid="ignore"):
+                array = array.astype(np.float32)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"action must be numeric with shape ({num_envs}, {dim}): {exc}") from None
     if array.shape == (dim,) and num_envs == 1:

@@ -647,7 +647,7 @@ class BaseEnv(FaultsMixin, RandomizationMixin, RenderingMixin, HumanViewerMixin,
         owner = next((c for c in cls.__mro__ if c.__dict__.get("_numpy_step") is not None), None)
         if owner is None or self.obs_mode != "state" or self.device.type != "cpu":
             return False
-        if getattr(self._backend, "packed_state", None) is None:  # GPU backends hold torch state
+        if getattr(self._backend, "_packed_state", None) is None:  # GPU backends hold torch state
             return False
         return all(getattr(cls, name) is getattr(owner, name) for name in self._NUMPY_STEP_HOOKS)
 

@@ -153,17 +153,17 @@ class FaultScanner:
         ``_healthy_packed`` holds them to: ``(index, low, high)``, flat; None when the backend has
         no packed state or a group is not in it (a static body)."""
         backend = self._backend
-        if getattr(backend, "packed_state", None) is None:
+        if getattr(backend, "_packed_state", None) is None:
             return None
         rows = []  # per body group: packed indices of [x, y, z, vx, vy, vz, wx, wy, wz], (N, 9)
         for gid in self._rigid:
-            idx = backend.packed_index("rigid", gid)
+            idx = backend._packed_index("rigid", gid)
             if idx is None:
                 return None
             rows.append(idx[:, [0, 1, 2, 7, 8, 9, 10, 11, 12]])
         for gid in self._arts:
-            rows.append(np.concatenate([backend.packed_index("root", gid)[:, :3], backend.packed_index("root_vel", gid)], 1))
-        joints = [backend.packed_index("qvel", gid).ravel() for gid in self._arts]
+            rows.append(np.concatenate([backend._packed_index("root", gid)[:, :3], backend._packed_index("root_vel", gid)], 1))
+        joints = [backend._packed_index("qvel", gid).ravel() for gid in self._arts]
         # Each velocity component within limit * 0.577 (< 1/sqrt(3)) implies a speed within the limit.
         linear, angular = np.sqrt(self._linear2) * 0.577, np.sqrt(self._angular2) * 0.577
         low = [np.concatenate([self._box_low, np.full((len(self._box_low), 3), -linear),
@@ -183,7 +183,7 @@ class FaultScanner:
         a position outside the box, a joint speed above its limit, or a velocity component above
         0.577 times its speed limit."""
         index, low, high = self._packed
-        packed = self._backend.packed_state()
+        packed = self._backend._packed_state()
         if not math.isfinite(np.add.reduce(packed)):  # NaN and inf propagate into the sum
             return False
         values = packed[index]

@@ -311,6 +311,7 @@ class PhysxCpuBackend(BackendParamsMixin):
         """Freeze the layout and precompute the packed-state gather indices (``cpu_pack``)."""
         self._rigid_idx, self._art_idx, total = pack_indices(self.systems, self._system_of_env, self._rigid,
                                                              self._arts, self.num_envs)
+        self._rigid_packed = [bool((idx[:, 0] >= 0).all()) for idx in self._rigid_idx]  # no static body
         self._finalized = True
         check_layout(self._state(), total, self._rigid_idx, self._art_idx, self._rigid, self._arts)
 
@@ -332,27 +333,25 @@ class PhysxCpuBackend(BackendParamsMixin):
             self._packed_version = self._version
         return self._packed
 
-    def packed_state(self) -> np.ndarray:
+    def _packed_state(self) -> np.ndarray:
         """float32 (F,): the whole packed state of every system (``cpu_pack``), fresh; a view the
-        next write or step replaces (read it, never keep or write it). ``packed_index`` says where
+        next write or step replaces (read it, never keep or write it). ``_packed_index`` says where
         each group's rows lie in it."""
         return self._state()
 
-    def packed_index(self, kind: str, gid: int) -> Optional[np.ndarray]:
-        """int64 index array into ``packed_state()``: ``kind`` ``"rigid"`` (N, 13) (None when a body
+    def _packed_index(self, kind: str, gid: int) -> Optional[np.ndarray]:
+        """int64 index array into ``_packed_state()``: ``kind`` ``"rigid"`` (N, 13) (None when a body
         of the group is static, hence not packed), or an articulation's ``"root"`` (N, 7),
         ``"root_vel"`` (N, 6), ``"qpos"`` / ``"qvel"`` / ``"target"`` (N, dof)."""
         if kind == "rigid":
-            idx = self._rigid_idx[gid]
-            return idx if (idx[:, 0] >= 0).all() else None
+            return self._rigid_idx[gid] if self._rigid_packed[gid] else None
         return self._art_idx[gid][kind]
 
     def rigid_state(self, gid: int) -> np.ndarray:
         """float32 (N, 13) ``[x, y, z, qw, qx, qy, qz, vx, vy, vz, wx, wy, wz]``, world frame, fresh."""
-        idx = self._rigid_idx[gid]
-        if (idx[:, 0] >= 0).all():
-            return self._state()[idx]
-        return self._rigid_state_slow(gid, idx)
+        if self._rigid_packed[gid]:
+            return self._state()[self._rigid_idx[gid]]
+        return self._rigid_state_slow(gid, self._rigid_idx[gid])
 
     def _rigid_state_slow(self, gid: int, idx: np.ndarray) -> np.ndarray:
         # Static bodies are not in the packed state: read their pose directly (velocity 0).

@@ -83,7 +83,7 @@ class PhysxCudaBackend(PhysxCpuBackend):
         self.indexed_applies = bool(indexed_applies)
         super().__init__(num_envs, env_origins, config, render=render, render_config=render_config)
 
-    packed_state = None
+    _packed_state = None
     """Not offered: the state lives in the GPU system's buffers, not in one packed CPU array."""
 
     def _create_system(self):
