@@ -7,10 +7,11 @@
 Sections measured instead of the ManiSkill table when asked for (any combination):
 
     --workers 1 2     the vector env at N = 64 and 128 envs with P = 1 and 2 worker processes
-                      (random actions, autoreset): env steps/s, ratio to P = 1, start-up time,
-                      resident memory per worker, and the exchange cost per step; and, as the
-                      ceiling of the machine, P independent in-process envs of N / P envs each
-                      stepping at the same time (no exchange at all)
+                      (random actions, autoreset), stepped side by side in alternating blocks of
+                      10 steps in one process per round: env steps/s, ratio to P = 1 (per round,
+                      then the median), start-up time, resident memory per worker, and the
+                      exchange cost per step; and, as the ceiling of the machine, P independent
+                      in-process envs of N / P envs each stepping at the same time (no exchange)
     --raw             one env (and 16; or the --num-envs given) against a raw SAPIEN loop over the
                       same scene, and against that loop plus the least work a step must add (the
                       floor: checks, controller, fault check, contacts, reward, torch outputs)
@@ -97,12 +98,16 @@ def measure_render(num_envs: int, size: int, frames: int) -> float:
 
 
 def run_worker(kind: str, num_envs: int, steps: int, size: int = 0, control_mode: str = "pd_joint_delta_pos",
-               sim_backend: str = "physx_cpu"):
+               sim_backend: str = "physx_cpu", workers: tuple = ()):
     """Run one measurement in a fresh subprocess; returns its last stdout line (a float or JSON).
-    ``kind="ceiling"``: ``size`` independent processes at once (``run_concurrent``)."""
+    ``kind="ceiling"``: ``size`` independent processes at once (``run_concurrent``);
+    ``kind="paired"``: the worker counts ``workers`` side by side (``measure_paired``)."""
     if kind == "ceiling":
         return run_concurrent(num_envs // size, steps, size)
-    out = subprocess.run(_command(kind, num_envs, steps, size, control_mode, sim_backend), capture_output=True, text=True)
+    command = _command(kind, num_envs, steps, size, control_mode, sim_backend)
+    if workers:
+        command += ["--workers", *map(str, workers)]
+    out = subprocess.run(command, capture_output=True, text=True)
     if out.returncode:
         raise RuntimeError(f"measurement {kind} N={num_envs} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -258,39 +263,80 @@ def measure_floor(num_envs: int, steps: int, warmup: int = 20) -> float:
 
 def measure_vector(num_envs: int, num_workers: int, steps: int, warmup: int = 10, barrier: str = None,
                    copies: int = 1) -> dict:
-    """The vector env (autoreset, random actions) at ``num_workers`` processes: env steps/s,
-    start-up seconds (making the env: for P > 1 spawning the workers, importing, building),
-    resident memory [MB] of the parent and of each worker, and the exchange cost per step:
-    the parent's wall time per step minus the busiest worker's time spent serving it."""
+    """The vector env (autoreset, random actions) at ``num_workers`` processes, alone in this
+    process: env steps/s (the ceiling's building block: see ``run_concurrent``)."""
     import gymnasium as gym
     import torch
 
     import simulo_envs  # noqa: F401
 
-    begin = time.perf_counter()
     venv = gym.make_vec("FrankaLift-v1", num_envs=num_envs, vectorization_mode="vector_entry_point",
                         num_workers=num_workers)
-    startup = time.perf_counter() - begin
     venv.reset(seed=0)
     actions = torch.rand(steps + warmup, num_envs, 8, generator=torch.Generator().manual_seed(0)) * 2 - 1
     for k in range(warmup):
         venv.step(actions[k])
     if barrier:
         _wait_barrier(barrier, copies)
-    sharded = getattr(venv.env, "worker_stats", None)
-    busy_before = sharded() if sharded else None
     begin = time.perf_counter()
     for k in range(warmup, warmup + steps):
         venv.step(actions[k])
     elapsed = time.perf_counter() - begin
-    out = {"steps_per_second": num_envs * steps / elapsed, "startup_s": startup, "parent_rss_mb": _rss_mb(os.getpid())}
-    if sharded:
-        stats = sharded()
-        busy = max(b["busy_s"] - a["busy_s"] for a, b in zip(busy_before, stats))
-        out["worker_rss_mb"] = [_rss_mb(s["pid"]) for s in stats]
-        out["exchange_ms_per_step"] = 1e3 * (elapsed - busy) / steps
     venv.close()
-    return out
+    return {"steps_per_second": num_envs * steps / elapsed}
+
+
+def measure_paired(num_envs: int, workers: list[int], blocks: int, block_steps: int = 10, warmup: int = 10) -> dict:
+    """One vector env per worker count in ``workers`` (autoreset, uniform random actions), all in
+    this process, stepped in alternating blocks of ``block_steps`` steps (the order reversed every
+    other block), each block the same actions for every env: machine noise, which on a shared VM
+    drifts by tens of percent within a minute, hits every worker count alike, so the ratio of their
+    summed times is a fair comparison. Returns per worker count: env steps/s over all blocks,
+    start-up seconds (making the env: for P > 1 spawning the workers, importing, building), the
+    parent's resident memory [MB] right after making it (sharded envs are made first, so this is
+    the parent of the workers alone), each worker's resident memory [MB], and the exchange cost
+    per step: the parent's wall time per step minus the busiest worker's time spent serving it."""
+    import gymnasium as gym
+    import torch
+
+    import simulo_envs  # noqa: F401
+
+    envs, out = {}, {}
+    for p in sorted(workers, reverse=True):
+        begin = time.perf_counter()
+        envs[p] = gym.make_vec("FrankaLift-v1", num_envs=num_envs, vectorization_mode="vector_entry_point",
+                               num_workers=p)
+        out[p] = {"startup_s": time.perf_counter() - begin, "parent_rss_mb": _rss_mb(os.getpid()), "seconds": 0.0}
+    actions = torch.rand(warmup + blocks * block_steps, num_envs, 8, generator=torch.Generator().manual_seed(0)) * 2 - 1
+    busy = {}
+    for p, venv in envs.items():
+        venv.reset(seed=0)
+        for k in range(warmup):
+            venv.step(actions[k])
+        stats = getattr(venv.env, "worker_stats", None)
+        busy[p] = (stats, [0.0] * p)
+    order = sorted(envs)
+    for b in range(blocks):
+        for p in (order if b % 2 == 0 else order[::-1]):
+            venv, stats = envs[p], busy[p][0]
+            before = stats() if stats else None
+            begin = time.perf_counter()
+            for k in range(warmup + b * block_steps, warmup + (b + 1) * block_steps):
+                venv.step(actions[k])
+            out[p]["seconds"] += time.perf_counter() - begin
+            if stats:
+                after = stats()
+                busy[p] = (stats, [t + a["busy_s"] - s["busy_s"] for t, s, a in zip(busy[p][1], before, after)])
+    steps = blocks * block_steps
+    for p, venv in envs.items():
+        row = out[p]
+        row["steps_per_second"] = num_envs * steps / row["seconds"]
+        stats = busy[p][0]
+        if stats:
+            row["worker_rss_mb"] = [_rss_mb(s["pid"]) for s in stats()]
+            row["exchange_ms_per_step"] = 1e3 * (row["seconds"] - max(busy[p][1])) / steps
+        venv.close()
+    return {str(p): row for p, row in out.items()}
 
 
 def measure_policy(num_envs: int, steps: int, policy: str, isolate: bool = False, warmup: int = 10) -> float:
@@ -333,27 +379,32 @@ def _median(values: list, key: str = None) -> float:
 
 
 def section_workers(workers: list[int], rounds: int) -> list[dict]:
-    """N = 64 and 128 at each P in ``workers``; ratios against the first P; then, for each P > 1,
-    P independent in-process envs of N / P envs stepping at the same time (the ceiling)."""
-    configs = [("vector", n, 6400 // n, p) for n in (64, 128) for p in workers]
+    """N = 64 and 128 at each P in ``workers``, side by side in one process per round
+    (``measure_paired``); ratios against the first P, per round, then the median; and, for each
+    P > 1, P independent in-process envs of N / P envs stepping at the same time (the ceiling)."""
+    configs = [("paired", n, 12800 // (10 * n)) for n in (64, 128)]
     configs += [("ceiling", n, 6400 // n, p) for n in (64, 128) for p in workers if p > 1]
-    results = _rounds(configs, rounds, lambda c: f"{c[0]} N={c[1]} P={c[3]}")
+    results = _rounds(configs, rounds, lambda c: f"{c[0]} N={c[1]}" + (f" P={c[3]}" if len(c) > 3 else ""),
+                      workers=tuple(workers))
     rows = []
     print(f"\n{'FrankaLift-v1 vector env':24s} {'N':>4s} {'P':>3s} {'env steps/s':>12s} {f'x P={workers[0]}':>7s} "
           f"{'start-up s':>10s} {'parent MB':>9s} {'MB per worker':>13s} {'exchange ms/step':>16s}")
     for n in (64, 128):
-        base = _median(results[("vector", n, 6400 // n, workers[0])], "steps_per_second")
+        paired = results[("paired", n, 12800 // (10 * n))]
         for p in workers:
-            runs = results[("vector", n, 6400 // n, p)]
+            runs = [r[str(p)] for r in paired]
             rate = _median(runs, "steps_per_second")
+            ratios = [r[str(p)]["steps_per_second"] / r[str(workers[0])]["steps_per_second"] for r in paired]
             worker_mb = statistics.median(statistics.mean(r["worker_rss_mb"]) for r in runs) if p > 1 else None
             exchange = _median(runs, "exchange_ms_per_step") if p > 1 else None
-            row = {"num_envs": n, "num_workers": p, "steps_per_second": rate, "ratio": rate / base,
-                   "startup_s": _median(runs, "startup_s"), "parent_rss_mb": _median(runs, "parent_rss_mb"),
-                   "worker_rss_mb": worker_mb, "exchange_ms_per_step": exchange, "rounds": runs}
+            row = {"num_envs": n, "num_workers": p, "steps_per_second": rate, "ratio": statistics.median(ratios),
+                   "ratios": ratios, "startup_s": _median(runs, "startup_s"),
+                   "parent_rss_mb": _median(runs, "parent_rss_mb"), "worker_rss_mb": worker_mb,
+                   "exchange_ms_per_step": exchange, "rounds": runs}
             rows.append(row)
-            print(f"{'':24s} {n:>4d} {p:>3d} {rate:>12.0f} {rate / base:>7.2f} {row['startup_s']:>10.1f} "
+            print(f"{'':24s} {n:>4d} {p:>3d} {rate:>12.0f} {row['ratio']:>7.2f} {row['startup_s']:>10.1f} "
                   f"{row['parent_rss_mb']:>9.0f} {worker_mb or 0:>13.0f} {exchange or 0:>16.2f}")
+        base = _median([r[str(workers[0])] for r in paired], "steps_per_second")
         for p in workers[1:]:
             ceiling = _median(results[("ceiling", n, 6400 // n, p)], "steps_per_second")
             sharded = next(r for r in rows if r["num_envs"] == n and r["num_workers"] == p)
@@ -361,6 +412,8 @@ def section_workers(workers: list[int], rounds: int) -> list[dict]:
             sharded["share_of_ceiling"] = sharded["steps_per_second"] / ceiling
             print(f"{f'  {p} lone processes, N/{p} each':24s} {n:>4d} {'-':>3s} {ceiling:>12.0f} {ceiling / base:>7.2f}   "
                   f"(P={p} reaches {sharded['share_of_ceiling']:.0%} of it)")
+    print(f"x P={workers[0]}: median over rounds of the per-round ratio (both stepped side by side in one process); "
+          f"the ceiling's ratio is against the median P={workers[0]} rate, measured in other processes")
     return rows
 
 
@@ -420,6 +473,8 @@ def run_measurement(args) -> None:
         result = measure_raw(n, args.steps)
     elif args.worker == "floor":
         result = measure_floor(n, args.steps)
+    elif args.worker == "paired":
+        result = measure_paired(n, args.workers, blocks=args.steps)
     elif args.worker == "vector":
         result = measure_vector(n, args.size, args.steps, barrier=args.barrier, copies=args.copies)
     elif args.worker in ("expert", "random", "isolated"):
@@ -447,7 +502,7 @@ def main() -> None:
     parser.add_argument("--contacts", action="store_true", help="measure the expert against random actions at N = 128")
     parser.add_argument("--isolation", action="store_true", help="measure isolate_envs against the shared system")
     parser.add_argument("--worker", choices=["simulo", "maniskill", "render", "raw", "floor", "vector", "expert", "random",
-                                             "isolated"], help=argparse.SUPPRESS)
+                                             "isolated", "paired"], help=argparse.SUPPRESS)
     parser.add_argument("--steps", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--control-mode", default="pd_joint_delta_pos", help=argparse.SUPPRESS)

@@ -1,6 +1,8 @@
 """The sharded env (``num_workers``): same results as the in-process env, same wrappers, bad input
 refused in the parent. Faults are in ``test_sharded_faults.py``."""
 
+import os
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -121,6 +123,15 @@ def test_state_attributes_and_counters(envs):
     info = sharded.step(torch.zeros(N, 8))[4]
     assert info["elapsed_steps"].tolist() == [1, 2, 3, 4, 1]
     assert sharded.elapsed_steps.tolist() == [1, 2, 3, 4, 1]
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="Linux scheduling policy")
+def test_workers_run_under_batch_scheduling(envs):
+    # Their wake-ups must not preempt the parent while it is still handing out a step's requests.
+    pids = [stats["pid"] for stats in envs[0].worker_stats()]
+    assert len(pids) == P and os.getpid() not in pids
+    assert [os.sched_getscheduler(pid) for pid in pids] == [os.SCHED_BATCH] * P
+    assert os.sched_getscheduler(0) == os.SCHED_OTHER  # the parent keeps the default policy
 
 
 def test_bad_input_never_reaches_a_worker(envs, monkeypatch):

@@ -49,3 +49,15 @@ def test_shard_equivalence_short_version():
     assert report["shared"]["success_rate"] == [1.0, 1.0] and report["shared"]["same_success"] == 1.0
     assert report["shared"]["return_gap_max"] < 0.5  # float noise grown by contact, not another episode
     assert report["isolated"]["identical"] and report["isolated"]["success_rate"] == [1.0, 1.0]
+
+
+def test_benchmark_steps_worker_counts_side_by_side():
+    # One paired measurement of the benchmark's --workers section, tiny: 2 blocks of 10 steps each.
+    run = _run("scripts/benchmark.py", "--worker", "paired", "--num-envs", "4", "--steps", "2", "--workers", "1", "2")
+    assert run.returncode == 0, run.stderr[-3000:]
+    result = json.loads(run.stdout.strip().splitlines()[-1])
+    assert sorted(result) == ["1", "2"]
+    assert all(result[p]["seconds"] > 0 and result[p]["steps_per_second"] == pytest.approx(4 * 20 / result[p]["seconds"])
+               for p in result)
+    assert "worker_rss_mb" not in result["1"] and len(result["2"]["worker_rss_mb"]) == 2
+    assert 0 < result["2"]["exchange_ms_per_step"] < 1e3 * result["2"]["seconds"] / 20
