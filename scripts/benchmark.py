@@ -335,6 +335,7 @@ def measure_paired(num_envs: int, workers: list[int], blocks: int, block_steps: 
         if stats:
             row["worker_rss_mb"] = [_rss_mb(s["pid"]) for s in stats()]
             row["exchange_ms_per_step"] = 1e3 * (row["seconds"] - max(busy[p][1])) / steps
+            row["busy_ms"] = [1e3 * b / steps for b in busy[p][1]]
         venv.close()
     return {str(p): row for p, row in out.items()}
 
