@@ -241,7 +241,10 @@ def measure_floor(num_envs: int, steps: int, warmup: int = 20) -> float:
         if not np.isfinite(packed).all() or ((values < lo) | (values > hi)).any():
             raise RuntimeError("fault")
         qpos, velocity, block_pose = packed[art], packed[qvel], packed[block[:, :7]]
-        tcp_pose = np.array([[*p.p, *p.q] for p in (link.entity_pose for link in tcp)], dtype=np.float32)
+        tcp_pose = np.empty((n, 7), dtype=np.float32)
+        for row, link in zip(tcp_pose, tcp):
+            pose = link.entity_pose
+            row[:3], row[3:] = pose.p, pose.q
         forces = (query.impulses(system.get_contacts()) / dt).astype(np.float32)
         grasped = np.minimum.reduce(np.einsum("ijk,ijk->ij", forces, forces), axis=1) >= 0.25
         success, height_gain, tcp_to_block = lift_predicates(block_pose, tcp_pose, spawn_z, k)
