@@ -43,7 +43,9 @@ RANK_SCRIPT = textwrap.dedent("""
     torch.set_num_threads(1)
     result = train("FrankaReach-v1", num_envs=8, total_timesteps=600, seed=3, log_dir=os.path.join(out, "run"),
                    progress=False, checkpoint_every=1, on_iteration=record)
-    torch.save({"snapshots": snapshots, "checkpoint": result.checkpoint, "env_steps": result.env_steps},
+    averager = runners[-1].host_averager   # ranks on one host average gradients through shared memory
+    torch.save({"snapshots": snapshots, "checkpoint": result.checkpoint, "env_steps": result.env_steps,
+                "exchanges": None if averager is None else averager.exchanges},
                os.path.join(out, f"rank{os.environ['RANK']}.pt"))
 """)
 
@@ -58,6 +60,7 @@ def test_two_rank_training_stays_in_lockstep_and_rank0_checkpoint_evaluates(tmp_
     ranks = [torch.load(tmp_path / f"rank{r}.pt", weights_only=False) for r in (0, 1)]
     first, second = (r["snapshots"] for r in ranks)
     assert [s["env_steps"] for s in first] == [s["env_steps"] for s in second] == [200, 400, 600]
+    assert ranks[0]["exchanges"] == ranks[1]["exchanges"] == 3 * 5 * 4   # iterations x epochs x minibatches
     for a, b in zip(first, second):   # identical after every update, to the bit
         assert a["lr"] == b["lr"]
         assert all(torch.equal(x, y) for x, y in zip(a["state"], b["state"]))
