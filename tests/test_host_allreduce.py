@@ -11,7 +11,7 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from simulo_envs.wrappers.host_allreduce import HostGradientAverager, host_allreduce_supported
+from simulo_envs.wrappers.host_allreduce import HostAllReduce, HostGradientAverager, host_allreduce_supported
 
 pytestmark = pytest.mark.skipif(platform.system() != "Linux" or platform.machine().lower() not in ("x86_64", "amd64"),
                                 reason="the shared-memory path runs on x86-64 Linux only")
@@ -25,8 +25,8 @@ def _rank(rank: int, world: int, store: str, out: str) -> None:
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.ELU(), torch.nn.Linear(7, 3))
     calls = []
-    averager = HostGradientAverager(model.parameters, sum(p.numel() for p in model.parameters()),
-                                    fallback=lambda: calls.append("fallback"))
+    exchange = HostAllReduce(sum(p.numel() for p in model.parameters()))
+    averager = HostGradientAverager(exchange, model.parameters, fallback=lambda: calls.append("fallback"))
     results = []
     for step in range(3):   # 3 exchanges: both buffers are reused
         torch.manual_seed(100 * step + rank)
@@ -39,12 +39,14 @@ def _rank(rank: int, world: int, store: str, out: str) -> None:
             g /= world
         averager()
         results.append({"local": local, "expected": expected, "got": [p.grad.clone() for p in model.parameters()]})
-    small = HostGradientAverager(model.parameters, 10, fallback=lambda: calls.append("fallback"))
+    small = HostGradientAverager(HostAllReduce(10), model.parameters, fallback=lambda: calls.append("fallback"))
     small()                  # more gradient floats than its buffer holds: the library's averaging runs
     assert small.exchanges == 0
-    small.close()
+    with pytest.raises(ValueError, match="float32 CPU tensors of at most 10 floats"):
+        small.exchange.average_([torch.zeros(11)])
+    small.exchange.close()
     torch.save({"results": results, "calls": calls, "exchanges": averager.exchanges}, os.path.join(out, f"{rank}.pt"))
-    averager.close()
+    exchange.close()
     dist.destroy_process_group()
 
 

@@ -1,29 +1,32 @@
-"""``HostGradientAverager``: PPO's gradient averaging through shared memory when all ranks share one CPU host.
+"""PPO's collectives through shared memory when all CPU ranks share one host (``install``).
 
-rsl-rl-lib averages the gradients of every PPO minibatch with one ``torch.distributed.all_reduce``
-(``PPO.reduce_parameters``). On CPU ranks that all-reduce goes through gloo, whose TCP transport
-hands each collective from thread to thread and wakes the other process several times: on a
-2-core VM one all-reduce of FrankaReach-v1's ~41,000 gradient floats took about 2 ms on an idle
-machine and 3 ms between two ranks coming out of their backward passes, where a shared-memory
-exchange takes about 0.05 ms (``docs/distributed.md``, "Throughput"). PyTorch offers no
-shared-memory transport for CPU tensors, so when every rank of the launch runs on this host
-(``torchrun``'s ``LOCAL_WORLD_SIZE == WORLD_SIZE``) the gradients are averaged here instead:
+rsl-rl-lib's multi-GPU PPO makes three blocking collectives per minibatch: a KL all-reduce and a
+learning-rate broadcast (the adaptive schedule) and the gradient all-reduce
+(``PPO.reduce_parameters``). On CPU ranks they go through gloo, whose TCP transport hands each
+collective from thread to thread and wakes the other process several times: on a 2-core VM a
+1-float all-reduce took about 0.3 ms on an idle machine and the all-reduce of FrankaReach-v1's
+~41,000 gradient floats about 2 ms (3 ms between two ranks coming out of their backward passes),
+where a shared-memory exchange takes about 0.05 ms (``docs/distributed.md``, "Throughput").
+PyTorch offers no shared-memory transport for CPU tensors, so when every rank of the launch runs
+on this host (``torchrun``'s ``LOCAL_WORLD_SIZE == WORLD_SIZE``) these exchanges go through
+``HostAllReduce`` instead, with the library's arithmetic:
 
-- each rank copies its flat gradient into its own row of a shared buffer (a file in ``/dev/shm``
+- each rank copies its flat tensor into its own row of a shared buffer (a file in ``/dev/shm``
   mapped by every rank, unlinked as soon as all have mapped it, so nothing is left behind), then
   publishes the number of the exchange in its flag;
 - it waits until every rank's flag has reached that number (spinning, then yielding the core, then
   sleeping, so ranks that outnumber the cores do not starve each other), sums the rows in rank
-  order (the same float operations on every rank, so all ranks get bit-identical gradients), divides
-  by the world size and writes the result back into the gradients: the library's arithmetic
-  (sum over ranks, then ``/= world_size``);
+  order (the same float operations on every rank, so all ranks get bit-identical results) and
+  divides by the world size: the library's all-reduce SUM, then ``/= world_size``;
 - two buffers alternate: a rank can only write buffer ``b`` again after the next exchange, which
   every rank enters only after reading ``b``, so one wait per exchange suffices.
 
-The rest of rsl-rl's collectives (the KL all-reduce and learning-rate broadcast of each minibatch,
-the normalisers' statistics) stay on gloo. Ordering: the flags are written after the data through
-x86's total store order, so the fast path is used on x86-64 Linux only; elsewhere, across machines,
-or on CUDA (NCCL) the library's own all-reduce runs.
+``_HostPPOSync`` wires it into the library's update through its own hooks (see there); the
+learning-rate broadcast becomes unnecessary because every rank takes the same decision from the
+same averaged KL. The observation normalisers' statistics (6 small all-reduces per update) stay on
+gloo. Ordering: the flags are written after the data through x86's total store order, so the fast
+path is used on x86-64 Linux only; elsewhere, across machines, on CUDA (NCCL), or with
+``SIMULO_HOST_ALLREDUCE=0``, the library's own collectives run.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-__all__ = ["HostGradientAverager", "host_allreduce_supported"]
+__all__ = ["HostAllReduce", "HostGradientAverager", "host_allreduce_supported", "install"]
 
 _FLAG_BYTES = 64 * 8   # one int64 flag per rank, up to 64 ranks; the gradient rows follow
 _TIGHT_POLLS = 500      # polls (about 1 us each) before a waiting rank starts yielding its core
@@ -61,30 +64,25 @@ def host_allreduce_supported(device: str) -> bool:
     return os.environ.get("LOCAL_WORLD_SIZE") == str(dist.get_world_size())
 
 
-class HostGradientAverager:
-    """Average gradients across the ranks of one host through shared memory (module docstring).
+class HostAllReduce:
+    """Average float32 tensors across the ranks of one host through shared memory (module docstring).
 
     Args:
-        params: a callable returning the parameters whose gradients are averaged, in the same
-            order on every rank (``PPO``'s actor, critic and RND parameters).
-        capacity: the most gradient floats one exchange carries (the parameters' total size).
-        fallback: called instead when an exchange cannot go through shared memory (gradients
-            that are not float32, or more of them than ``capacity``): the library's own averaging.
+        capacity: the most floats one exchange carries.
         timeout_s: how long to wait for the other ranks before raising ``RuntimeError``.
 
     Every rank of the default process group must construct it at the same point (it exchanges
-    the buffer's file name over the group), and call it for the same exchanges in the same order.
+    the buffer's file name over the group) and make the same exchanges in the same order.
     """
 
-    def __init__(self, params: Callable[[], Iterable[torch.nn.Parameter]], capacity: int,
-                 fallback: Callable[[], None], timeout_s: float = 1800.0):
-        self.params, self.capacity, self.fallback, self.timeout_s = params, int(capacity), fallback, timeout_s
+    def __init__(self, capacity: int, timeout_s: float = 1800.0):
+        self.capacity, self.timeout_s = int(capacity), timeout_s
         self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
         self.exchanges = 0
         size = _FLAG_BYTES + 2 * self.world_size * self.capacity * 4
         name = [None]
         if self.rank == 0:
-            handle, path = tempfile.mkstemp(prefix="simulo_grads_", dir="/dev/shm")
+            handle, path = tempfile.mkstemp(prefix="simulo_allreduce_", dir="/dev/shm")
             os.ftruncate(handle, size)
             os.close(handle)
             name[0] = path
@@ -102,15 +100,22 @@ class HostGradientAverager:
                                 count=2 * self.world_size * self.capacity)
         self._rows = rows.view(2, self.world_size, self.capacity)
 
-    def __call__(self) -> None:
-        """Average the gradients of ``params()`` over the ranks, in place (``PPO.reduce_parameters``)."""
-        grads = [p.grad for p in self.params() if p.grad is not None]
-        numel = sum(g.numel() for g in grads)
-        if numel > self.capacity or any(g.dtype != torch.float32 for g in grads):
-            return self.fallback()
+    def accepts(self, tensors: list[torch.Tensor]) -> bool:
+        """Whether ``average_`` can take these tensors (float32 on the CPU, at most ``capacity`` floats)."""
+        return (sum(t.numel() for t in tensors) <= self.capacity
+                and all(t.dtype == torch.float32 and t.device.type == "cpu" for t in tensors))
+
+    def average_(self, tensors: list[torch.Tensor]) -> None:
+        """Replace each tensor by its mean over the ranks, in place: the rows summed in rank order,
+        then divided by the world size (bit-identical on every rank). Raises ``ValueError`` for
+        tensors ``accepts`` refuses, ``RuntimeError`` when a rank does not arrive within the timeout."""
+        if not self.accepts(tensors):
+            raise ValueError("HostAllReduce takes float32 CPU tensors of at most "
+                             f"{self.capacity} floats in all")
+        numel = sum(t.numel() for t in tensors)
         self.exchanges += 1
         rows = self._rows[self.exchanges % 2, :, :numel]
-        torch.cat([g.reshape(-1) for g in grads], out=rows[self.rank])
+        torch.cat([t.reshape(-1) for t in tensors], out=rows[self.rank])
         self._flags[self.rank] = self.exchanges       # after the data (x86 store order)
         self._wait(self.exchanges)
         total = rows[0].clone()
@@ -118,9 +123,9 @@ class HostGradientAverager:
             total += rows[r]
         total /= self.world_size
         offset = 0
-        for g in grads:
-            g.copy_(total[offset:offset + g.numel()].view_as(g))
-            offset += g.numel()
+        for t in tensors:
+            t.copy_(total[offset:offset + t.numel()].view_as(t))
+            offset += t.numel()
 
     def _wait(self, exchange: int) -> None:
         flags, polls, start = self._flags, 0, None
@@ -133,7 +138,7 @@ class HostGradientAverager:
             waited = time.monotonic() - start
             if waited > self.timeout_s:
                 late = [r for r in range(self.world_size) if flags[r] < exchange]
-                raise RuntimeError(f"rank {self.rank}: ranks {late} did not reach gradient exchange {exchange} "
+                raise RuntimeError(f"rank {self.rank}: ranks {late} did not reach exchange {exchange} "
                                    f"within {self.timeout_s:.0f} s")
             if waited < 0.01:
                 os.sched_yield()
@@ -145,23 +150,94 @@ class HostGradientAverager:
         self._rows = self._flags = None
         try:
             self._map.close()
-        except BufferError:   # a gradient view still refers to it: the process exit releases it
+        except BufferError:   # a tensor still refers to it: the process exit releases it
             pass
 
 
-def install(alg, device: str) -> Optional[HostGradientAverager]:
-    """Route ``alg.reduce_parameters`` (an rsl-rl ``PPO``) through a ``HostGradientAverager`` when
-    ``host_allreduce_supported(device)``; returns it, or ``None`` (the library's own all-reduce stays)."""
+class HostGradientAverager:
+    """``PPO.reduce_parameters`` through a ``HostAllReduce``: averages the gradients of ``params()``
+    (the same parameters in the same order on every rank) in place; gradients the exchange does not
+    accept (not float32, more than its capacity) go to ``fallback`` (the library's all-reduce)."""
+
+    def __init__(self, exchange: HostAllReduce, params: Callable[[], Iterable[torch.nn.Parameter]],
+                 fallback: Callable[[], None]):
+        self.exchange, self.params, self.fallback = exchange, params, fallback
+        self.exchanges = 0
+
+    def __call__(self) -> None:
+        grads = [p.grad for p in self.params() if p.grad is not None]
+        if not self.exchange.accepts(grads):
+            return self.fallback()
+        self.exchange.average_(grads)
+        self.exchanges += 1
+
+
+class _HostPPOSync:
+    """The collectives of rsl-rl's ``PPO.update`` for one host's ranks, with none over gloo:
+
+    ``alg.is_multi_gpu`` is switched off, so the library's update makes no collective of its own;
+    instead, (1) the actor's ``get_kl_divergence`` returns the KL averaged over the ranks (the
+    library's ``kl_mean``, all-reduced and divided by the world size), so every rank takes the
+    adaptive learning-rate decision rank 0 would take and broadcast (``gpu_global_rank`` 0 on every
+    rank: the same rule on the same numbers; the rate is rounded to float32 before each optimizer
+    step, as the library's broadcast of it as a float32 tensor does); (2) once the backward pass has accumulated every
+    parameter's gradient, the gradients are averaged (``HostGradientAverager``), before the
+    library clips them and steps. The normalisers' statistics still go over gloo (once per update).
+    A step without that averaging raises ``RuntimeError`` instead of letting the ranks drift apart.
+    """
+
+    def __init__(self, alg, exchange: HostAllReduce, params: list, library_reduce: Callable[[], None]):
+        self.exchange = exchange
+        self.gradients = HostGradientAverager(exchange, lambda: params, library_reduce)
+        self.kl_exchanges = 0
+        self._pending, self._averaged, self._count = len(params), False, 0
+        self._alg, self._adaptive = alg, alg.desired_kl is not None and alg.schedule == "adaptive"
+        kl_divergence = alg.actor.get_kl_divergence
+
+        def global_kl(old_params, new_params):
+            kl = kl_divergence(old_params, new_params)
+            mean = torch.mean(kl).reshape(1)
+            if exchange.accepts([mean]):
+                exchange.average_([mean])
+            else:
+                dist.all_reduce(mean)
+                mean /= exchange.world_size
+            self.kl_exchanges += 1
+            return mean   # the library takes its mean: the mean over all ranks' samples
+
+        for param in params:
+            param.register_post_accumulate_grad_hook(self._accumulated)
+        alg.optimizer.register_step_pre_hook(self._before_step)
+        alg.actor.get_kl_divergence = global_kl
+        alg.is_multi_gpu, alg.gpu_global_rank = False, 0
+
+    def _accumulated(self, _param) -> None:
+        self._count += 1
+        if self._count == self._pending:
+            self._count = 0
+            self.gradients()
+            self._averaged = True
+
+    def _before_step(self, *_args) -> None:
+        if not self._averaged:
+            raise RuntimeError("a PPO optimizer step without gradient averaging across ranks: the backward pass "
+                               "did not reach every parameter")
+        self._averaged = False
+        if self._adaptive:   # the library broadcasts the rate as a float32 tensor: the same rounding here
+            alg = self._alg
+            alg.learning_rate = torch.tensor(alg.learning_rate, dtype=torch.float32).item()
+            for group in alg.optimizer.param_groups:
+                group["lr"] = alg.learning_rate
+
+
+def install(alg, device: str) -> Optional[_HostPPOSync]:
+    """Make ``alg`` (an rsl-rl ``PPO`` of one rank) average its gradients and KL through shared
+    memory when ``host_allreduce_supported(device)`` (``_HostPPOSync``); returns the installed
+    sync, or ``None`` (the library's own collectives stay)."""
     if not host_allreduce_supported(device):
         return None
-
-    def params():
-        groups = [alg.actor.parameters(), alg.critic.parameters()]
-        if alg.rnd:
-            groups.append(alg.rnd.parameters())
-        return [p for group in groups for p in group]
-
-    library = alg.reduce_parameters
-    averager = HostGradientAverager(params, sum(p.numel() for p in params()), library)
-    alg.reduce_parameters = averager
-    return averager
+    groups = [alg.actor.parameters(), alg.critic.parameters()]
+    if alg.rnd:
+        groups.append(alg.rnd.parameters())
+    params = [p for group in groups for p in group if p.requires_grad]
+    return _HostPPOSync(alg, HostAllReduce(sum(p.numel() for p in params)), params, alg.reduce_parameters)

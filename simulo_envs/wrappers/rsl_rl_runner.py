@@ -33,7 +33,7 @@ from rsl_rl.runners import OnPolicyRunner
 from rsl_rl.utils.logger import Logger
 
 from simulo_envs.wrappers.distributed import RankInfo, init_process_group
-from simulo_envs.wrappers.host_allreduce import install as install_host_averager
+from simulo_envs.wrappers.host_allreduce import install as install_host_sync
 
 __all__ = ["SimuloRunner", "ProgressLogger", "WallClockLimit", "EPISODE_KEYS"]
 
@@ -206,7 +206,7 @@ class SimuloRunner(OnPolicyRunner):
         with contextlib.redirect_stdout(io.StringIO()) as printed:
             super().__init__(env, train_cfg, log_dir=log_dir, device=device)
         self.model_summary = printed.getvalue()
-        self.host_averager = install_host_averager(self.alg, device) if rank_info.distributed else None
+        self.host_sync = install_host_sync(self.alg, device) if rank_info.distributed else None
         self.logger = ProgressLogger(runner=self, log_dir=log_dir, progress_total=progress_total, desc=desc,
                                      on_iteration=on_iteration, max_wall_s=max_wall_s)
 
