@@ -14,8 +14,9 @@ on this host (``torchrun``'s ``LOCAL_WORLD_SIZE == WORLD_SIZE``) these exchanges
 - each rank copies its flat tensor into its own row of a shared buffer (a file in ``/dev/shm``
   mapped by every rank, unlinked as soon as all have mapped it, so nothing is left behind), then
   publishes the number of the exchange in its flag;
-- it waits until every rank's flag has reached that number (spinning, then yielding the core, then
-  sleeping, so ranks that outnumber the cores do not starve each other), sums the rows in rank
+- it waits until every rank's flag has reached that number (polling for up to 1 ms, when the ranks
+  have a core each, then sleeping 0.05 ms between polls, so ranks that outnumber the cores or
+  share them with other work do not hold each other up), sums the rows in rank
   order (the same float operations on every rank, so all ranks get bit-identical results) and
   divides by the world size: the library's all-reduce SUM, then ``/= world_size``;
 - two buffers alternate: a rank can only write buffer ``b`` again after the next exchange, which
@@ -45,7 +46,8 @@ import torch.distributed as dist
 __all__ = ["HostAllReduce", "HostGradientAverager", "host_allreduce_supported", "install"]
 
 _FLAG_BYTES = 64 * 8   # one int64 flag per rank, up to 64 ranks; the gradient rows follow
-_TIGHT_POLLS = 500      # polls (about 1 us each) before a waiting rank starts yielding its core
+_SPIN_S = 0.001         # a waiting rank polls without sleeping this long [s] when the ranks have a core each
+_SLEEP_S = 0.00005      # then it sleeps this long [s] between polls, leaving its core to others
 
 
 def host_allreduce_supported(device: str) -> bool:
@@ -79,6 +81,9 @@ class HostAllReduce:
         self.capacity, self.timeout_s = int(capacity), timeout_s
         self.rank, self.world_size = dist.get_rank(), dist.get_world_size()
         self.exchanges = 0
+        # Spinning keeps a waiting rank's core awake (a sleeping vCPU takes long to wake); it only pays
+        # while every rank has a core of its own, otherwise the spinner would hold up the rank it waits for.
+        self.spin_s = _SPIN_S if self.world_size <= len(os.sched_getaffinity(0)) else 0.0
         size = _FLAG_BYTES + 2 * self.world_size * self.capacity * 4
         name = [None]
         if self.rank == 0:
@@ -128,22 +133,19 @@ class HostAllReduce:
             offset += t.numel()
 
     def _wait(self, exchange: int) -> None:
-        flags, polls, start = self._flags, 0, None
+        flags = self._flags
+        if int(flags.min()) >= exchange:
+            return
+        start = time.perf_counter()
         while int(flags.min()) < exchange:
-            polls += 1
-            if polls < _TIGHT_POLLS:
+            waited = time.perf_counter() - start
+            if waited < self.spin_s:
                 continue
-            if start is None:
-                start = time.monotonic()
-            waited = time.monotonic() - start
             if waited > self.timeout_s:
                 late = [r for r in range(self.world_size) if flags[r] < exchange]
                 raise RuntimeError(f"rank {self.rank}: ranks {late} did not reach exchange {exchange} "
                                    f"within {self.timeout_s:.0f} s")
-            if waited < 0.01:
-                os.sched_yield()
-            else:
-                time.sleep(0.0001)
+            time.sleep(_SLEEP_S)
 
     def close(self) -> None:
         """Release the shared buffer (it is also released when the process exits)."""

@@ -55,6 +55,7 @@ def worker(args: argparse.Namespace) -> None:
     from rsl_rl.algorithms import PPO
     from rsl_rl.runners import OnPolicyRunner
 
+    from simulo_envs.wrappers.host_allreduce import HostAllReduce
     from simulo_envs.wrappers.training import train
 
     rank = int(os.environ.get("RANK", "0"))
@@ -83,6 +84,7 @@ def worker(args: argparse.Namespace) -> None:
         return call
 
     dist.all_reduce, dist.broadcast = timed(dist.all_reduce), timed(dist.broadcast)
+    HostAllReduce.average_ = timed(HostAllReduce.average_)   # the KL and gradient exchanges of ranks on one host
     update = PPO.update
 
     def timed_update(self):
