@@ -88,11 +88,11 @@ def worker(args: argparse.Namespace) -> None:
     update = PPO.update
 
     def timed_update(self):
-        if self.is_multi_gpu and not getattr(self, "_bench_timed", False):
+        if dist.is_initialized() and not getattr(self, "_bench_timed", False):
             self.reduce_parameters = timed(self.reduce_parameters)   # the gradient averaging, however it runs
             self._bench_timed = True
         start = time.perf_counter()
-        if self.is_multi_gpu:
+        if dist.is_initialized():   # a rank of a training (independent processes left their group)
             dist.barrier()
         record["wait"].append(time.perf_counter() - start)
         comm[:] = [0.0, True]
