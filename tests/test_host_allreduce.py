@@ -64,7 +64,8 @@ def test_host_average_is_the_gloo_average_on_every_rank(tmp_path):
         assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(ranks[0]["results"][step]["got"], mean))
         assert not torch.equal(ranks[0]["results"][step]["local"][0], ranks[1]["results"][step]["local"][0])
         for other in ranks[1:]:   # every rank holds the same bits
-            assert all(torch.equal(a, b) for a, b in zip(ranks[0]["results"][step]["got"], other["results"][step]["got"]))
+            first, got = ranks[0]["results"][step]["got"], other["results"][step]["got"]
+            assert all(torch.equal(a, b) for a, b in zip(first, got))
 
 
 def test_not_supported_without_a_group_or_across_hosts(monkeypatch):

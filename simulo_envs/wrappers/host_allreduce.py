@@ -5,8 +5,8 @@ learning-rate broadcast (the adaptive schedule) and the gradient all-reduce
 (``PPO.reduce_parameters``). On CPU ranks they go through gloo, whose TCP transport hands each
 collective from thread to thread and wakes the other process several times: on a 2-core VM a
 1-float all-reduce took about 0.3 ms on an idle machine and the all-reduce of FrankaReach-v1's
-~41,000 gradient floats about 2 ms (3 ms between two ranks coming out of their backward passes),
-where a shared-memory exchange takes about 0.05 ms (``docs/distributed.md``, "Throughput").
+~41,000 gradient floats about 2 ms, where a shared-memory exchange takes about 0.05 ms
+(``docs/distributed.md``, "Throughput").
 PyTorch offers no shared-memory transport for CPU tensors, so when every rank of the launch runs
 on this host (``torchrun``'s ``LOCAL_WORLD_SIZE == WORLD_SIZE``) these exchanges go through
 ``HostAllReduce`` instead, with the library's arithmetic:
@@ -182,9 +182,10 @@ class _HostPPOSync:
     library's ``kl_mean``, all-reduced and divided by the world size), so every rank takes the
     adaptive learning-rate decision rank 0 would take and broadcast (``gpu_global_rank`` 0 on every
     rank: the same rule on the same numbers; the rate is rounded to float32 before each optimizer
-    step, as the library's broadcast of it as a float32 tensor does); (2) once the backward pass has accumulated every
-    parameter's gradient, the gradients are averaged (``HostGradientAverager``), before the
-    library clips them and steps. The normalisers' statistics still go over gloo (once per update).
+    step, as the library's broadcast of it as a float32 tensor does); (2) once the backward pass
+    has accumulated every parameter's gradient, the gradients are averaged
+    (``HostGradientAverager``), before the library clips them and steps. The normalisers'
+    statistics still go over gloo (once per update).
     A step without that averaging raises ``RuntimeError`` instead of letting the ranks drift apart.
     """
 

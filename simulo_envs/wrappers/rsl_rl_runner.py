@@ -7,7 +7,9 @@
   (``simulo_envs.wrappers.distributed``). Everything else the library does for several
   processes works on gloo as it is: parameters broadcast from rank 0 before the first rollout,
   gradients averaged in ``PPO.reduce_parameters``, the adaptive learning rate decided on rank 0 and
-  broadcast, observation-normaliser statistics all-reduced.
+  broadcast, observation-normaliser statistics all-reduced. When all CPU ranks share one host, the
+  per-minibatch KL and gradient averages go through shared memory instead, with the same
+  arithmetic (``simulo_envs.wrappers.host_allreduce.install``; ``self.host_sync``).
 - the logger: ``ProgressLogger`` replaces the library's console block with a tqdm bar that moves
   every env step, writes ``progress.csv`` and TensorBoard scalars against env steps (all ranks'
   finished episodes, gathered on rank 0), and writes nothing on other ranks. Each row also holds

@@ -1,4 +1,4 @@
-"""Training throughput with 1 and with P ranks (torchrun, gloo on CPU), same run, as a ratio.
+"""Training throughput with 1 and with P ranks (torchrun on CPU), same run, as a ratio, with the ceiling.
 
     python tests/benchmarks/bench_distributed.py                 # FrankaReach-v1, 64 envs, P = 1 and 2, 3 rounds
     python tests/benchmarks/bench_distributed.py --ranks 1 2 4 --num-envs 128 --rounds 5 --json
@@ -240,7 +240,8 @@ def main() -> None:
         print(f"| {label(config)} | {args.num_envs // config[1]} | {rate:,.0f} | {rate / base:.2f}x "
               f"| {rate_steady:,.0f} | {rate_steady / base_steady:.2f}x | {cells[0]} | {cells[1]} |")
         results[label(config)] = {"kind": config[0], "processes": config[1], "threads": config[2], "median": rate,
-                                  "ratio": rate / base, "steady": rate_steady, "steady_ratio": rate_steady / base_steady,
+                                  "ratio": rate / base, "steady": rate_steady,
+                                  "steady_ratio": rate_steady / base_steady,
                                   "rounds": [r["rate"] for r in values], "rounds_steady": [r["steady"] for r in values],
                                   "split": split}
     if args.json:
