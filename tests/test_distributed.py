@@ -1,6 +1,5 @@
-"""Data-parallel PPO under torchrun: 2 CPU ranks train FrankaReach-v1 in lockstep (their collectives
-through shared memory, to the bit what rsl-rl-lib's own gloo collectives give), rank 0 alone writes,
-and its checkpoint evaluates in one process; env seeds split as a single process's."""
+"""Data-parallel PPO under torchrun: 2 CPU ranks (gloo) train FrankaReach-v1 in lockstep, rank 0
+alone writes, and its checkpoint evaluates in one process; env seeds split as a single process's."""
 
 from __future__ import annotations
 
@@ -44,9 +43,7 @@ RANK_SCRIPT = textwrap.dedent("""
     torch.set_num_threads(1)
     result = train("FrankaReach-v1", num_envs=8, total_timesteps=600, seed=3, log_dir=os.path.join(out, "run"),
                    progress=False, checkpoint_every=1, on_iteration=record)
-    sync = runners[-1].host_sync   # ranks on one host average gradients and KL through shared memory
-    torch.save({"snapshots": snapshots, "checkpoint": result.checkpoint, "env_steps": result.env_steps,
-                "exchanges": None if sync is None else (sync.gradients.exchanges, sync.kl_exchanges)},
+    torch.save({"snapshots": snapshots, "checkpoint": result.checkpoint, "env_steps": result.env_steps},
                os.path.join(out, f"rank{os.environ['RANK']}.pt"))
 """)
 
@@ -61,8 +58,6 @@ def test_two_rank_training_stays_in_lockstep_and_rank0_checkpoint_evaluates(tmp_
     ranks = [torch.load(tmp_path / f"rank{r}.pt", weights_only=False) for r in (0, 1)]
     first, second = (r["snapshots"] for r in ranks)
     assert [s["env_steps"] for s in first] == [s["env_steps"] for s in second] == [200, 400, 600]
-    # one gradient and one KL exchange per minibatch: iterations x epochs x minibatches
-    assert ranks[0]["exchanges"] == ranks[1]["exchanges"] == (3 * 5 * 4, 3 * 5 * 4)
     for a, b in zip(first, second):   # identical after every update, to the bit
         assert a["lr"] == b["lr"]
         assert all(torch.equal(x, y) for x, y in zip(a["state"], b["state"]))
@@ -79,17 +74,6 @@ def test_two_rank_training_stays_in_lockstep_and_rank0_checkpoint_evaluates(tmp_
     rows = (tmp_path / "run" / "progress.csv").read_text().splitlines()
     assert [row.split(",")[1] for row in rows[1:]] == ["200", "400", "600"]
     assert rows[2].split(",")[3] == "8"   # both ranks' 4 + 4 episodes ended at step 50
-
-    # the same run with the library's own collectives (gloo): the same parameters, to the bit
-    library = tmp_path / "library"
-    library.mkdir()
-    result = subprocess.run(command[:-1] + [str(library)], cwd=ROOT, capture_output=True, text=True, timeout=240,
-                            env={**os.environ, "SIMULO_HOST_ALLREDUCE": "0"})
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
-    gloo = torch.load(library / "rank0.pt", weights_only=False)
-    assert gloo["exchanges"] is None
-    for a, b in zip(first, gloo["snapshots"]):
-        assert a["lr"] == b["lr"] and all(torch.equal(x, y) for x, y in zip(a["state"], b["state"]))
 
     checkpoint = torch.load(ranks[0]["checkpoint"], weights_only=False)
     assert checkpoint["infos"]["world_size"] == 2 and checkpoint["infos"]["env_steps"] == 600

@@ -7,9 +7,7 @@
   (``simulo_envs.wrappers.distributed``). Everything else the library does for several
   processes works on gloo as it is: parameters broadcast from rank 0 before the first rollout,
   gradients averaged in ``PPO.reduce_parameters``, the adaptive learning rate decided on rank 0 and
-  broadcast, observation-normaliser statistics all-reduced. When all CPU ranks share one host, the
-  per-minibatch KL and gradient averages go through shared memory instead, with the same
-  arithmetic (``simulo_envs.wrappers.host_allreduce.install``; ``self.host_sync``).
+  broadcast, observation-normaliser statistics all-reduced.
 - the logger: ``ProgressLogger`` replaces the library's console block with a tqdm bar that moves
   every env step, writes ``progress.csv`` and TensorBoard scalars against env steps (all ranks'
   finished episodes, gathered on rank 0), and writes nothing on other ranks. Each row also holds
@@ -35,7 +33,6 @@ from rsl_rl.runners import OnPolicyRunner
 from rsl_rl.utils.logger import Logger
 
 from simulo_envs.wrappers.distributed import RankInfo, init_process_group
-from simulo_envs.wrappers.host_allreduce import install as install_host_sync
 
 __all__ = ["SimuloRunner", "ProgressLogger", "WallClockLimit", "EPISODE_KEYS"]
 
@@ -208,7 +205,6 @@ class SimuloRunner(OnPolicyRunner):
         with contextlib.redirect_stdout(io.StringIO()) as printed:
             super().__init__(env, train_cfg, log_dir=log_dir, device=device)
         self.model_summary = printed.getvalue()
-        self.host_sync = install_host_sync(self.alg, device) if rank_info.distributed else None
         self.logger = ProgressLogger(runner=self, log_dir=log_dir, progress_total=progress_total, desc=desc,
                                      on_iteration=on_iteration, max_wall_s=max_wall_s)
 

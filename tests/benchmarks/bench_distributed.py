@@ -3,7 +3,7 @@
     python tests/benchmarks/bench_distributed.py                 # FrankaReach-v1, 64 envs, P = 1 and 2, 3 rounds
     python tests/benchmarks/bench_distributed.py --ranks 1 2 4 --num-envs 128 --rounds 5 --json
     python tests/benchmarks/bench_distributed.py --one-rank-threads 2   # also: 1 rank whose torch uses 2 threads
-    python tests/benchmarks/bench_distributed.py --independent --gloo-gradients   # also: the ceiling, gloo (below)
+    python tests/benchmarks/bench_distributed.py --independent   # also: the ceiling (below)
 
 Each configuration is one training run (``simulo_envs.wrappers.training.train``, what
 ``scripts/train.py`` runs; under ``torchrun --standalone`` for P > 1) with the same total envs,
@@ -18,8 +18,6 @@ inference), ``wait`` (at a barrier before each PPO update: the time this rank's 
 before the slowest rank's), ``comm`` (inside the update's collectives: the gradient averaging,
 KL and normaliser all-reduces, learning-rate broadcast, including the waits for the other ranks at
 each) and ``compute`` (the rest of the update). The barrier adds one collective per iteration.
-Ranks on one host average gradients through shared memory (``simulo_envs.wrappers.host_allreduce``);
-``--gloo-gradients`` adds P ranks that average them over gloo, as rsl-rl-lib does by itself.
 
 ``--independent`` adds P processes of ``num_envs / P`` envs each that train *independently* (no
 gradient averaging, each its own PPO), started together, their throughputs summed: the most any
@@ -55,7 +53,6 @@ def worker(args: argparse.Namespace) -> None:
     from rsl_rl.algorithms import PPO
     from rsl_rl.runners import OnPolicyRunner
 
-    from simulo_envs.wrappers.host_allreduce import HostAllReduce
     from simulo_envs.wrappers.training import train
 
     rank = int(os.environ.get("RANK", "0"))
@@ -84,12 +81,11 @@ def worker(args: argparse.Namespace) -> None:
         return call
 
     dist.all_reduce, dist.broadcast = timed(dist.all_reduce), timed(dist.broadcast)
-    HostAllReduce.average_ = timed(HostAllReduce.average_)   # the KL and gradient exchanges of ranks on one host
     update = PPO.update
 
     def timed_update(self):
         if dist.is_initialized() and not getattr(self, "_bench_timed", False):
-            self.reduce_parameters = timed(self.reduce_parameters)   # the gradient averaging, however it runs
+            self.reduce_parameters = timed(self.reduce_parameters)   # the gradient averaging
             self._bench_timed = True
         start = time.perf_counter()
         if dist.is_initialized():   # a rank of a training (independent processes left their group)
@@ -148,8 +144,7 @@ def measure(config: tuple[str, int, int], args: argparse.Namespace, out: str) ->
                "--total-timesteps", str(args.total_timesteps), "--threads", str(threads)]
     launcher = [sys.executable] if procs == 1 else [sys.executable, "-m", "torch.distributed.run", "--standalone",
                                                      f"--nproc_per_node={procs}"]
-    env = {**os.environ, "SIMULO_HOST_ALLREDUCE": "0" if kind == "gloo" else "1"}
-    result = subprocess.run(launcher + command, cwd=ROOT, capture_output=True, text=True, env=env)
+    result = subprocess.run(launcher + command, cwd=ROOT, capture_output=True, text=True)
     if result.returncode:
         raise RuntimeError(f"{config} failed:\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}")
     ranks = []
@@ -159,6 +154,8 @@ def measure(config: tuple[str, int, int], args: argparse.Namespace, out: str) ->
     skip = args.skip_iterations
 
     def steady(rec: dict) -> float:
+        if len(rec["ends"]) <= skip:   # too short a run to leave the first iterations out
+            return float("nan")
         per_iteration = rec["env_steps"] / len(rec["ends"])
         return per_iteration * (len(rec["ends"]) - skip) / (rec["ends"][-1] - rec["ends"][skip - 1])
 
@@ -177,8 +174,6 @@ def label(config: tuple[str, int, int]) -> str:
     kind, procs, threads = config
     if kind == "independent":
         return f"{procs} independent x {threads} thread"
-    if kind == "gloo":
-        return f"{procs} ranks x {threads} thread, gloo gradients"
     return f"{procs} rank{'s' if procs > 1 else ''} x {threads} thread{'s' if threads > 1 else ''}"
 
 
@@ -194,8 +189,6 @@ def main() -> None:
                         help="also measure one process with T torch threads")
     parser.add_argument("--independent", action="store_true",
                         help="also measure P independent trainings of num_envs / P envs, summed (the ceiling)")
-    parser.add_argument("--gloo-gradients", action="store_true",
-                        help="also measure P ranks averaging gradients over gloo (SIMULO_HOST_ALLREDUCE=0)")
     parser.add_argument("--json", action="store_true", help="last line: the results as JSON")
     parser.add_argument("--worker", choices=["ranks", "independent"], help=argparse.SUPPRESS)
     parser.add_argument("--out", help=argparse.SUPPRESS)
@@ -208,8 +201,6 @@ def main() -> None:
     configs = [("ranks", p, 1) for p in args.ranks]
     if args.one_rank_threads:
         configs.insert(1, ("ranks", 1, args.one_rank_threads))
-    if args.gloo_gradients:
-        configs += [("gloo", p, 1) for p in args.ranks if p > 1]
     if args.independent:
         configs += [("independent", p, 1) for p in args.ranks if p > 1]
     runs: dict = {config: [] for config in configs}
