@@ -6,6 +6,8 @@ from dataclasses import fields, is_dataclass
 from types import SimpleNamespace
 from typing import Any
 
+import math
+
 import numpy as np
 import torch
 
@@ -79,6 +81,23 @@ def any_true(mask: torch.Tensor) -> bool:
     if mask.device.type == "cpu":
         return bool(mask.numpy().any())
     return bool(mask.any())
+
+
+def all_finite(array: np.ndarray) -> bool:
+    """True when every entry of the numpy ``array`` is finite (no NaN, no inf).
+
+    Small arrays (up to ``_DOT_MAX`` entries, single-threaded in BLAS) take one dot product
+    first: the sum of squares is finite only when every entry is (NaN and inf propagate, and
+    squares never cancel), and unlike a numpy ufunc reduction it raises no floating-point warning
+    or error when finite values overflow it, whatever ``np.errstate`` says. A non-finite result
+    (which may be such an overflow) and large arrays get the exact ``np.isfinite`` test.
+    """
+    if array.size <= _DOT_MAX and math.isfinite(np.vdot(array, array)):
+        return True
+    return bool(np.isfinite(array).all())
+
+
+_DOT_MAX = 4096
 
 
 def tensor_constants(config: Any, device: torch.device) -> SimpleNamespace:

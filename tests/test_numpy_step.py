@@ -1,11 +1,16 @@
 """The CPU fast path of ``step`` (a task's ``_numpy_step``) gives what the torch hooks give."""
 
+import warnings
+
 import numpy as np
 import pytest
+import sapien
 import torch
 
+from simulo_envs.envs.faults import FaultReason
 from simulo_envs.policies import LiftExpert
 from simulo_envs.tasks.franka_lift import FrankaLiftEnv
+from simulo_envs.tensors import all_finite
 
 
 def _leaves(tree, prefix=""):
@@ -119,3 +124,53 @@ def test_packed_fault_prefilter_sends_close_calls_to_the_exact_scan(velocity, fa
     else:
         assert reason is None or not reason.any()
     env.close()
+
+
+# ---------------------------------------------------------------- finiteness tests raise no FP warning
+@pytest.mark.parametrize("control_mode", ["pd_joint_delta_pos", "pd_joint_pos"])
+def test_huge_finite_actions_are_clipped_silently_even_under_strict_numpy(control_mode):
+    # The float32 sum of these overflows: they are finite, so clipped to the bounds like before,
+    # with no floating-point warning (a user's np.errstate(all="raise") must not turn it into an error).
+    envs = [FrankaLiftEnv(num_envs=2, control_mode=control_mode) for _ in range(2)]
+    huge = np.tile(np.array([3e38, -3e38], dtype=np.float32), (2, 4))
+    bounds = np.where(huge > 0, envs[0].action_space.high, envs[0].action_space.low)
+    for e in envs:
+        e.reset(seed=4)
+    with np.errstate(all="raise"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = envs[0].step(huge)
+    for fast, slow in zip(out[:2], envs[1].step(bounds)[:2]):
+        assert torch.equal(fast, slow)
+    assert not out[4]["sim_fault"].any()
+    with np.errstate(all="raise"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match="NaN or inf"):  # bad input: the documented error, nothing else
+            envs[0].step(np.tile(np.array([np.inf, -np.inf], dtype=np.float32), (2, 4)))
+    for e in envs:
+        e.close()
+
+
+def test_fault_prefilter_on_a_huge_finite_state_raises_no_fp_warning():
+    env = FrankaLiftEnv(num_envs=2)
+    env.step(torch.zeros(2, 8))
+    # Finite, far outside the box, put into PhysX past the writers' range check (as an exploding
+    # simulation could): the float32 sum of the packed state overflows.
+    env.backend._rigid[env.block._gid].entities[1].set_pose(sapien.Pose([3e38, 3e38, 3e38]))
+    env.backend._version += 1  # repack on the next read
+    with np.errstate(all="raise"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reason = env._fault_scanner.scan()
+    assert reason.tolist() == [0, int(FaultReason.OUT_OF_BOX)]
+    env.close()
+
+
+@pytest.mark.parametrize("size", [6, 4096, 4097, 20000])
+def test_all_finite_is_exact_at_every_size(size):
+    values = np.full(size, 3e38, dtype=np.float32)  # finite; squares and sums overflow
+    with np.errstate(all="raise"):
+        assert all_finite(values) and all_finite(values[::2])  # also a strided view
+        for bad in (np.nan, np.inf, -np.inf):
+            poisoned = values.copy()
+            poisoned[size // 2] = bad
+            assert not all_finite(poisoned)
+        assert all_finite(np.zeros((0, 3), np.float32))

@@ -16,14 +16,13 @@ from __future__ import annotations
 
 from typing import Mapping
 
-import math
-
 import numpy as np
 import torch
 from gymnasium import spaces
 
 from simulo_envs.controllers.ee import EEPoseConfig, EEPoseController
 from simulo_envs.controllers.joint import JointPosConfig, JointPosController
+from simulo_envs.tensors import all_finite
 
 
 class CombinedController:
@@ -133,8 +132,7 @@ class CombinedController:
             ValueError: NaN or inf in ``action``; no target is written.
         """
         if action.device.type == "cpu":
-            array = action.detach().numpy()  # a finite sum implies finite entries (one reduction)
-            finite = math.isfinite(np.add.reduce(array, axis=None)) or bool(np.isfinite(array).all())
+            finite = all_finite(action.detach().numpy())
         else:
             finite = bool(torch.isfinite(action).all())
         if not finite:

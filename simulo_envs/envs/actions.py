@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Optional
 
-import math
-
 import numpy as np
 import torch
+
+from simulo_envs.tensors import all_finite
 
 
 def clip_action(action, num_envs: int, low: np.ndarray, high: np.ndarray,
@@ -53,8 +53,7 @@ def clip_action(action, num_envs: int, low: np.ndarray, high: np.ndarray,
         array = array[None]
     if array.shape != (num_envs, dim):
         raise ValueError(f"action must have shape ({num_envs}, {dim}), got {tuple(array.shape)}")
-    # A finite sum implies finite entries (one reduction); else the exact test (a sum may overflow).
-    if not (math.isfinite(np.add.reduce(array, axis=None)) or np.isfinite(array).all()):
+    if not all_finite(array):
         raise ValueError("action contains NaN or inf (or a value beyond float32 range); no env was stepped")
     # np.maximum/np.minimum: np.clip's Python wrapper costs more than the clipping on small arrays.
     return np.minimum(np.maximum(array, low), high, out=out)

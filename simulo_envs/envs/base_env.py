@@ -33,7 +33,6 @@ from typing import Any, Optional, Sequence, Union
 
 import dataclasses
 import gc
-import math
 
 import gymnasium as gym
 import numpy as np
@@ -61,6 +60,7 @@ from simulo_envs.scene import Scene
 from simulo_envs.sim import backend_device, make_backend, resolve_backend_name
 from simulo_envs.sim.render import require_vulkan
 from simulo_envs.sim.config import SimConfig
+from simulo_envs.tensors import all_finite
 
 
 def _is_int(value) -> bool:
@@ -654,10 +654,10 @@ class BaseEnv(FaultsMixin, RandomizationMixin, RenderingMixin, HumanViewerMixin,
     def _numpy_outputs(self) -> tuple:
         """``step``'s ``(info, obs, reward, terminated, finite)`` from ``_numpy_step``: the same keys,
         order, dtypes and shapes as the torch hooks give, every tensor on fresh memory; ``finite``:
-        True when obs and reward are all finite (a finite sum implies it; False may be an overflow,
-        and the fault check then tests the rows)."""
+        True when obs and reward are all finite (``all_finite``; False sends the fault check to
+        test the rows)."""
         info_np, obs, reward = self._numpy_step()
-        finite = math.isfinite(np.add.reduce(obs, axis=None) + np.add.reduce(reward))
+        finite = all_finite(obs) and all_finite(reward)
         terms = info_np.pop("reward_terms", None)
         info = {key: torch.from_numpy(value) for key, value in info_np.items()}
         info["elapsed_steps"] = self._elapsed_steps.clone()

@@ -47,13 +47,12 @@ PhysX system: the other envs are then bit-identical to a run without the fault.
 from __future__ import annotations
 
 import enum
-import math
 from typing import Any, Optional
 
 import numpy as np
 import torch
 
-from simulo_envs.tensors import any_true, to_device
+from simulo_envs.tensors import all_finite, any_true, to_device
 
 
 class FaultReason(enum.IntFlag):
@@ -178,13 +177,13 @@ class FaultScanner:
     def _healthy_packed(self) -> bool:
         """physx_cpu: True when no env can break a limit, from the packed state the step made, in
         six whole-array operations whatever the number of envs and groups. Conservative (False
-        sends the step to the full scan, which finds the envs and reasons): a sum of the whole
-        packed state (every checked pose, velocity, qpos and qvel is in it) that is not finite,
+        sends the step to the full scan, which finds the envs and reasons): a non-finite entry
+        anywhere in the packed state (every checked pose, velocity, qpos and qvel is in it),
         a position outside the box, a joint speed above its limit, or a velocity component above
         0.577 times its speed limit."""
         index, low, high = self._packed
         packed = self._backend._packed_state()
-        if not math.isfinite(np.add.reduce(packed)):  # NaN and inf propagate into the sum
+        if not all_finite(packed):
             return False
         values = packed[index]
         return not np.logical_or.reduce((values < low) | (values > high))
