@@ -174,3 +174,21 @@ def test_all_finite_is_exact_at_every_size(size):
             poisoned[size // 2] = bad
             assert not all_finite(poisoned)
         assert all_finite(np.zeros((0, 3), np.float32))
+
+
+@pytest.mark.parametrize("hook", ["compute_dense_reward", "evaluate"])
+def test_a_hook_set_on_the_instance_is_what_step_uses(hook):
+    env = FrankaLiftEnv(num_envs=2, reward_mode="dense")
+    env.reset(seed=0)
+    if hook == "compute_dense_reward":
+        env.compute_dense_reward = lambda obs, action, info: torch.full((2,), 7.0)
+        assert env.step(torch.zeros(2, 8))[1].tolist() == [7.0, 7.0]
+    else:
+        plain = env.evaluate
+        env.evaluate = lambda: {**plain(), "success": torch.ones(2, dtype=torch.bool)}
+        _, reward, terminated, _, _ = env.step(torch.zeros(2, 8))
+        assert terminated.tolist() == [True, True] and reward.tolist() == [env.cfg.success_reward] * 2
+    del env.__dict__[hook]
+    _, reward, terminated, _, _ = env.step(torch.zeros(2, 8))  # the class's hooks (the fast path) again
+    assert not terminated.any() and 0 < reward.max().item() < 1
+    env.close()

@@ -594,7 +594,8 @@ class BaseEnv(FaultsMixin, RandomizationMixin, RenderingMixin, HumanViewerMixin,
             self._randomizer.interval(self._elapsed_steps)
         self._detect_faults()  # quarantines envs whose physics went bad (faults.py)
         finite = None
-        if self._fast_step:
+        # A hook set on the instance (env.evaluate = ...) is honoured: the torch path calls it.
+        if self._fast_step and self.__dict__.keys().isdisjoint(self._NUMPY_STEP_HOOK_SET):
             info, obs, reward, terminated, finite = self._numpy_outputs()
         else:
             info = self.get_info()
@@ -638,11 +639,13 @@ class BaseEnv(FaultsMixin, RandomizationMixin, RenderingMixin, HumanViewerMixin,
     _NUMPY_STEP_HOOKS = ("evaluate", "get_info", "get_obs", "get_reward", "compute_dense_reward",
                          "compute_normalized_dense_reward", "compute_sparse_reward", "_get_obs_state_dict",
                          "_get_obs_agent", "_get_obs_extra", "_flatten_raw_obs", "_terminated")
+    _NUMPY_STEP_HOOK_SET = frozenset(_NUMPY_STEP_HOOKS)
 
     def _numpy_step_applies(self) -> bool:
         """True when ``step`` may take ``_numpy_step``: the env runs on physx_cpu in ``state`` obs
         mode, and no class below the one that defines ``_numpy_step`` overrides a hook it stands
-        for (a subclass that changes ``evaluate`` or the reward gets the torch path)."""
+        for (a subclass that changes ``evaluate`` or the reward gets the torch path; so does a
+        step while such a hook is set on the instance itself)."""
         cls = type(self)
         owner = next((c for c in cls.__mro__ if c.__dict__.get("_numpy_step") is not None), None)
         if owner is None or self.obs_mode != "state" or self.device.type != "cpu":
