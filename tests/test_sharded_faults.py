@@ -162,3 +162,22 @@ def test_a_killed_parent_leaves_no_worker_and_no_segment(tmp_path):
     proc.kill()
     proc.wait(timeout=10)
     assert _gone(proc.pid, pids, segments, within=30.0)
+
+
+def test_a_script_without_a_main_guard_gets_told_to_add_one(tmp_path):
+    # The spawn start method re-imports the main module in each worker: making the env at import
+    # time starts workers from inside a worker, which Python refuses before our code runs there.
+    script = tmp_path / "no_guard.py"
+    script.write_text(textwrap.dedent("""
+        import gymnasium as gym
+        import simulo_envs
+        from simulo_envs.wrappers.sharded import WorkerError
+        try:
+            gym.make_vec("FrankaLift-v1", num_envs=2, vectorization_mode="vector_entry_point", num_workers=2)
+        except WorkerError as error:
+            print("CAUGHT", error.shard, error)
+    """))
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "CAUGHT 0 worker of shard 0 (envs 0..0" in run.stdout and "during start-up" in run.stdout
+    assert 'if __name__ == "__main__":' in run.stdout

@@ -587,6 +587,8 @@ class ShardedEnv(gym.Env):
         message = f"worker of shard {shard} (envs {envs.start}..{envs.stop - 1}, pid {pid}) {how} during {what}"
         if text:
             message += f"; its traceback:\n{text}"
+        elif what == "start-up" and how.startswith("exited"):
+            message += _BOOTSTRAP_HINT
         self._fault = message
         self.close()
         raise WorkerError(message, shard, envs, pid, text)
@@ -604,6 +606,13 @@ class ShardedEnv(gym.Env):
             self._fault = "a call was interrupted (e.g. by Ctrl-C) while the workers were busy"
             self.close()
             raise RuntimeError(f"this sharded env is unusable: {self._fault}; make a new one")
+
+
+# A worker that exits during start-up without a word died before it could build its env: while
+# the spawn start method was re-importing the parent's main module in it.
+_BOOTSTRAP_HINT = (" before it could build its env, while Python's spawn start method re-imported the main module "
+                   "of this program in it (the worker's error is on its stderr). If the script makes the env at "
+                   "import time, put that code under `if __name__ == \"__main__\":`.")
 
 
 def _rows(leaf: Any, rows: np.ndarray, count: int, what: str) -> np.ndarray:
