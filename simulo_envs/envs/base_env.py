@@ -46,6 +46,7 @@ from simulo_envs.envs.maniskill_api import ManiSkillApiMixin
 from simulo_envs.envs.actions import clip_action, clip_dict_action, dict_action_bounds
 from simulo_envs.envs import viewer
 from simulo_envs.envs.faults import FaultsMixin
+from simulo_envs.envs.fast_step import NumpyStepMixin
 from simulo_envs.envs.observations import flatten_obs, space_from_obs
 from simulo_envs.envs.pointcloud import fuse_pointcloud
 from simulo_envs.envs.randomization import RandomizationMixin
@@ -60,7 +61,6 @@ from simulo_envs.scene import Scene
 from simulo_envs.sim import backend_device, make_backend, resolve_backend_name
 from simulo_envs.sim.render import require_vulkan
 from simulo_envs.sim.config import SimConfig
-from simulo_envs.tensors import all_finite
 
 
 def _is_int(value) -> bool:
@@ -95,7 +95,7 @@ def episode_seeds(seed, env_idx: np.ndarray) -> Optional[list[int]]:
     return seeds
 
 
-class BaseEnv(FaultsMixin, RandomizationMixin, RenderingMixin, HumanViewerMixin, StateMixin, ManiSkillApiMixin, gym.Env):
+class BaseEnv(NumpyStepMixin, FaultsMixin, RandomizationMixin, RenderingMixin, HumanViewerMixin, StateMixin, ManiSkillApiMixin, gym.Env):
     """Superclass of simulo_envs tasks.
 
     Args:
@@ -626,54 +626,6 @@ class BaseEnv(FaultsMixin, RandomizationMixin, RenderingMixin, HumanViewerMixin,
         self._backend.step(self.sim_config.sim_steps_per_control, before, after)
         self._after_control_step()
         return action
-
-    # ------------------------------------------------------------------ CPU fast path
-    _numpy_step = None
-    """A task may define ``_numpy_step(self) -> (info, obs, reward)``: what ``evaluate`` (then
-    ``compute_*_reward``, which may add ``info["reward_terms"]``), the flat ``state`` observation
-    (N, D) and the reward of ``reward_mode`` give, as numpy arrays computed on the backend's
-    numpy state. On physx_cpu with ``obs_mode="state"`` ``step`` then uses it instead of the torch
-    hooks: at small batches each torch call costs several times numpy's (``tasks/franka_lift.py``).
-    It must give the hooks' values: a test of the task compares the two paths."""
-
-    _NUMPY_STEP_HOOKS = ("evaluate", "get_info", "get_obs", "get_reward", "compute_dense_reward",
-                         "compute_normalized_dense_reward", "compute_sparse_reward", "_get_obs_state_dict",
-                         "_get_obs_agent", "_get_obs_extra", "_flatten_raw_obs", "_terminated")
-    _NUMPY_STEP_HOOK_SET = frozenset(_NUMPY_STEP_HOOKS)
-
-    def _numpy_step_applies(self) -> bool:
-        """True when ``step`` may take ``_numpy_step``: the env runs on physx_cpu in ``state`` obs
-        mode, and no class below the one that defines ``_numpy_step`` overrides a hook it stands
-        for (a subclass that changes ``evaluate`` or the reward gets the torch path; so does a
-        step while such a hook is set on the instance itself)."""
-        cls = type(self)
-        owner = next((c for c in cls.__mro__ if c.__dict__.get("_numpy_step") is not None), None)
-        if owner is None or self.obs_mode != "state" or self.device.type != "cpu":
-            return False
-        if getattr(self._backend, "_packed_state", None) is None:  # GPU backends hold torch state
-            return False
-        return all(getattr(cls, name) is getattr(owner, name) for name in self._NUMPY_STEP_HOOKS)
-
-    def _numpy_outputs(self) -> tuple:
-        """``step``'s ``(info, obs, reward, terminated, finite)`` from ``_numpy_step``: the same keys,
-        order, dtypes and shapes as the torch hooks give, every tensor on fresh memory; ``finite``:
-        True when obs and reward are all finite (``all_finite``; False sends the fault check to
-        test the rows)."""
-        info_np, obs, reward = self._numpy_step()
-        finite = all_finite(obs) and all_finite(reward)
-        terms = info_np.pop("reward_terms", None)
-        info = {key: torch.from_numpy(value) for key, value in info_np.items()}
-        info["elapsed_steps"] = self._elapsed_steps.clone()
-        self._add_privileged(info)
-        if terms is not None:
-            info["reward_terms"] = {key: torch.from_numpy(value) for key, value in terms.items()}
-        success, fail = info_np.get("success"), info_np.get("fail")
-        if success is None and fail is None:
-            terminated = np.zeros(self.num_envs, dtype=bool)
-        else:
-            terminated = success | fail if success is not None and fail is not None else (
-                success if fail is None else fail).copy()
-        return info, torch.from_numpy(obs), torch.from_numpy(reward), torch.from_numpy(terminated), finite
 
     def _terminated(self, info: dict) -> torch.Tensor:
         success, fail = info.get("success"), info.get("fail")
