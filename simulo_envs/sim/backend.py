@@ -23,6 +23,7 @@ import numpy as np
 @runtime_checkable
 class SimBackend(Protocol):
     name: str
+    sim_backend: str  # the name as ManiSkill's clients read it (env.backend.sim_backend)
     num_envs: int
     render: bool
 

@@ -99,6 +99,11 @@ class PhysxCpuBackend(BackendParamsMixin):
 
     name = "physx_cpu"
 
+    @property
+    def sim_backend(self) -> str:
+        """``name`` under ManiSkill's attribute name (its ``replay_trajectory`` reads ``env.backend.sim_backend``)."""
+        return self.name
+
     def __init__(self, num_envs: int, env_origins: np.ndarray, config: SimConfig, render: bool = False,
                  render_config: Optional[RenderConfig] = None):
         self.num_envs = int(num_envs)
