@@ -32,6 +32,7 @@ from simulo_envs.authoring import Pose
 from simulo_envs.authoring.cabinet import drawer_cabinet
 from simulo_envs.envs.base_env import BaseEnv
 from simulo_envs.envs.registration import register_env
+from simulo_envs.envs.sensors import CameraConfig, look_at
 from simulo_envs.geometry import quat_apply
 from simulo_envs.tensors import tensor_constants
 
@@ -56,6 +57,10 @@ class FrankaOpenDrawerConfig:
     open_weight: float = 2.0        # open term = clamp(qpos / open_distance, 0, 1)
     success_reward: float = 4.0     # dense reward on success; also the normaliser
     max_episode_steps: int = 100
+    sensor_eye: tuple = (0.25, 0.5, 0.7)     # sensor camera, env-local [m]: beside and above the drawer's front
+    sensor_target: tuple = (0.78, 0.0, 0.15)
+    render_eye: tuple = (0.0, 1.3, 1.0)      # render() camera [m]: the robot and the whole cabinet in frame
+    render_target: tuple = (0.5, 0.0, 0.2)
 
 
 @register_env("FrankaOpenDrawer-v1", max_episode_steps=FrankaOpenDrawerConfig.max_episode_steps)
@@ -67,6 +72,16 @@ class FrankaOpenDrawerEnv(BaseEnv):
     default_control_mode = "pd_joint_delta_pos"
     cfg = FrankaOpenDrawerConfig()
     default_max_episode_steps = cfg.max_episode_steps
+
+    @property
+    def _default_sensor_configs(self) -> list:
+        """One 128x128 "base_camera" that sees the drawer's front and handle at reset."""
+        return [CameraConfig("base_camera", look_at(self.cfg.sensor_eye, self.cfg.sensor_target), 128, 128, 1.1)]
+
+    @property
+    def _default_human_render_camera_configs(self) -> list:
+        """One 512x512 "render_camera" framing the robot and the whole cabinet."""
+        return [CameraConfig("render_camera", look_at(self.cfg.render_eye, self.cfg.render_target), 512, 512, 0.9)]
 
     def _load_scene(self, options: dict) -> None:
         cfg = self.cfg
