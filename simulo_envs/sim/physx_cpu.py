@@ -12,12 +12,8 @@ One ``system.step()`` call replaces N of them and PhysX solves the envs' islands
 pass, so the shared system is 1.8x faster at N = 16 and 2.5x at N = 64. All envs live in it, each in its own ``sapien.Scene`` (the scenes share the physics system;
 each with its own render system when rendering is on, so a camera only sees its own env).
 
-Isolation: shapes of env ``i`` get collision groups ``g0 = g1 = 1 << (i % 32)``; PhysX lets
-two shapes collide iff ``(A.g0 & B.g1) or (B.g0 & A.g1)`` and not ``(A.g2 & B.g2)``
-(observed on SAPIEN 3.0.3, DESIGN.md). So up to 32 envs never touch each other even at
-``env_spacing = 0``; beyond 32, env ``i`` shares its bit with env ``i + 32`` and the two are
-kept apart only by ``env_spacing``. The ground plane has all bits set. Robot links also
-share ``g2 = 1 << 31`` (no self-collision).
+Isolation: each env's shapes carry collision bits of their own, so envs sharing the system
+never touch (the rule and its limit beyond 32 envs: ``physx_cpu_build.py``).
 
 ``SimConfig.isolate_envs`` gives each env a PhysX system of its own instead (exact
 reproducibility of an env whatever shares its process, at the cost measured above).
@@ -39,52 +35,24 @@ keep theirs. Drive-target writes do not change the state and clear nothing.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Optional
 
 import numpy as np
 import sapien
 import sapien.physx as physx
 
-from simulo_envs.authoring import PrimitiveShape
-from simulo_envs.authoring.articulation import Articulation
-from simulo_envs.sim.builders import build_articulation, build_shape
+from simulo_envs.sim.config import SimConfig
 from simulo_envs.sim.contacts import ContactPairQuery
 from simulo_envs.sim.cpu_pack import BODY as _BODY, check_layout, pack_indices
 from simulo_envs.sim.params import BackendParamsMixin
-from simulo_envs.sim.render import CameraRig, add_lights, ground_visual_builders
+from simulo_envs.sim.physx_cpu_build import PhysxCpuBuildMixin, _ArticulationGroup, _RigidGroup, env_bits
+from simulo_envs.sim.physx_cpu_render import PhysxCpuRenderMixin
 from simulo_envs.sim.render_config import RenderConfig
-from simulo_envs.sim.config import SimConfig
 
-_ALL_BITS = 0xFFFFFFFF
-_ROBOT_SELF_BIT = 1 << 31
+__all__ = ["PhysxCpuBackend", "env_bits"]
 
 
-def env_bits(env: int) -> list[int]:
-    """Collision groups ``[g0, g1, g2, g3]`` of a shape owned by env ``env``."""
-    bit = 1 << (env % 32)
-    return [bit, bit, 0, 0]
-
-
-@dataclass
-class _RigidGroup:
-    entities: list
-    components: list
-    kinds: list
-
-
-@dataclass
-class _ArticulationGroup:
-    articulations: list
-    joints: list  # per env: list of active joints
-    dof: int
-    joint_names: list
-    link_names: list
-    links: list = field(default_factory=list)  # per env: list of link components
-    pinocchio: object = None  # kinematics model, made on first use
-
-
-class PhysxCpuBackend(BackendParamsMixin):
+class PhysxCpuBackend(PhysxCpuBuildMixin, PhysxCpuRenderMixin, BackendParamsMixin):
     """All envs of one gym env in one PhysX CPU system. See the module docstring.
 
     Args:
@@ -93,7 +61,8 @@ class PhysxCpuBackend(BackendParamsMixin):
         config: the simulation settings.
 
     Groups (a prop's bodies, a robot's articulations) are registered with ``add_rigid`` /
-    ``add_articulation`` and addressed by the returned integer id; rows are env indices.
+    ``add_articulation`` (``physx_cpu_build.py``) and addressed by the returned integer id; rows
+    are env indices. Cameras, lights and segmentation: ``physx_cpu_render.py``.
     All arrays in and out are numpy float32 with the env dimension first.
     """
 
@@ -166,152 +135,7 @@ class PhysxCpuBackend(BackendParamsMixin):
         ``isolate_envs`` (the GPU backend makes a GPU one)."""
         return physx.PhysxCpuSystem()
 
-    # ------------------------------------------------------------------ building
-    def add_ground(self, altitude: float = 0.0) -> None:
-        """A static infinite plane at ``z = altitude`` [m] touching every env.
-
-        Physics: one plane per PhysX system, in env 0's scene when the system is shared. Rendering: a ground
-        visual in every env's scene, env 0's on the same entity as the plane, so every scene holds
-        one ground entity and entity (segmentation) ids agree across envs."""
-        if self.render:
-            builders = ground_visual_builders(self.scenes)
-        else:
-            builders = [self.scenes[i].create_actor_builder() for i in range(len(self.systems))]
-        planes = range(len(self.systems))  # env i's scene is in system i (or all share system 0)
-        for i in planes:
-            builders[i].add_plane_collision(sapien.Pose(q=[0.7071068, 0, -0.7071068, 0]))
-        self._grounds = []
-        for i, builder in enumerate(builders):
-            ground = builder.build_static(name="ground")
-            self._grounds.append(ground)
-            ground.set_pose(sapien.Pose(p=[self.origins[i][0], self.origins[i][1], altitude]))
-            if i in planes:
-                for shape in ground.find_component_by_type(physx.PhysxRigidStaticComponent).collision_shapes:
-                    shape.set_collision_groups([_ALL_BITS, _ALL_BITS, 0, 0])
-
-    def add_rigid(self, shapes: Sequence[PrimitiveShape], name: str) -> int:
-        """Build one body per env from ``shapes[i]`` at env origin ``i`` plus the shape's pose.
-
-        Returns the group id. Raises RuntimeError after ``finalize()``.
-        """
-        self._check_building()
-        if len(shapes) != self.num_envs:
-            raise ValueError(f"add_rigid: need one shape per env ({self.num_envs}), got {len(shapes)}")
-        entities, comps, kinds = [], [], []
-        for i, shape in enumerate(shapes):
-            entity = build_shape(self.scenes[i], shape, f"{name}_{i}", env_bits(i), visual=self.render)
-            entity.set_pose(sapien.Pose(p=np.asarray(shape.pose.position) + self.origins[i], q=shape.pose.quaternion))
-            entities.append(entity)
-            comp = entity.find_component_by_type(physx.PhysxRigidBaseComponent)
-            comps.append(comp)
-            kinds.append(shape.physics.kind if shape.collision else "kinematic")
-        self._rigid.append(_RigidGroup(entities, comps, kinds))
-        return len(self._rigid) - 1
-
-    def add_articulation(self, urdf_path: str, name: str, link_materials: dict, root_poses: np.ndarray,
-                         drive: Sequence[tuple[float, float, float]], disable_gravity: bool = False) -> int:
-        """Load ``urdf_path`` once per env, fixed base at ``root_poses[i]`` (world, (N, 7)).
-
-        Args:
-            link_materials: link name -> dict(static_friction, dynamic_friction, restitution,
-                patch_radius, min_patch_radius) overriding the URDF's collision material.
-            drive: per active joint ``(stiffness [N/m or Nm/rad], damping, force_limit)``.
-            disable_gravity: the links feel no gravity (ideal gravity compensation).
-
-        Returns the group id.
-        """
-        from sapien.wrapper.urdf_loader import URDFLoader
-
-        self._check_building()
-        arts, joints, links = [], [], []
-        for i in range(self.num_envs):
-            loader = URDFLoader()
-            loader.set_scene(self.scenes[i])
-            loader.fix_root_link = True
-            builder = loader.load_file_as_articulation_builder(urdf_path)
-            for lb in builder.link_builders:
-                if not self.render:
-                    lb.visual_records = []
-                g = env_bits(i)
-                lb.collision_groups = [g[0], g[1], _ROBOT_SELF_BIT, 0]
-                override = link_materials.get(lb.name)
-                if override:
-                    mat = physx.PhysxMaterial(override["static_friction"], override["dynamic_friction"],
-                                              override["restitution"])
-                    for record in lb.collision_records:
-                        record.material = mat
-                        record.patch_radius = override.get("patch_radius", record.patch_radius)
-                        record.min_patch_radius = override.get("min_patch_radius", record.min_patch_radius)
-            art = builder.build()
-            art.name = f"{name}_{i}"
-            p = root_poses[i]
-            art.set_root_pose(sapien.Pose(p=p[:3], q=p[3:7]))
-            active = art.get_active_joints()
-            if len(drive) != len(active):
-                raise ValueError(f"add_articulation: {len(active)} active joints, {len(drive)} drive settings")
-            for joint, (stiffness, damping, force_limit) in zip(active, drive):
-                joint.set_drive_properties(stiffness, damping, force_limit, "force")
-            if disable_gravity:
-                for link in art.links:
-                    link.disable_gravity = True
-            arts.append(art)
-            joints.append(active)
-            links.append(list(art.links))
-        group = _ArticulationGroup(arts, joints, arts[0].dof, [j.name for j in joints[0]],
-                                   [l.name for l in links[0]], links)
-        self._arts.append(group)
-        return len(self._arts) - 1
-
-    def add_articulation_from_spec(self, specs: Sequence[Articulation], name: str) -> int:
-        """Build one articulation per env from an authoring ``Articulation`` (primitive-shape
-        links and ``Joint`` specs; no file), root link at env origin ``i`` plus ``specs[i].pose``.
-
-        Contract (every backend implements it the same way):
-            - ``specs``: one per env, all with the same links and joints (the same spec repeated
-              for a homogeneous scene). Link shapes are placed at their link-frame poses with
-              their materials and densities (mass = sum over colliding shapes); a joint moves
-              along / about its ``axis`` (child frame) from ``origin`` (child frame in the
-              parent frame at position 0) within ``limits``, with the joint's friction
-              coefficient and viscous damping (a zero-stiffness drive; no drive target).
-            - the root link is fixed in the world iff ``spec.fix_base``.
-            - every link collides with the ground, with the props and robots of its own env, and
-              not with other links of the same articulation (nor with other envs).
-            - qpos starts at each joint's ``default_position``, velocities at zero.
-            - the returned id addresses an articulation group like ``add_articulation``'s:
-              ``qpos``/``qvel``/``root_pose``/``root_velocity``/``link_pose``/``qlimits``/
-              ``articulation_info``/``link_segmentation_ids`` read it, ``set_qpos``/``set_qvel``/
-              ``set_root_pose``/``set_root_velocity`` write it; active joints and links are in
-              ``specs[0].links`` order.
-
-        Raises:
-            ValueError: not one spec per env, or specs of different structure.
-            RuntimeError: after ``finalize()``, or more than 30 such articulation groups.
-        """
-        self._check_building()
-        if len(specs) != self.num_envs:
-            raise ValueError(f"add_articulation_from_spec: need one spec per env ({self.num_envs}), got {len(specs)}")
-        structure = [(l.name, l.parent, l.joint and (l.joint.kind, l.joint_name)) for l in specs[0].links]
-        if any([(l.name, l.parent, l.joint and (l.joint.kind, l.joint_name)) for l in s.links] != structure for s in specs):
-            raise ValueError("add_articulation_from_spec: every env's articulation needs the same links and joints")
-        if self._spec_articulations >= 30:
-            raise RuntimeError("physx_cpu: at most 30 articulated props per scene (one self-collision bit each)")
-        self_bit = 1 << (30 - self._spec_articulations)  # bit 31 is the robots'
-        self._spec_articulations += 1
-        arts, joints, links = [], [], []
-        for i, spec in enumerate(specs):
-            g = env_bits(i)
-            art = build_articulation(self.scenes[i], spec, f"{name}_{i}", [g[0], g[1], self_bit, 0], visual=self.render)
-            pose = spec.pose
-            art.set_root_pose(sapien.Pose(p=np.asarray(pose.position) + self.origins[i], q=pose.quaternion))
-            art.set_qpos(np.array([l.joint.default_position for l in spec.active_links], dtype=np.float32))
-            arts.append(art)
-            joints.append(art.get_active_joints())
-            links.append(list(art.links))
-        group = _ArticulationGroup(arts, joints, arts[0].dof, [j.name for j in joints[0]],
-                                   [l.name for l in links[0]], links)
-        self._arts.append(group)
-        return len(self._arts) - 1
-
+    # ------------------------------------------------------------------ layout
     def finalize(self) -> None:
         """Freeze the layout and precompute the packed-state gather indices (``cpu_pack``)."""
         self._rigid_idx, self._art_idx, total = pack_indices(self.systems, self._system_of_env, self._rigid,
@@ -319,15 +143,6 @@ class PhysxCpuBackend(BackendParamsMixin):
         self._rigid_packed = [bool((idx[:, 0] >= 0).all()) for idx in self._rigid_idx]  # no static body
         self._finalized = True
         check_layout(self._state(), total, self._rigid_idx, self._art_idx, self._rigid, self._arts)
-
-    def env_collision_groups(self) -> list[list[int]]:
-        """Collision groups ``[g0, g1, g2, g3]`` of each env's prop shapes (robot links add g2 = bit 31)."""
-        return [env_bits(i) for i in range(self.num_envs)]
-
-    def _check_building(self) -> None:
-        if self._finalized:
-            raise RuntimeError("physx_cpu: cannot add bodies after the scene is finalised")
-
     # ------------------------------------------------------------------ reads
     def _state(self) -> np.ndarray:
         if self._packed_version != self._version:
@@ -547,78 +362,6 @@ class PhysxCpuBackend(BackendParamsMixin):
             self._version += 1
             if after is not None:
                 after()
-
-    # ------------------------------------------------------------------ rendering
-    @property
-    def render_scenes(self) -> list:
-        """The distinct SAPIEN scenes that render: one per env, or one for all (``single_scene``)."""
-        return self.scenes[:1] if self.render_config.single_scene else list(self.scenes)
-
-    def add_lights(self, ambient=(0.3, 0.3, 0.3), directional=(((0.0, 1.0, -1.0), (1.0, 1.0, 1.0)),)) -> None:
-        """Ambient light and directional lights ``((direction, colour), ...)`` in every render scene,
-        casting shadows where ``render_config.shadows`` (over each env, or over the whole grid)."""
-        self._require_render()
-        colors = [color for _, color in directional]
-        if self.render_config.single_scene:  # one scene: its lights are every env's lights
-            centre = self.origins.mean(axis=0, keepdims=True)
-            half = float(np.abs(self.origins - centre).max()) + 2.0
-            lights = add_lights(self.render_scenes, ambient, directional, self.render_config.shadows, centre, half)
-            self._record_lights(lights * self.num_envs, colors)
-        else:
-            lights = add_lights(self.render_scenes, ambient, directional, self.render_config.shadows, self.origins)
-            self._record_lights(lights, colors)
-
-    def add_camera(self, name: str, width: int, height: int, fovy: float, near: float, far: float,
-                   local_pose: np.ndarray, shader_dir: str = "", overview: bool = False) -> CameraRig:
-        """A camera per env at env origin + ``local_pose`` ``[x, y, z, qw, qx, qy, qz]`` (SAPIEN camera
-        convention: looks along its +x axis, +z up), rendered with the shaders in ``shader_dir``
-        ("" = SAPIEN's default). ``overview`` (single render scene only): one camera for the
-        whole grid, at ``local_pose`` around the grid's centre, moved back along its view axis
-        until the grid fits. Returns the rig that captures pictures."""
-        self._require_render()
-        if overview:
-            centre = self.origins.mean(axis=0)
-            pose = np.asarray(local_pose, dtype=np.float64).copy()
-            back = float(np.abs(self.origins - centre).max()) / max(np.tan(fovy / 2), 1e-3)
-            forward = sapien.Pose(q=pose[3:7]).to_transformation_matrix()[:3, 0]
-            pose[:3] = pose[:3] - back * forward
-            rig = CameraRig(self.scenes[:1], centre[None], name, width, height, fovy, near, far, pose, shader_dir)
-        else:
-            rig = CameraRig(self.scenes, self.origins, name, width, height, fovy, near, far, local_pose, shader_dir)
-        self.cameras[name] = rig
-        return rig
-
-    def update_render(self) -> None:
-        """Push the current physics poses to every render scene (once per captured frame)."""
-        self._require_render()
-        for scene in self.render_scenes:
-            scene.update_render()
-
-    def set_rigid_visibility(self, gid: int, visible: bool) -> None:
-        """Show or hide the render geometry of rigid group ``gid`` in every env (physics is
-        untouched). Cameras capture what is visible at capture time: hiding a goal marker
-        around a sensor capture keeps it out of observations but in ``render()``."""
-        self._require_render()
-        for entity in self._rigid[gid].entities:
-            body = entity.find_component_by_type(sapien.render.RenderBodyComponent)
-            if body is not None:
-                body.visibility = 1.0 if visible else 0.0
-
-    def segmentation_ids(self, gid: int) -> list[int]:
-        """Segmentation ids (SAPIEN per-scene entity ids) of rigid group ``gid``, one per env."""
-        return [e.per_scene_id for e in self._rigid[gid].entities]
-
-    def ground_segmentation_ids(self) -> list[int]:
-        """Segmentation id of the ground in each env (empty without a ground)."""
-        return [g.per_scene_id for g in getattr(self, "_grounds", [])]
-
-    def link_segmentation_ids(self, gid: int) -> list[list[int]]:
-        """Per env, the segmentation ids of articulation group ``gid``'s links (link order)."""
-        return [[link.entity.per_scene_id for link in links] for links in self._arts[gid].links]
-
-    def _require_render(self) -> None:
-        if not self.render:
-            raise RuntimeError("this backend was created without rendering (render=False)")
 
     def close(self) -> None:
         """Remove every entity from every env's scene; the backend is unusable afterwards."""
