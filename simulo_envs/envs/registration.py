@@ -1,12 +1,23 @@
-"""Registering tasks with Gymnasium, and ``make`` without Gymnasium's wrappers."""
+"""Registering tasks: the id -> class table, ``register_env`` and ``make``.
+
+This module records our tasks; putting them into Gymnasium's registry (``gym.make``,
+``gym.make_vec``) is the wrappers' part, since what Gymnasium builds from a spec is a wrapper
+(a single-env view, our vector env): ``simulo_envs/wrappers/gym_spec.py`` subscribes with
+``on_register`` when ``simulo_envs`` is imported, and from then on every registered task, earlier
+or later, is in Gymnasium's registry too.
+"""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 import gymnasium as gym
 
 REGISTERED: dict[str, type] = {}
+"""Registered id -> task class (a ``BaseEnv`` subclass)."""
+
+_MAX_EPISODE_STEPS: dict[str, Optional[int]] = {}  # id -> the per-env limit it was registered with
+_LISTENERS: list[Callable[[str, type, Optional[int]], None]] = []
 
 
 def register_env(env_id: str, max_episode_steps: Optional[int] = None):
@@ -20,19 +31,33 @@ def register_env(env_id: str, max_episode_steps: Optional[int] = None):
       ``SimuloVectorEnv`` (autoreset by partial resets); ``"sync"`` / ``"async"``: Gymnasium's
       vector envs over ``SingleEnvView``\\ s.
 
-    How: ``simulo_envs/envs/gym_spec.py``. An id already in Gymnasium's registry is left as it is.
+    How: ``simulo_envs/wrappers/gym_spec.py``. An id already in Gymnasium's registry is left as it is.
     """
 
     def wrap(cls):
-        from simulo_envs.envs.gym_spec import register_batched
-        from simulo_envs.wrappers.vector import vector_entry_point  # lazy: wrappers import this module
-
         REGISTERED[env_id] = cls
         limit = cls.default_max_episode_steps if max_episode_steps is None else max_episode_steps
-        register_batched(env_id, cls, limit, vector_entry_point(env_id))
+        _MAX_EPISODE_STEPS[env_id] = limit
+        for listener in list(_LISTENERS):
+            listener(env_id, cls, limit)
         return cls
 
     return wrap
+
+
+def on_register(listener: Callable[[str, type, Optional[int]], None]) -> None:
+    """Call ``listener(env_id, cls, max_episode_steps)`` for every task registered so far, in
+    registration order, and for every task ``register_env`` registers from now on.
+
+    ``max_episode_steps`` is the per-env limit the task was registered with (the class's
+    ``default_max_episode_steps`` unless ``register_env`` was given one). A listener added twice
+    is called once per task.
+    """
+    if listener in _LISTENERS:
+        return
+    _LISTENERS.append(listener)
+    for env_id, cls in list(REGISTERED.items()):
+        listener(env_id, cls, _MAX_EPISODE_STEPS.get(env_id, cls.default_max_episode_steps))
 
 
 def make(env_id: str, **kwargs) -> gym.Env:

@@ -5,15 +5,18 @@ env) need only Gymnasium. The SB3 and rsl_rl adapters need the
 ``rl`` extra and are imported from their modules: ``simulo_envs.wrappers.sb3.SB3VecEnv``,
 ``simulo_envs.wrappers.rsl_rl.RslRlVecEnv``.
 
-Importing this package attaches our vector entry point to every registered id
-(``attach_vector_entry_points``) so ``gym.make_vec(id, num_envs=N,
-vectorization_mode="vector_entry_point")`` returns a ``SimuloVectorEnv``.
+Importing this package puts every task ``register_env`` records, before or after, into
+Gymnasium's registry with our vector entry point (``gym_spec.py``), so ``gym.make(id, num_envs=N)``
+builds the batched env and ``gym.make_vec(id, num_envs=N, vectorization_mode="vector_entry_point")``
+returns a ``SimuloVectorEnv``.
 """
 
 from __future__ import annotations
 
 import gymnasium as gym
 
+from simulo_envs.envs.registration import REGISTERED
+from simulo_envs.wrappers import gym_spec as _gym_spec  # noqa: F401  (registers our tasks with Gymnasium)
 from simulo_envs.wrappers.numpy_view import NumpyView
 from simulo_envs.wrappers.single_env import SingleEnvView
 from simulo_envs.wrappers.vector import SimuloVectorEnv, make_vector_env, vector_entry_point
@@ -25,8 +28,6 @@ def attach_vector_entry_points() -> list[str]:
     ``register_env`` already registers it; this fills it in for our ids registered some other
     way. Safe to call again after more tasks are imported. Returns the ids it changed.
     """
-    from simulo_envs.envs.registration import REGISTERED
-
     changed = []
     for env_id in REGISTERED:
         spec = gym.registry.get(env_id)

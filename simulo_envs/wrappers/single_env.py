@@ -15,7 +15,8 @@ dimension, which Gymnasium's ``check_env``, Stable-Baselines3's ``check_env`` an
 - ``render()``: uint8 ``(H, W, 3)``;
 - ``metadata``: the env's, ``render_fps`` included, with ``render_modes`` limited to the modes
   this env can use (``"sensors"`` needs a visual ``obs_mode``, ``"human"`` a display);
-- ``spec``: the task's single-env spec, so ``env.spec.make()`` builds another view.
+- ``spec``: the task's single-env spec (``single_env_spec``), so ``env.spec.make()`` builds
+  another view (``make_single_env``).
 
 Seeding is the env's: ``reset(seed=s)`` seeds the episode and ``np_random``. The view never
 resets by itself; truncation comes from the env's ``max_episode_steps``, or from Gymnasium's
@@ -25,14 +26,19 @@ vectorization_mode="sync")``). Every array returned is a fresh copy.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+import copy
+from functools import partial
+from typing import Any, Optional, Union
 
 import gymnasium as gym
 import numpy as np
 import torch
 from gymnasium import spaces
+from gymnasium.envs.registration import EnvSpec, load_env_creator
 
-__all__ = ["SingleEnvView"]
+from simulo_envs.envs.viewer import human_render_available
+
+__all__ = ["SingleEnvView", "make_single_env", "single_env_spec"]
 
 
 def _unbatch_obs(value: Any, space: spaces.Space) -> Any:
@@ -78,8 +84,6 @@ class SingleEnvView(gym.Wrapper):
         super().__init__(env)
         self.observation_space = base.single_observation_space
         self.action_space = base.single_action_space
-        from simulo_envs.envs.viewer import human_render_available
-
         modes = [m for m in base.metadata.get("render_modes", [])
                  if (m != "sensors" or base._textures) and (m != "human" or human_render_available())]
         self.metadata = {**base.metadata, "render_modes": modes}
@@ -87,8 +91,6 @@ class SingleEnvView(gym.Wrapper):
     @property
     def spec(self) -> Optional[gym.envs.registration.EnvSpec]:
         """The task's single-env spec (``env.spec.make(...)`` builds another ``SingleEnvView``), or None."""
-        from simulo_envs.envs.gym_spec import single_env_spec
-
         base_spec = self.env.spec
         return None if base_spec is None else single_env_spec(base_spec)
 
@@ -120,3 +122,50 @@ class SingleEnvView(gym.Wrapper):
         if isinstance(frame, torch.Tensor):
             return frame[0].cpu().numpy().copy()
         return frame
+
+
+def make_single_env(entry_point: Union[str, Any], **kwargs) -> gym.Env:
+    """A ``SingleEnvView`` of a one-env batch of the task at ``entry_point`` (a class or a
+    ``"module:Class"`` string); ``kwargs`` go to the task (``num_envs``, if given, must be 1).
+
+    The task's own per-env limit is switched off: ``gym.make`` adds Gymnasium's ``TimeLimit``
+    with the spec's (or the given) ``max_episode_steps`` on top of the view, which is right for
+    one env. Used as the entry point of ``single_env_spec``.
+
+    Raises:
+        ValueError: ``num_envs`` other than 1.
+    """
+    num_envs = kwargs.pop("num_envs", 1)
+    if num_envs != 1:
+        raise ValueError(f"a single-env view holds one env; got num_envs={num_envs!r} "
+                         "(use gym.make(id, num_envs=N) for a batched env)")
+    kwargs.pop("max_episode_steps", None)
+    creator = load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
+    base = creator(num_envs=1, **kwargs)
+    base.max_episode_steps = None
+    return SingleEnvView(base)
+
+
+def single_env_spec(spec: EnvSpec) -> EnvSpec:
+    """The spec of ``spec``'s task seen as one Gymnasium env (``SingleEnvView``): same id and
+    kwargs, entry point ``make_single_env``, no additional wrappers, and as ``max_episode_steps``
+    the limit ``spec`` gives the batched env (its ``kwargs["max_episode_steps"]`` when set, which
+    is where ``gym.make`` records it on a made env; -1 or None: no limit). A spec that already
+    builds single-env views is returned as a plain copy."""
+    entry_point = spec.entry_point
+    if not (isinstance(entry_point, partial) and entry_point.func is make_single_env):
+        entry_point = partial(make_single_env, entry_point)
+    kwargs = copy.deepcopy(spec.kwargs)
+    limit = kwargs.pop("max_episode_steps", spec.max_episode_steps)
+    return EnvSpec(
+        id=spec.id,
+        entry_point=entry_point,
+        reward_threshold=spec.reward_threshold,
+        nondeterministic=spec.nondeterministic,
+        max_episode_steps=None if limit == -1 else limit,
+        order_enforce=spec.order_enforce,
+        disable_env_checker=spec.disable_env_checker,
+        kwargs=kwargs,
+        additional_wrappers=(),
+        vector_entry_point=spec.vector_entry_point,
+    )

@@ -50,6 +50,11 @@ import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode, VectorEnv
 
+from simulo_envs.env_ids import normalize_env_ids
+from simulo_envs.envs.registration import REGISTERED
+from simulo_envs.wrappers.numpy_view import NumpyView
+from simulo_envs.wrappers.sharded import ShardedEnv, resolve_num_workers
+
 __all__ = ["SimuloVectorEnv", "make_vector_env", "vector_entry_point"]
 
 
@@ -137,8 +142,6 @@ class SimuloVectorEnv(VectorEnv):
         mode = AutoresetMode(autoreset_mode) if isinstance(autoreset_mode, str) else autoreset_mode
         if mode not in (AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP):
             raise ValueError(f"autoreset_mode must be SAME_STEP or NEXT_STEP, got {autoreset_mode!r}")
-        from simulo_envs.wrappers.sharded import ShardedEnv  # lazy: sharded imports the env modules
-
         self.env = env
         base = env.unwrapped
         self.base_env = base
@@ -194,8 +197,6 @@ class SimuloVectorEnv(VectorEnv):
         return obs, info
 
     def _ids_tensor(self, ids) -> torch.Tensor:
-        from simulo_envs.env_ids import normalize_env_ids
-
         return torch.from_numpy(normalize_env_ids(ids, self.num_envs, "options['env_idx']")).to(self.device)
 
     # ------------------------------------------------------------------ step
@@ -349,8 +350,6 @@ def make_vector_env(env_id_or_cls, num_envs: int = 1, numpy: bool = False, **kwa
         KeyError: an unknown id. ValueError: a bad ``num_workers``.
     """
     if isinstance(env_id_or_cls, str):
-        from simulo_envs.envs.registration import REGISTERED
-
         if env_id_or_cls not in REGISTERED:
             raise KeyError(f"unknown env id {env_id_or_cls!r}; registered: {sorted(REGISTERED)}")
         cls = REGISTERED[env_id_or_cls]
@@ -359,16 +358,12 @@ def make_vector_env(env_id_or_cls, num_envs: int = 1, numpy: bool = False, **kwa
     wrapper_kwargs = {k: kwargs.pop(k) for k in _VECTOR_OPTIONS if k in kwargs}
     num_workers = kwargs.pop("num_workers", 1)
     timeout = kwargs.pop("worker_timeout", None)
-    from simulo_envs.wrappers.sharded import ShardedEnv, resolve_num_workers
-
     if resolve_num_workers(num_workers, num_envs) == 1:
         venv = SimuloVectorEnv(cls(num_envs=num_envs, **kwargs), **wrapper_kwargs)
     else:
         extra = {} if timeout is None else {"timeout": timeout}
         venv = SimuloVectorEnv(ShardedEnv(cls, num_envs, num_workers, kwargs, **extra), **wrapper_kwargs)
     if numpy:
-        from simulo_envs.wrappers.numpy_view import NumpyView
-
         return NumpyView(venv)
     return venv
 

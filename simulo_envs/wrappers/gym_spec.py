@@ -21,10 +21,14 @@ So a task is registered as a ``BatchedEnvSpec``:
   off again and gives its limit to the env's per-env counters (``BaseEnv.max_episode_steps``).
   ``max_episode_steps=-1`` (Gymnasium's "no TimeLimit") leaves the env without a limit.
 - ``gym.make_vec`` deep-copies it, and the copy of a ``BatchedEnvSpec`` is its *single-env
-  spec* (``single_env_spec``): same id, kwargs and limit, entry point ``make_single_env``
-  (a ``SingleEnvView`` of a one-env batch), no additional wrappers. The sync and async modes
-  therefore build single-env views, on which Gymnasium's ``TimeLimit`` is exactly right; the
-  vector-entry-point mode builds a ``SimuloVectorEnv`` with the limit as a keyword.
+  spec* (``single_env_spec``, in ``single_env.py``): same id, kwargs and limit, entry point
+  ``make_single_env`` (a ``SingleEnvView`` of a one-env batch), no additional wrappers. The
+  sync and async modes therefore build single-env views, on which Gymnasium's ``TimeLimit`` is
+  exactly right; the vector-entry-point mode builds a ``SimuloVectorEnv`` with the limit as a
+  keyword.
+
+Tasks are recorded by ``simulo_envs.envs.registration.register_env``; this module subscribes to
+it (``on_register``) and puts each one into Gymnasium's registry.
 
 Nothing of Gymnasium is patched: the registry is Gymnasium's public dict, and every path above
 is Gymnasium's own code reading our spec. ``tests/test_gym_make.py`` pins each path.
@@ -32,18 +36,20 @@ is Gymnasium's own code reading our spec. ``tests/test_gym_make.py`` pins each p
 
 from __future__ import annotations
 
-import copy
-from functools import partial
-from typing import Any, Optional, Union
+from typing import Optional
 
 import gymnasium as gym
-from gymnasium.envs.registration import EnvSpec, WrapperSpec, load_env_creator
+from gymnasium.envs.registration import EnvSpec, WrapperSpec
 
-__all__ = ["BatchedEnvSpec", "per_env_time_limit", "make_single_env", "single_env_spec", "PER_ENV_TIME_LIMIT"]
+from simulo_envs.envs.registration import on_register
+from simulo_envs.wrappers.single_env import single_env_spec
+from simulo_envs.wrappers.vector import vector_entry_point
+
+__all__ = ["BatchedEnvSpec", "per_env_time_limit", "register_batched", "PER_ENV_TIME_LIMIT"]
 
 #: The additional wrapper of every registered task (see ``per_env_time_limit``).
 PER_ENV_TIME_LIMIT = WrapperSpec(
-    name="PerEnvTimeLimit", entry_point="simulo_envs.envs.gym_spec:per_env_time_limit", kwargs={})
+    name="PerEnvTimeLimit", entry_point="simulo_envs.wrappers.gym_spec:per_env_time_limit", kwargs={})
 
 
 def per_env_time_limit(env: gym.Env) -> gym.Env:
@@ -66,55 +72,6 @@ def per_env_time_limit(env: gym.Env) -> gym.Env:
     return env
 
 
-def make_single_env(entry_point: Union[str, Any], **kwargs) -> gym.Env:
-    """A ``SingleEnvView`` of a one-env batch of the task at ``entry_point`` (a class or a
-    ``"module:Class"`` string); ``kwargs`` go to the task (``num_envs``, if given, must be 1).
-
-    The task's own per-env limit is switched off: ``gym.make`` adds Gymnasium's ``TimeLimit``
-    with the spec's (or the given) ``max_episode_steps`` on top of the view, which is right for
-    one env. Used as the entry point of ``single_env_spec``.
-
-    Raises:
-        ValueError: ``num_envs`` other than 1.
-    """
-    from simulo_envs.wrappers.single_env import SingleEnvView  # lazy: wrappers import envs
-
-    num_envs = kwargs.pop("num_envs", 1)
-    if num_envs != 1:
-        raise ValueError(f"a single-env view holds one env; got num_envs={num_envs!r} "
-                         "(use gym.make(id, num_envs=N) for a batched env)")
-    kwargs.pop("max_episode_steps", None)
-    creator = load_env_creator(entry_point) if isinstance(entry_point, str) else entry_point
-    base = creator(num_envs=1, **kwargs)
-    base.max_episode_steps = None
-    return SingleEnvView(base)
-
-
-def single_env_spec(spec: EnvSpec) -> EnvSpec:
-    """The spec of ``spec``'s task seen as one Gymnasium env (``SingleEnvView``): same id and
-    kwargs, entry point ``make_single_env``, no additional wrappers, and as ``max_episode_steps``
-    the limit ``spec`` gives the batched env (its ``kwargs["max_episode_steps"]`` when set, which
-    is where ``gym.make`` records it on a made env; -1 or None: no limit). A spec that already
-    builds single-env views is returned as a plain copy."""
-    entry_point = spec.entry_point
-    if not (isinstance(entry_point, partial) and entry_point.func is make_single_env):
-        entry_point = partial(make_single_env, entry_point)
-    kwargs = copy.deepcopy(spec.kwargs)
-    limit = kwargs.pop("max_episode_steps", spec.max_episode_steps)
-    return EnvSpec(
-        id=spec.id,
-        entry_point=entry_point,
-        reward_threshold=spec.reward_threshold,
-        nondeterministic=spec.nondeterministic,
-        max_episode_steps=None if limit == -1 else limit,
-        order_enforce=spec.order_enforce,
-        disable_env_checker=spec.disable_env_checker,
-        kwargs=kwargs,
-        additional_wrappers=(),
-        vector_entry_point=spec.vector_entry_point,
-    )
-
-
 class BatchedEnvSpec(EnvSpec):
     """The registered spec of a batched task: ``gym.make`` builds the batched env with per-env
     time limits (``additional_wrappers``: ``PER_ENV_TIME_LIMIT``); its deep copy, which
@@ -124,9 +81,12 @@ class BatchedEnvSpec(EnvSpec):
         return single_env_spec(self)
 
 
-def register_batched(env_id: str, cls: type, max_episode_steps: Optional[int], vector_entry_point) -> None:
-    """Put ``cls`` in Gymnasium's registry under ``env_id`` as a ``BatchedEnvSpec``; an id
-    already registered is left as it is."""
+def register_batched(env_id: str, cls: type, max_episode_steps: Optional[int]) -> None:
+    """Put ``cls`` in Gymnasium's registry under ``env_id`` as a ``BatchedEnvSpec`` whose vector
+    entry point is ``make_vector_env`` for that id; an id already registered is left as it is.
+
+    Subscribed to ``simulo_envs.envs.registration.on_register`` below: every task ``register_env``
+    registers, before or after this module is imported, goes through here."""
     if env_id in gym.registry:
         return
     gym.registry[env_id] = BatchedEnvSpec(
@@ -137,5 +97,8 @@ def register_batched(env_id: str, cls: type, max_episode_steps: Optional[int], v
         disable_env_checker=True,
         kwargs={},
         additional_wrappers=(PER_ENV_TIME_LIMIT,),
-        vector_entry_point=vector_entry_point,
+        vector_entry_point=vector_entry_point(env_id),
     )
+
+
+on_register(register_batched)
