@@ -19,17 +19,15 @@ from simulo_envs.authoring import Capsule, Cuboid, Cylinder, Sphere
 from simulo_envs.cloner.grid import grid_transforms
 from simulo_envs.cloner.path import rebase, relative_to, under
 from simulo_envs.cloner.plan import CloneCfg, ClonePlan, make_clone_plan, make_valid_clone_combinations
-from simulo_envs.cloner.replicate import PrototypeCfg, _dispatch
+from simulo_envs.cloner.replicate import PrototypeCfg, replicate_cfgs
+from simulo_envs.cloner.stage import ENV_TEMPLATE, ENVS_ROOT, WORLD
 from simulo_envs.prop import Prop
 from simulo_envs.tensors import MAX_ABS_VALUE
 
-WORLD = "/World"
-ENVS_ROOT = "/World/envs"
-ENV_TEMPLATE = "/World/envs/env_{}"
-
 
 class Scene:
-    """Registry of per-env objects and the env grid.
+    """Registry of per-env objects and the env grid; the stage ``cloner.replicate`` writes into
+    (``cloner.stage.ReplicationStage``: ``_check_add``, ``_check_replicable``, ``_commit_replication``).
 
     Args:
         num_envs: number of envs, >= 1.
@@ -193,7 +191,7 @@ class Scene:
                                valid_set=valid_set, seed=cc.seed, env_template=ENV_TEMPLATE)
         if self._explicit_origins:  # the plan places envs where the scene was told to (a shard's slice of a grid)
             plan = dataclasses.replace(plan, positions=self._origins.to("cpu"))
-        _dispatch(plan, self, cfgs)
+        replicate_cfgs(plan, self, cfgs)
         self.prototype_cfgs = cfgs
 
     # ------------------------------------------------------------------ replication (cloner.replicate)

@@ -4,7 +4,9 @@ Submodules: :mod:`~simulo_envs.cloner.path` (segment-boundary-safe path primitiv
 ``cloner.path.rebase(...)``), :mod:`~simulo_envs.cloner.plan` (:class:`ClonePlan` and its
 constructors), :mod:`~simulo_envs.cloner.query` (walking a plan),
 :mod:`~simulo_envs.cloner.grid` (:func:`grid_transforms`, scalar-first quaternions) and
-:mod:`~simulo_envs.cloner.replicate` (the replication queue and :func:`replicate` onto a Scene).
+:mod:`~simulo_envs.cloner.replicate` (:func:`replicate` onto a Scene), with the replication queue
+(:mod:`~simulo_envs.cloner.replication_queue`) and the stage it writes into
+(:mod:`~simulo_envs.cloner.stage`: the prim-path layout, what the Scene provides).
 """
 
 from . import path, plan, query

@@ -16,7 +16,7 @@ attribute. ``spawn=None`` means "nothing to spawn". A multi-asset spawner config
 (``assets_cfg``), a multi-USD-file config (a list of ``usd_path``) or a spawn exposing a
 ``variants`` sequence declares one spawn variant per item (:func:`num_spawn_variants`); any
 other spawn declares one. :func:`clone_plan_from_env_0` reads the cfgs from the replication
-queue (:mod:`simulo_envs.cloner.replicate`) unless given them. The env root is the template
+queue (:mod:`simulo_envs.cloner.replication_queue`) unless given them. The env root is the template
 ``env_template`` (default ``"/World/envs/env_{}"``), not a hard-coded prefix. Executing a plan
 (``replicate``, ``ReplicateSession``, ``queue_replication``) lives in
 :mod:`simulo_envs.cloner.replicate`.
@@ -35,6 +35,7 @@ import torch
 
 from . import path as pth
 from .grid import grid_transforms
+from .replication_queue import REPLICATION_QUEUE
 
 __all__ = [
     "DEFAULT_ENV_TEMPLATE", "ClonePlan", "CloneCfg", "InclusionSet", "grid_transforms", "num_spawn_variants",
@@ -461,7 +462,7 @@ def clone_plan_from_env_0(source: str, destination: str, num_clones: int, device
         device: device of the mask and env-id tensors.
         positions: optional float ``[num_clones, 3]`` env origins [m].
         cfgs: asset cfgs to record in ``cfg_rows``; None (default) reads them from
-            :data:`~simulo_envs.cloner.replicate.REPLICATION_QUEUE`, as the seed does, so call
+            :data:`~simulo_envs.cloner.replication_queue.REPLICATION_QUEUE`, as the seed does, so call
             this after queueing every cfg. Those whose ``prim_path`` lies at or under
             ``destination``'s template root own row 0, the others are left out.
 
@@ -479,8 +480,6 @@ def clone_plan_from_env_0(source: str, destination: str, num_clones: int, device
         raise ValueError(f"clone_plan_from_env_0: num_clones must be an int >= 1, got {num_clones!r}")
     pth.split(destination)
     if cfgs is None:
-        from .replicate import REPLICATION_QUEUE  # the queue lives with replicate(), which drains it
-
         cfgs = list(REPLICATION_QUEUE)
     cfg_rows = {id(c): (0,) for c in cfgs if _env_scoped_destination(c, destination) is not None}
     mask = torch.ones(1, num_clones, dtype=torch.bool, device=device)

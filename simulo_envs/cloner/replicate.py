@@ -1,6 +1,8 @@
-"""Replicating onto our Scene: the replication queue, the Scene's replicate context, ``replicate``.
+"""Replicating onto our Scene: the Scene's replicate context, ``replicate``, ``ReplicateSession``.
 
-The isaaclab-cloner seed's flow runs as written, with our ``Scene`` as the stage::
+The isaaclab-cloner seed's flow runs as written, with our ``Scene`` as the stage (the queue:
+:mod:`~simulo_envs.cloner.replication_queue`; what a stage offers:
+:class:`~simulo_envs.cloner.stage.ReplicationStage`, so this module never imports the Scene)::
 
     queue_replication(cfg)                 # each asset cfg to clone: prim_path + spawn
     plan = clone_plan_from_env_0("/World/envs/env_0", "/World/envs/env_{}", num_envs, "cpu", positions)
@@ -32,35 +34,13 @@ import torch
 from . import path as pth
 from .plan import DEFAULT_ENV_TEMPLATE, ClonePlan, make_clone_plan, sequential
 from .query import _join, _template_rows
+from .replication_queue import REPLICATION_QUEUE, queue_replication
+from .stage import ENV_TEMPLATE, WORLD, ReplicationStage
 
 __all__ = [
     "REPLICATION_QUEUE", "queue_replication", "PrototypeCfg", "SceneReplicateContext", "replicate",
-    "ReplicateSession", "filter_collisions",
+    "replicate_cfgs", "ReplicateSession", "filter_collisions",
 ]
-
-REPLICATION_QUEUE: list[Any] = []
-"""Asset cfgs registered by :func:`queue_replication` and drained by :func:`replicate`.
-
-Process-wide, as in the seed. :func:`replicate` empties it up front (also when it then fails),
-and :class:`ReplicateSession` empties it when its block raises, so no entry outlives one
-replication."""
-
-
-def queue_replication(cfg: Any) -> None:
-    """Register ``cfg`` for cloning when :func:`replicate` next runs.
-
-    Args:
-        cfg: asset cfg with a resolved ``prim_path`` (str, e.g. ``"/World/envs/env_.*/Block"``)
-            and a ``spawn``.
-
-    Raises:
-        TypeError: ``cfg`` has no str ``prim_path`` (nothing is queued).
-    """
-    if not isinstance(getattr(cfg, "prim_path", None), str):
-        raise TypeError(f"queue_replication: {type(cfg).__name__} needs a str prim_path, "
-                        f"got {getattr(cfg, 'prim_path', None)!r}")
-    REPLICATION_QUEUE.append(cfg)
-
 
 @dataclass(eq=False)
 class PrototypeCfg:
@@ -111,9 +91,7 @@ class SceneReplicateContext:
     replicate_priority = 0
 
     def __init__(self, stage: Any):
-        from simulo_envs.scene import Scene  # the scene module imports this one
-
-        if not isinstance(stage, Scene):
+        if not isinstance(stage, ReplicationStage):
             raise TypeError(f"the replication stage must be a simulo_envs Scene, got {type(stage).__name__}")
         self.stage = stage
         self._sources: list[str] = []
@@ -133,8 +111,6 @@ class SceneReplicateContext:
                 scene refuses the object there (path taken, object already elsewhere).
             TypeError: ``cfg.spawn`` is not a Prop, Robot or primitive shape.
         """
-        from simulo_envs.scene import ENV_TEMPLATE, WORLD
-
         m = pth.match(cfg.prim_path, ENV_TEMPLATE)
         if m is None or not m.suffix:
             raise ValueError(f"{cfg.prim_path!r} must name an object under the env template {ENV_TEMPLATE!r} "
@@ -222,8 +198,6 @@ class SceneReplicateContext:
             ValueError: an object some env gets no copy of (every env needs each object), or
                 distinct, equally near templates owning an object's clone path.
         """
-        from simulo_envs.scene import ENV_TEMPLATE, WORLD
-
         n = self.stage.num_envs
         rows_plan = self._rows_plan()
         mask = rows_plan.clone_mask
@@ -257,8 +231,10 @@ class SceneReplicateContext:
         self.stage._commit_replication(self._objects, self.variants(), self._positions, plan)
 
 
-def _dispatch(plan: ClonePlan, stage: Any, cfgs: Iterable[Any], replicate_physics: bool = True) -> None:
-    """Replicate ``cfgs`` (those ``plan.cfg_rows`` owns) onto ``stage`` and publish ``plan``."""
+def replicate_cfgs(plan: ClonePlan, stage: Any, cfgs: Iterable[Any], replicate_physics: bool = True) -> None:
+    """Replicate ``cfgs`` (those ``plan.cfg_rows`` owns) onto ``stage`` and publish ``plan``:
+    :func:`replicate` with the cfgs given rather than drained from the queue (the Scene plans
+    and replicates itself this way when no plan was published). Raises as :func:`replicate`."""
     if replicate_physics is not True:
         raise ValueError("replicate_physics=False cannot apply here: every cloned object is a simulated body "
                          "in each env (there is no visual-only copy); pass True")
@@ -304,7 +280,7 @@ def replicate(plan: ClonePlan, *, stage: Any, replicate_physics: bool = True) ->
     """
     queued = list(REPLICATION_QUEUE)
     REPLICATION_QUEUE.clear()
-    _dispatch(plan, stage, queued, replicate_physics)
+    replicate_cfgs(plan, stage, queued, replicate_physics)
 
 
 class ReplicateSession:
