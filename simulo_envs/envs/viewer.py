@@ -14,6 +14,10 @@ from __future__ import annotations
 import os
 import sys
 
+import numpy as np
+
+from simulo_envs.sim.viewer import open_viewer, render_device_can_present
+
 HUMAN_HELP = (
     "render_mode='human' opens SAPIEN's viewer window, which needs a display and a Vulkan device that can "
     "present to it; {why}. Use render_mode='rgb_array' and save videos instead "
@@ -32,9 +36,7 @@ def display_available() -> bool:
 
 def device_can_present() -> bool:
     """True when the process's Vulkan render device can present to a window."""
-    from simulo_envs.sim.render import keepalive_render_system
-
-    return bool(getattr(keepalive_render_system().device, "can_present", False))
+    return render_device_can_present()
 
 
 def check_human_render() -> None:
@@ -77,24 +79,17 @@ class HumanViewerMixin:
         """
         if self._viewer is None:
             check_human_render()
-            from sapien.utils import Viewer
-
-            self._viewer = Viewer()
             self._setup_viewer()
         self._backend.update_render()
         self._viewer.render()
         return self._viewer
 
     def _setup_viewer(self) -> None:
-        """Show env 0's scene from the viewer camera (env 0's frame)."""
-        import numpy as np
-        import sapien
-
+        """Open the viewer on env 0's scene, seen from the viewer camera (pose in env 0's frame)."""
         camera = next(iter(self._viewer_camera_configs.values()))
-        self._viewer.set_scene(self._backend.scenes[0])
         pose = np.asarray(camera.pose.to_list(), dtype=np.float64)
-        origin = self._backend.origins[0]
-        self._viewer.set_camera_pose(sapien.Pose(pose[:3] + origin, pose[3:7]))
+        pose[:3] += self._backend.origins[0]
+        self._viewer = open_viewer(self._backend.scenes[0], pose)
 
     def _close_viewer(self) -> None:
         """Close the viewer window, if open."""
