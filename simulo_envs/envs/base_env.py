@@ -47,6 +47,7 @@ from simulo_envs.envs.actions import clip_action, clip_dict_action, dict_action_
 from simulo_envs.envs import viewer
 from simulo_envs.envs.faults import FaultsMixin
 from simulo_envs.envs.fast_step import NumpyStepMixin
+from simulo_envs.envs.hook_checks import checked_reward
 from simulo_envs.envs.observations import flatten_obs, space_from_obs
 from simulo_envs.envs.pointcloud import fuse_pointcloud
 from simulo_envs.envs.randomization import RandomizationMixin
@@ -600,7 +601,7 @@ class BaseEnv(NumpyStepMixin, FaultsMixin, RandomizationMixin, RenderingMixin, H
         else:
             info = self.get_info()
             raw_obs = self.get_obs(info, unflattened=True)
-            reward = self.get_reward(raw_obs, action, info)  # the hooks see the raw dict (the seed's rule)
+            reward = checked_reward(self, info, raw_obs, action)  # get_reward; outputs checked once per build
             obs = self._flatten_raw_obs(raw_obs)
             terminated = self._terminated(info)
         if self.max_episode_steps is None:

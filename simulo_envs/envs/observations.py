@@ -6,6 +6,8 @@ import numpy as np
 import torch
 from gymnasium import spaces
 
+from simulo_envs.envs.hook_checks import observation_error
+
 
 def flatten_obs(obs: dict) -> torch.Tensor:
     """Concatenate every leaf tensor of a nested dict along dim 1, depth first in key order.
@@ -20,7 +22,10 @@ def flatten_obs(obs: dict) -> torch.Tensor:
     _collect_leaves(obs, leaves)
     # torch.cat promotes bool and integer columns to the float32 of the others (one cast, not one
     # per leaf); a dict of integer leaves only is cast at the end.
-    flat = torch.cat(leaves, dim=1)
+    try:
+        flat = torch.cat(leaves, dim=1)
+    except RuntimeError as error:  # an entry without the env dimension: name it (hook_checks.py)
+        raise (observation_error(obs) or error) from error
     return flat if flat.dtype == torch.float32 else flat.to(torch.float32)
 
 
