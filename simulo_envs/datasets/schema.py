@@ -1,0 +1,224 @@
+"""``DatasetSchema``: what every episode of one dataset shares, read from the env that made it.
+
+A dataset holds episodes of one env id, observation mode and control mode; the schema names
+them together with the control rate (the dataset's fps), the robot, the per-dimension names of
+the state and action vectors, the cameras and the task's one-sentence instruction. Writers
+store it (LeRobot: ``meta/info.json`` + ``meta/simulo_env.json``; HDF5: the JSON sidecar) and
+refuse to append episodes of another schema; readers hand it back.
+
+Everything comes from the env and its agent, never from a robot named here:
+
+- ``robot_type``: the agent's ``uid`` (``"panda"``; a SO-100 agent says ``"so100"``).
+- state names, depth first over the observation's ``agent`` then ``extra`` leaves (the order
+  ``flatten_obs`` concatenates them): the agent's ``qpos`` / ``qvel`` columns are
+  ``<joint>.pos`` / ``<joint>.vel`` (LeRobot's naming of motor readings, e.g.
+  ``shoulder_pan.pos``); a 7-wide ``*pose`` leaf is ``<leaf>.x .y .z .qw .qx .qy .qz``; a
+  3-wide leaf ``<leaf>.x .y .z``; a scalar leaf its own name; anything else ``<leaf>.<i>``.
+- action names, in action order, from the agent's controller: a joint position part gives
+  ``<joint>.pos`` (absolute targets) or ``<joint>.delta_pos``; a part driving several joints
+  with one action (a parallel gripper) gives its part name (``gripper``); a Cartesian part
+  ``<part>.dx .dy .dz`` (+ ``.drx .dry .drz``) in the delta modes, ``<part>.x .y .z .rx .ry
+  .rz`` for absolute poses; an agent without such a controller ``action.<i>``.
+- cameras: the RGB sensor images of the observation (``sensor_data/<camera>/rgb``), (H, W, 3).
+- task: the task class's ``task_instruction`` when it has one, else the first sentence of its
+  module docstring after ``"<env id>: "`` (a variant described from another task, as in
+  ``"FrankaLiftMixed-v1: FrankaLift-v1 with ..."``, takes its parent class's sentence).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import sys
+from dataclasses import asdict, dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+from simulo_envs.envs.registration import REGISTERED
+
+POSE_PARTS = ("x", "y", "z", "qw", "qx", "qy", "qz")
+"""Names of a pose's 7 components (scalar-first quaternion, the framework's convention)."""
+XYZ = ("x", "y", "z")
+EE_ACTION_PARTS = {"delta_pos": ("dx", "dy", "dz"), "delta_pose": ("dx", "dy", "dz", "drx", "dry", "drz"),
+                   "pose": ("x", "y", "z", "rx", "ry", "rz")}
+
+
+@dataclass(frozen=True)
+class DatasetSchema:
+    """The shared description of a dataset's episodes (see the module docstring).
+
+    Attributes:
+        env_id: the registered env id (``"FrankaLift-v1"``).
+        obs_mode / control_mode / reward_mode: the env's modes when the episodes were recorded.
+        fps: frames per second = the env's control frequency [Hz].
+        robot_type: the agent's uid.
+        state_names / action_names: one name per column of ``observation.state`` / ``action``.
+        cameras: RGB camera name -> image shape ``(H, W, 3)``.
+        task: the task's one-sentence instruction.
+        max_episode_steps: the env's time limit [steps] (None: none).
+        env_kwargs: the keywords that rebuild the env (``gym.make(env_id, **env_kwargs)``),
+            JSON values only.
+    """
+
+    env_id: str
+    obs_mode: str
+    control_mode: str
+    reward_mode: str
+    fps: int
+    robot_type: str
+    state_names: tuple
+    action_names: tuple
+    cameras: dict = field(default_factory=dict)
+    task: str = ""
+    max_episode_steps: Optional[int] = None
+    env_kwargs: dict = field(default_factory=dict)
+
+    @property
+    def state_dim(self) -> int:
+        return len(self.state_names)
+
+    @property
+    def action_dim(self) -> int:
+        return len(self.action_names)
+
+    def to_json(self) -> dict:
+        """A JSON-ready dict (tuples as lists)."""
+        out = asdict(self)
+        out["state_names"], out["action_names"] = list(self.state_names), list(self.action_names)
+        out["cameras"] = {k: list(v) for k, v in self.cameras.items()}
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict) -> "DatasetSchema":
+        """Inverse of ``to_json``. Raises KeyError naming a missing field."""
+        missing = [f for f in cls.__dataclass_fields__ if f not in data]
+        if missing:
+            raise KeyError(f"dataset schema is missing {missing}")
+        values = {k: data[k] for k in cls.__dataclass_fields__}
+        values["state_names"], values["action_names"] = tuple(data["state_names"]), tuple(data["action_names"])
+        values["cameras"] = {k: tuple(v) for k, v in data["cameras"].items()}
+        return cls(**values)
+
+    def differences(self, other: "DatasetSchema") -> list[str]:
+        """The fields in which ``other`` differs from this schema, as ``"field: a != b"`` lines
+        (empty when episodes of both can share one dataset; ``task`` and ``env_kwargs``
+        details other than the modes may differ)."""
+        out = []
+        for name in ("env_id", "obs_mode", "control_mode", "reward_mode", "fps", "robot_type", "state_names",
+                     "action_names", "cameras"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine != theirs:
+                out.append(f"{name}: {_short(mine)} != {_short(theirs)}")
+        return out
+
+
+def schema_from_env(env, env_id: str, env_kwargs: Optional[dict] = None, task: Optional[str] = None) -> DatasetSchema:
+    """The schema of episodes recorded from ``env`` (an in-process ``BaseEnv``, wrapped or not).
+
+    Args:
+        env_id: the id ``env`` was made from.
+        env_kwargs: the keywords it was made with (only JSON values are kept).
+        task: the instruction; None derives it from the task class (module docstring).
+    """
+    base = env.unwrapped
+    raw = base.get_obs(unflattened=True)
+    agent = base.agent
+    names = _state_names(raw, agent)
+    cameras = {cam: tuple(int(s) for s in tex["rgb"].shape[1:]) for cam, tex in _sensor_data(raw).items() if "rgb" in tex}
+    kwargs = {k: v for k, v in (env_kwargs or {}).items() if _is_json(v)}
+    kwargs.update(obs_mode=base.obs_mode, control_mode=base.control_mode, reward_mode=base.reward_mode)
+    return DatasetSchema(
+        env_id=env_id, obs_mode=base.obs_mode, control_mode=base.control_mode, reward_mode=base.reward_mode,
+        fps=int(base.control_freq), robot_type=str(getattr(agent, "uid", type(agent).__name__.lower())),
+        state_names=tuple(names), action_names=tuple(action_names(agent, base.single_action_space.shape[0])),
+        cameras=cameras, task=task or task_instruction(type(base), env_id),
+        max_episode_steps=base.max_episode_steps, env_kwargs=kwargs)
+
+
+def _sensor_data(raw) -> dict:
+    return raw.get("sensor_data", {}) if isinstance(raw, dict) else {}
+
+
+def _state_names(raw: dict, agent) -> list[str]:
+    joints = list(getattr(getattr(agent, "robot", None), "joint_names", []) or [])
+    names: list[str] = []
+    for part in ("agent", "extra"):
+        for path, value in _leaves(raw.get(part, {}), ()):
+            width = int(np.prod(value.shape[1:])) if value.ndim > 1 else 1
+            leaf = path[-1]
+            if part == "agent" and leaf in ("qpos", "qvel") and width == len(joints):
+                suffix = "pos" if leaf == "qpos" else "vel"
+                names += [f"{j}.{suffix}" for j in joints]
+            elif width == 7 and leaf.endswith("pose"):
+                names += [f"{leaf}.{c}" for c in POSE_PARTS]
+            elif width == 3:
+                names += [f"{leaf}.{c}" for c in XYZ]
+            elif width == 1:
+                names.append(leaf)
+            else:
+                names += [f"{leaf}.{i}" for i in range(width)]
+    return names
+
+
+def action_names(agent, action_dim: int) -> list[str]:
+    """Per-dimension names of the agent's current action (see the module docstring)."""
+    controller = getattr(agent, "controller", None)
+    parts = getattr(controller, "controllers", None)
+    if not isinstance(parts, dict):
+        return [f"action.{i}" for i in range(action_dim)]
+    names: list[str] = []
+    for part, ctrl in parts.items():
+        cfg = getattr(ctrl, "config", None)
+        mode = getattr(cfg, "mode", None)
+        if mode in EE_ACTION_PARTS:
+            names += [f"{part}.{c}" for c in EE_ACTION_PARTS[mode]]
+        elif getattr(cfg, "mimic", False):
+            names.append(part)
+        elif cfg is not None and hasattr(cfg, "joint_names"):
+            suffix = "delta_pos" if getattr(cfg, "use_delta", False) else "pos"
+            names += [f"{j}.{suffix}" for j in cfg.joint_names]
+        else:
+            names += [f"{part}.{i}" for i in range(int(getattr(ctrl, "action_dim", 0)))]
+    return names if len(names) == action_dim else [f"action.{i}" for i in range(action_dim)]
+
+
+def task_instruction(env_cls: type, env_id: str = "") -> str:
+    """The task's one-sentence instruction (see the module docstring); ``""`` when none is found."""
+    for cls in inspect.getmro(env_cls):
+        text = getattr(cls, "task_instruction", None)
+        if isinstance(text, str) and text:
+            return text
+        module = sys.modules.get(cls.__module__)
+        doc = (getattr(module, "__doc__", None) or "").strip()
+        match = re.match(r"^([\w.-]+):\s*(.+?\.)(\s|$)", doc, re.S)
+        if not match:
+            continue
+        sentence = " ".join(match.group(2).split())
+        if any(sentence.startswith(other) for other in REGISTERED):
+            continue  # a variant described from another task: its parent class has the sentence
+        return sentence[0].upper() + sentence[1:]
+    return ""
+
+
+def _leaves(node, path: tuple):
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _leaves(value, path + (key,))
+    else:
+        yield path, node
+
+
+def _is_json(value: Any) -> bool:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    if isinstance(value, (list, tuple)):
+        return all(_is_json(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_json(v) for k, v in value.items())
+    return False
+
+
+def _short(value) -> str:
+    text = repr(list(value) if isinstance(value, tuple) else value)
+    return text if len(text) <= 80 else text[:77] + "..."
