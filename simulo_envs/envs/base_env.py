@@ -509,6 +509,8 @@ class BaseEnv(NumpyStepMixin, FaultsMixin, RandomizationMixin, RenderingMixin, H
         restore = options.pop("reset_to_env_states", None)
         if len(env_idx) == self.num_envs and self.reconfiguration_freq:
             reconfigure = reconfigure or self._reconfig_counter <= 0  # every k-th full reset rebuilds
+        if seed is not None and restore is None:  # a seed decides build-time draws too (randomization.py)
+            reconfigure = reconfigure or self._seeded_reset_rebuilds(env_idx)
         if reconfigure:
             env_idx = np.arange(self.num_envs)  # rebuilding the scene resets every env
         seeds = episode_seeds(seed, env_idx + self._first_env)  # validated before anything changes
@@ -524,7 +526,8 @@ class BaseEnv(NumpyStepMixin, FaultsMixin, RandomizationMixin, RenderingMixin, H
         elif reconfigure or self._enhanced_determinism:
             self._rng.draw_episode_seeds(env_idx)
         if seeds is not None or reconfigure or self._enhanced_determinism:
-            self._randomize_seed(env_idx, self._rng.episode_seeds[env_idx])  # new episode seeds
+            self._randomize_seed(env_idx, self._rng.episode_seeds[env_idx],  # new episode seeds
+                                 redraw_startup=seeds is not None and not reconfigure and restore is None)
         if reconfigure:
             with self._torch_draws(env_idx):
                 self._reconfigure(options)

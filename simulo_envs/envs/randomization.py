@@ -38,7 +38,11 @@ draws, and the startup draws of a build are never reused by the first reset afte
 for env ``k`` uses env ``k``'s stream alone, in table order, so env ``k`` seeded ``s`` gets the
 same values whatever ``num_envs``, whichever other envs reset with it, and whether the env
 renders or not (visual entries are drawn even where nothing renders, and written only where it
-does). A restore (``reset(options={"reset_to_env_states": ...})``) draws nothing: parameters are
+does). A seed decides every value of the envs it reseeds, ``startup`` ones included: ``reset(seed=...)``
+draws the reseeded envs' ``startup`` entries again from their new streams (before the ``reset``
+entries, the order of a build), and, when the table has a build-time entry (``scale``), it rebuilds
+the scene as ``reset(seed=..., options={"reconfigure": True})`` does; a seeded reset of only some
+envs is then refused (a build is for every env at once). A restore (``reset(options={"reset_to_env_states": ...})``) draws nothing: parameters are
 not part of the simulation state (``get_state``), they keep their values.
 
 Privileged observations: ``info["privileged"]`` (float32 (N, D)) holds each randomized
@@ -249,6 +253,16 @@ class Randomizer:
         """Draw and write the ``reset`` entries for ``env_ids`` only (int64 (k,))."""
         self._apply([b for b in self._bound if b.term.when == "reset"], env_ids)
 
+    def redraw_startup(self, env_ids: np.ndarray) -> None:
+        """Draw and write the ``startup`` entries that are not fixed at build time for ``env_ids``
+        only (int64 (k,)), as the build would have with their streams as they are now."""
+        self._apply([b for b in self._bound if b.term.when == "startup" and not b.param.build_time], env_ids)
+
+    @property
+    def build_time_params(self) -> list[str]:
+        """The ``param`` of every entry fixed when the scene is built (a prop's ``scale``)."""
+        return [b.term.param for b in self._bound if b.param.build_time]
+
     def interval(self, elapsed_steps: torch.Tensor) -> None:
         """Draw and write the ``interval`` entries of the envs whose ``elapsed_steps`` (N,) is a
         positive multiple of the entry's ``interval``."""
@@ -401,9 +415,31 @@ class RandomizationMixin:
         """In ``_reconfigure``, after the scene is attached and the sensors exist."""
         self._randomizer.attach()
 
-    def _randomize_seed(self, env_idx: np.ndarray, seeds: Sequence[int]) -> None:
-        """In ``reset``, when the episode seeds of ``env_idx`` change (before a rebuild)."""
+    def _randomize_seed(self, env_idx: np.ndarray, seeds: Sequence[int], redraw_startup: bool = False) -> None:
+        """In ``reset``, when the episode seeds of ``env_idx`` change (before a rebuild). With
+        ``redraw_startup`` (a ``reset(seed=...)`` that does not rebuild the scene) the ``startup``
+        entries of ``env_idx`` are drawn again from the new seeds, as a build would draw them."""
         self._randomization_streams.seed(env_idx, seeds)
+        if redraw_startup:
+            self._randomizer.redraw_startup(env_idx)
+
+    def _seeded_reset_rebuilds(self, env_idx: np.ndarray) -> bool:
+        """Whether ``reset(seed=...)`` of ``env_idx`` must rebuild the scene: a seed fixes every
+        randomized value of the envs it reseeds, and a build-time entry (a prop's ``scale``)
+        changes only by rebuilding, which resets every env.
+
+        Raises:
+            ValueError: a seeded reset of some envs only, with a build-time entry in the table
+                (nothing changes).
+        """
+        params = self._randomizer.build_time_params if self._randomizer is not None else []
+        if not params:
+            return False
+        if len(env_idx) != self.num_envs:
+            raise ValueError(f"reset: a seed fixes every randomized value of the envs it reseeds, and "
+                             f"{', '.join(params)} is drawn when the scene is built, for every env at once; reset "
+                             f"every env with the seed (the scene is rebuilt), or these envs without one")
+        return True
 
     def _add_privileged(self, info: dict) -> None:
         if self._randomization_terms:
