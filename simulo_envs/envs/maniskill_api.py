@@ -11,7 +11,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from simulo_envs.env_ids import normalize_env_ids
+from simulo_envs.envs.observations import space_from_obs
+from simulo_envs.envs.reset import episode_seeds
 from simulo_envs.envs.rng import BatchedRNG
+from simulo_envs.sim.render import keepalive_render_system, sapien_device
 
 
 @dataclass(frozen=True)
@@ -106,15 +110,11 @@ class ManiSkillApiMixin:
     @property
     def _sim_device(self):
         """The ``sapien.Device`` the physics runs on."""
-        import sapien
-
-        return sapien.Device("cuda:%d" % (self.device.index or 0) if self.device.type == "cuda" else "cpu")
+        return sapien_device(self.device)
 
     @property
     def _render_device(self):
         """The ``sapien.Device`` this process renders with (None when the env does not render)."""
-        from simulo_envs.sim.render import keepalive_render_system
-
         return keepalive_render_system().device if self._render else None
 
     @property
@@ -127,8 +127,6 @@ class ManiSkillApiMixin:
 
     def _clear_sim_state(self, env_idx=None) -> None:
         """Zero every prop's and robot's velocity in ``env_idx`` (None: all envs)."""
-        from simulo_envs.env_ids import normalize_env_ids
-
         ids = normalize_env_ids(env_idx, self.num_envs, "env_idx")
         props, robots = self._state_objects()
         for prop in props.values():
@@ -162,8 +160,6 @@ class ManiSkillApiMixin:
         """Derive ``single_observation_space`` / ``observation_space`` from a batched observation
         ``obs`` (a tensor, an array or a nested dict of them), e.g. what an observation wrapper
         makes of ``self._init_raw_obs``; ``obs`` becomes the new ``_init_raw_obs``."""
-        from simulo_envs.envs.observations import space_from_obs
-
         obs = _as_tensors(obs)
         self._init_raw_obs = obs
         self.single_observation_space = space_from_obs(obs, batched=False)
@@ -222,8 +218,6 @@ class ManiSkillApiMixin:
         list one seed per env; None keeps them (the seed's behaviour)."""
         if seed is None:
             return
-        from simulo_envs.envs.base_env import episode_seeds
-
         seeds = episode_seeds(seed, np.arange(self.num_envs) + self._first_env)
         self._rng.seed(np.arange(self.num_envs), seeds)
 
@@ -234,8 +228,6 @@ class ManiSkillApiMixin:
         if seed is None:
             self._rng.draw_episode_seeds(ids)
             return
-        from simulo_envs.envs.base_env import episode_seeds
-
         seeds = episode_seeds(seed, ids + self._first_env)
         self._rng.episode_seeds[ids] = seeds
         self._rng.restart(ids)

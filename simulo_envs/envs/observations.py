@@ -1,12 +1,64 @@
-"""Flattening observation dicts and deriving Gymnasium spaces from a sample observation."""
+"""Observation assembly for ``BaseEnv`` (a mixin): the task's hooks' dicts in ``obs_mode``'s
+layout; flattening observation dicts; Gymnasium spaces derived from a sample observation.
+
+Layout: ``{"agent": _get_obs_agent(), "extra": _get_obs_extra(info)}`` (state modes), plus
+``"sensor_data"`` and ``"sensor_param"`` (visual modes, ``rendering.py``), or ``"pointcloud"``
+(``pointcloud.py``); ``"state"`` flattens it depth first in key order (``flatten_obs``).
+"""
 
 from __future__ import annotations
+
+from typing import Any, Optional
 
 import numpy as np
 import torch
 from gymnasium import spaces
 
 from simulo_envs.envs.hook_checks import observation_error
+from simulo_envs.envs.pointcloud import fuse_pointcloud
+
+
+class ObservationMixin:
+    """``get_obs`` and its parts for ``BaseEnv``; the task supplies ``_get_obs_agent`` and
+    ``_get_obs_extra`` (``base_env.py``), the rendering mixin the sensor data."""
+
+    def get_obs(self, info: Optional[dict] = None, unflattened: bool = False):
+        """The observation of every env in ``obs_mode``.
+
+        Args:
+            info: ``get_info()``'s dict (computed when None).
+            unflattened: return the raw dict even in ``"state"`` mode (what the reward hooks get).
+        """
+        if info is None:
+            info = self.get_info()
+        if self.obs_mode == "none":
+            return {}
+        if not self._textures:
+            obs = self._get_obs_state_dict(info)
+        elif self.obs_mode == "pointcloud":
+            obs = self._get_obs_with_sensor_data(info)
+            obs["pointcloud"] = fuse_pointcloud(obs["sensor_data"], obs["sensor_param"])
+            obs["sensor_data"] = {}  # consumed, as in the seed
+        else:
+            obs = self._get_obs_with_sensor_data(info)
+        return obs if unflattened else self._flatten_raw_obs(obs)
+
+    def _get_obs_state_dict(self, info: dict) -> dict:
+        """``{"agent": _get_obs_agent(), "extra": _get_obs_extra(info)}``."""
+        return {"agent": self._get_obs_agent(), "extra": self._get_obs_extra(info)}
+
+    def _get_obs_with_sensor_data(self, info: dict, apply_texture_transforms: bool = True) -> dict:
+        """The state dict plus ``"sensor_data"`` (images) and ``"sensor_param"`` (camera matrices)."""
+        obs = self._get_obs_state_dict(info)
+        obs["sensor_data"] = self._get_obs_sensor_data(apply_texture_transforms)
+        obs["sensor_param"] = self.get_sensor_params()
+        return obs
+
+    def _flatten_raw_obs(self, obs: Any):
+        """The raw observation as returned: flat float32 (N, D) in ``"state"`` mode, else unchanged."""
+        if self.obs_mode == "state":
+            return flatten_obs(obs)
+        return obs
 
 
 def flatten_obs(obs: dict) -> torch.Tensor:

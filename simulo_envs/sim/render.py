@@ -45,6 +45,14 @@ def keepalive_render_system():
     return _KEEPALIVE[0]
 
 
+def sapien_device(device) -> sapien.Device:
+    """The ``sapien.Device`` matching a torch ``device``: SAPIEN's ``cuda:N`` for ``cuda:N``
+    (``cuda`` alone: device 0), else its ``cpu`` device."""
+    if device.type == "cuda":
+        return sapien.Device("cuda:%d" % (device.index or 0))
+    return sapien.Device("cpu")
+
+
 def require_vulkan() -> None:
     """Raise RuntimeError with install instructions if no Vulkan device can render."""
     if not vulkan_available():

@@ -1,0 +1,89 @@
+"""Building and releasing an env's simulation (a ``BaseEnv`` mixin).
+
+``_reconfigure`` builds the scene from scratch, at creation, on ``reset(options={"reconfigure":
+True})`` and every ``reconfiguration_freq`` full resets: a fresh ``Scene`` (env origins on the
+grid), the task's ``_load_agent``, ``_load_scene`` and ``_load_lighting``, the randomization
+table's build-time draws, then a backend (``simulo_envs.sim``) the scene attaches to, the sensor
+cameras, the agent's controllers and the task's ``_after_reconfigure``. ``_clear`` releases it
+(at the next rebuild and at ``close``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+import torch
+
+from simulo_envs.cloner.plan import CloneCfg
+from simulo_envs.scene import Scene
+from simulo_envs.sim import make_backend
+
+
+class ReconfigureMixin:
+    """Scene (re)building for ``BaseEnv``."""
+
+    def _reconfigure(self, options: Optional[dict] = None) -> None:
+        """Build the scene from scratch: clear the old one, then the hooks in the module docstring's
+        order. Runs at creation, on ``reset(options={"reconfigure": True})`` and every
+        ``reconfiguration_freq`` full resets. ``options`` (default ``{}``) goes to the load hooks."""
+        options = {} if options is None else options
+        self._clear()
+        self._setup_scene()
+        self._reconfig_count += 1
+        self._load_agent(options)
+        self._check_agent_uids()
+        self._load_scene(options)
+        self._load_lighting(options)
+        self._randomize_build()
+        origins = self.scene.env_origins.cpu().numpy()
+        self._backend = make_backend(self.sim_backend, self.num_envs, origins, self.sim_config, render=self._render,
+                                     render_config=self._render_config)
+        self.scene.attach(self._backend)
+        self._setup_sensors(options)
+        self._randomize_startup()
+        self._env_origins = self.scene.env_origins
+        self.agent.on_attached(self._env_origins)
+        # Origins padded to pose width: pose_world - _origin_poses is the env-local pose (N, 7).
+        self._origin_poses = torch.cat([self._env_origins, torch.zeros(self.num_envs, 4, device=self.device)], dim=1)
+        self._after_reconfigure(options)
+        self._sim_hooks = self._overridden_sim_hooks()
+        self._fast_step = self._numpy_step_applies()
+        self._reconfig_counter = self.reconfiguration_freq
+
+    def _clone_cfg_for_build(self) -> CloneCfg:
+        """The clone config of this build: the k-th rebuild (k >= 1) of a ``"random"`` strategy
+        draws with ``CloneCfg.seed + k``, so a rebuild re-samples the heterogeneous props, the
+        same way in every process and worker shard."""
+        cfg = self.clone_cfg
+        if self._reconfig_count == 0 or cfg.clone_strategy != "random":
+            return cfg
+        return dataclasses.replace(cfg, seed=cfg.seed + self._reconfig_count)
+
+    def _check_agent_uids(self) -> None:
+        """A task's own ``_load_agent`` must build the robot ``robot_uids`` asked for."""
+        wanted, built = self.robot_uids, getattr(self.agent, "uid", None)
+        if wanted is not None and built is not None and not isinstance(wanted, type):
+            if (tuple(wanted) if isinstance(wanted, tuple) else wanted) != built:
+                raise ValueError(f"robot_uids={wanted!r}, but {type(self).__name__} builds {built!r}")
+
+    def _setup_scene(self) -> None:
+        """Make the empty ``self.scene`` the hooks fill (``_make_scene``)."""
+        self.scene = self._make_scene()
+
+    def _make_scene(self) -> Scene:
+        """The empty ``Scene`` a (re)configuration fills: env origins on the grid of
+        ``num_envs`` (all at the world origin with ``sim_config.isolate_envs``: each env is a
+        world of its own). The sharded vector env overrides it to build a slice of a bigger batch."""
+        spacing = 0.0 if self.sim_config.isolate_envs else self.sim_config.env_spacing
+        return Scene(self.num_envs, spacing, self.device, clone_cfg=self._clone_cfg_for_build())
+
+    def _clear(self, why: str = "the scene was rebuilt by reset(options={'reconfigure': True}); use the env's "
+                                "new objects") -> None:
+        """Release the simulation (the backend, its SAPIEN scenes) and detach every scene object,
+        whose later use then raises with ``why``. Called by ``_reconfigure`` and ``close``."""
+        if self._backend is not None:
+            for obj in self.scene.objects.values():
+                obj._detach(why)
+            self._backend.close()
+            self._backend = None

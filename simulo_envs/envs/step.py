@@ -1,0 +1,159 @@
+"""``BaseEnv.step`` (a mixin): one env step and what it returns.
+
+``step`` validates and clips the action, applies it through the agent's controller, advances the
+physics ``sim_steps_per_control`` substeps (with the task's control- and simulation-step hooks),
+then assembles the outputs from the task's hooks: ``info`` (``get_info``: ``evaluate`` plus the
+framework's entries), the observation (``observations.py``), the reward of ``reward_mode``
+(``get_reward``), ``terminated`` (success or fail) and ``truncated`` (the per-env time limit).
+On physx_cpu in ``state`` obs mode a task's CPU fast path may stand in for the hooks
+(``fast_step.py``). Quarantined envs' rows are replaced last (``faults.py``).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+
+from simulo_envs.envs.actions import clip_action, clip_dict_action
+from simulo_envs.envs.hook_checks import checked_reward
+
+
+class StepMixin:
+    """``step`` and its outputs for ``BaseEnv``."""
+
+    def step(self, action):
+        """Apply ``action`` to every env and advance ``sim_steps_per_control`` physics steps.
+
+        Args:
+            action: ``(N, action_dim)`` (or ``(action_dim,)`` when ``num_envs == 1``), torch or
+                numpy; clipped to ``action_space``. None steps physics with the previous targets.
+
+        Returns:
+            ``obs``, ``reward`` float32 (N,), ``terminated`` bool (N,), ``truncated`` bool (N,), ``info``.
+
+        Raises:
+            ValueError: wrong action shape or a NaN/inf entry; nothing is simulated.
+        """
+        self._require_open()
+        action = self._step_action(action)
+        self._elapsed_steps.add_(self._one)
+        if self._randomizer.has_interval:
+            self._randomizer.interval(self._elapsed_steps)
+        self._detect_faults()  # quarantines envs whose physics went bad (faults.py)
+        info, obs, reward, terminated, finite = self._step_outputs(action)
+        if self.max_episode_steps is None:
+            truncated = self._false()
+        else:
+            truncated = self._elapsed_steps >= self._limit
+        obs, reward, terminated, truncated = self._quarantine_outputs(obs, reward, terminated, truncated, info, finite)
+        self._last_obs = obs
+        return obs, reward, terminated, truncated, info
+
+    def _step_outputs(self, action) -> tuple:
+        """``(info, obs, reward, terminated, finite)`` of the step just simulated, from the task's
+        hooks (or the CPU fast path standing in for them, ``fast_step.py``); ``finite``: True when
+        obs and reward are known to be finite, None when not checked yet."""
+        # A hook set on the instance (env.evaluate = ...) is honoured: the torch path calls it.
+        if self._fast_step and self.__dict__.keys().isdisjoint(self._NUMPY_STEP_HOOK_SET):
+            return self._numpy_outputs()
+        info = self.get_info()
+        raw_obs = self.get_obs(info, unflattened=True)
+        reward = checked_reward(self, info, raw_obs, action)  # get_reward; outputs checked once per build
+        return info, self._flatten_raw_obs(raw_obs), reward, self._terminated(info), None
+
+    def _step_action(self, action):
+        """Validate and clip ``action``, apply it and advance the physics by one env step (with
+        the control- and simulation-step hooks); returns the clipped action (None for None).
+
+        Raises:
+            ValueError: a bad action; nothing is simulated.
+        """
+        action = self._prepare_action(action)
+        self._before_control_step()
+        if action is not None:
+            self.agent.set_action(action)
+        before, after = self._sim_hooks
+        self._backend.step(self.sim_config.sim_steps_per_control, before, after)
+        self._after_control_step()
+        return action
+
+    def _terminated(self, info: dict) -> torch.Tensor:
+        """bool (N,): ``info["success"] | info["fail"]`` (either may be absent), a new tensor."""
+        success, fail = info.get("success"), info.get("fail")
+        if success is None and fail is None:
+            return self._false()
+        if fail is None:
+            return success.clone()
+        if success is None:
+            return fail.clone()
+        return success | fail
+
+    def _false(self) -> torch.Tensor:
+        """bool (N,) all False."""
+        return torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+
+    def _prepare_action(self, action) -> Optional[torch.Tensor]:
+        """Validate and clip an action (``clip_action``); returns float32 (N, action_dim) on
+        ``self.device``, or None for None. Off the CPU the checks run in torch on the device."""
+        if action is None:
+            return None
+        if self._dict_action_bounds is not None:
+            return clip_dict_action(action, self.num_envs, self._dict_action_bounds, self.device)
+        if isinstance(action, torch.Tensor) and action.device.type != "cpu" and self.device.type != "cpu":
+            if action.is_complex() or action.dtype == torch.bool:
+                raise ValueError(f"action must be real-valued, got dtype {action.dtype}")
+            dim = self._action_low_np.shape[0]
+            action = action.detach().to(torch.float32)
+            if action.shape == (dim,) and self.num_envs == 1:
+                action = action.unsqueeze(0)
+            if tuple(action.shape) != (self.num_envs, dim):
+                raise ValueError(f"action must have shape ({self.num_envs}, {dim}), got {tuple(action.shape)}")
+            if not bool(torch.isfinite(action).all()):
+                raise ValueError("action contains NaN or inf; no env was stepped")
+            return torch.clamp(action.to(self.device), self._action_low, self._action_high)
+        clipped = torch.from_numpy(clip_action(action, self.num_envs, self._action_low_np, self._action_high_np))
+        return clipped if self.device.type == "cpu" else clipped.to(self.device)
+
+    # ------------------------------------------------------------------ hooks around the physics
+    def _before_control_step(self) -> None:
+        """Task hook: runs before the action is applied, once per env step."""
+
+    def _after_control_step(self) -> None:
+        """Task hook: runs after the last physics substep of an env step."""
+
+    def _before_simulation_step(self) -> None:
+        """Task hook: runs before each physics substep (only called when overridden)."""
+
+    def _after_simulation_step(self) -> None:
+        """Task hook: runs after each physics substep (only called when overridden)."""
+
+    def _overridden_sim_hooks(self) -> tuple:
+        """``(before, after)``: the task's per-substep hooks, None where it keeps the empty default
+        (the backend then makes no Python call per substep)."""
+        cls = type(self)
+        before = self._before_simulation_step if cls._before_simulation_step is not StepMixin._before_simulation_step else None
+        after = self._after_simulation_step if cls._after_simulation_step is not StepMixin._after_simulation_step else None
+        return before, after
+
+    # ------------------------------------------------------------------ outputs
+    def get_info(self) -> dict:
+        """``evaluate()`` plus ``"elapsed_steps"`` (int32 (N,)) and, with a randomization table,
+        ``"privileged"`` (float32 (N, D): the randomized values, ``randomization.privileged_names``)."""
+        info = self.evaluate()
+        info["elapsed_steps"] = self._elapsed_steps.clone()
+        self._add_privileged(info)
+        return info
+
+    def get_reward(self, obs, action, info) -> torch.Tensor:
+        """float32 (N,) reward of ``reward_mode``. ``obs`` is the raw observation dict
+        (``get_obs(info, unflattened=True)``) in every obs mode."""
+        mode = self.reward_mode
+        if mode == "dense":
+            return self.compute_dense_reward(obs, action, info)
+        if mode == "normalized_dense":
+            return self.compute_normalized_dense_reward(obs, action, info)
+        if mode == "sparse":
+            return self.compute_sparse_reward(obs, action, info)
+        return torch.zeros(self.num_envs, device=self.device)
+
