@@ -30,7 +30,8 @@ class Episode:
         rewards: float32 ``(T,)`` in the env's reward mode.
         terminated / truncated / success: bool ``(T,)``.
         env_states: ``{"actors": {key: (T + 1, 13)}, "articulations": {key: (T + 1, 13 + 2 dof)}}``
-            float32, world frame (``BaseEnv.get_state_dict`` rows), or None when not recorded.
+            float32 (``BaseEnv.get_state_dict`` rows) in the env's own frame: positions relative
+            to the env origin, i.e. the world frame of a one-env batch; None when not recorded.
     """
 
     seed: int

@@ -27,10 +27,12 @@ obs/<key>/... (other obs modes)            as env   (T+1, ...)      the env's ob
 actions                                    float32  (T, A)          the actions the env applied (clipped)
 rewards                                    float32  (T,)            reward of each step (the env's reward mode)
 terminated / truncated / success           bool     (T,)            Gymnasium's flags; the task's success
-env_states/actors/<key>                    float32  (T+1, 13)       pose (7, world, qw first), lin vel, ang vel
+env_states/actors/<key>                    float32  (T+1, 13)       pose (7, qw first), lin vel, ang vel
 env_states/articulations/<key>             float32  (T+1, 13+2dof)  root pose, root velocity, qpos, qvel
 =========================================  =======  ==============  ===========================================
 
+Env states are ``get_state_dict()`` rows in the env's own frame (positions relative to its env
+origin: the world frame of a one-env batch, which is what ManiSkill's single-env replay restores).
 Groups keep their creation order (``track_order``) so the nested observation flattens in the
 env's order.
 

@@ -28,6 +28,7 @@ from simulo_envs.datasets.lerobot import (CODEBASE_VERSION, DEFAULT_FEATURES, EN
 from simulo_envs.datasets.schema import DatasetSchema
 
 REQUIRED = ("observation.state", "action") + tuple(DEFAULT_FEATURES)
+_DTYPES = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "bool": bool}
 
 
 def read_lerobot(root: str) -> Dataset:
@@ -40,7 +41,12 @@ def read_lerobot(root: str) -> Dataset:
     schema = read_schema(root) if os.path.isfile(os.path.join(root, ENV_PATH)) else _schema_from_info(root, info)
     rows = committed_episode_rows(root, info)
     table = _frame_table(root, info)
-    arrays = {k: _column(table, k, info["features"][k]) for k in table.column_names}
+    features = {k: ft for k, ft in info["features"].items() if ft["dtype"] != "video"}
+    if table is None:  # no frame yet
+        arrays = {k: np.zeros((0, *([] if ft["shape"] == [1] else ft["shape"])), _DTYPES.get(ft["dtype"], np.float32))
+                  for k, ft in features.items()}
+    else:
+        arrays = {k: _column(table, k, features[k]) for k in table.column_names}
     _check_episodes(root, rows, arrays, int(info["total_frames"]))
     video_keys = [k for k, ft in info["features"].items() if ft["dtype"] == "video"]
     fps = int(info["fps"])
@@ -130,7 +136,7 @@ def _frame_table(root: str, info: dict):
     if not tables:
         if int(info["total_frames"]):
             raise DatasetLayoutError(f"{root}: no data/chunk-*/file-*.parquet, info.json says {info['total_frames']} frames")
-        return pa.table({c: pa.array([], pa.float32()) for c in columns})
+        return None
     try:
         table = pa.concat_tables(tables)
     except pa.ArrowInvalid as error:
@@ -145,8 +151,8 @@ def _frame_table(root: str, info: dict):
 def _column(table, key: str, ft: dict) -> np.ndarray:
     import pyarrow as pa
 
-    col = table[key].combine_chunks() if table.num_rows else table[key]
-    dtype = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "bool": bool}.get(ft["dtype"])
+    col = table[key].combine_chunks()
+    dtype = _DTYPES.get(ft["dtype"])
     shape = list(ft["shape"])
     if dtype is None:
         raise DatasetLayoutError(f"feature {key!r}: dtype {ft['dtype']!r} is not read here")

@@ -1,0 +1,96 @@
+"""Collect demonstrations of a task's scripted expert into a LeRobot v3.0 or HDF5 dataset.
+
+    python scripts/collect_demos.py --env-id FrankaLift-v1 --num-episodes 100 --out demos/lift
+    python scripts/collect_demos.py --env-id FrankaLift-v1 --num-episodes 100 --obs-mode rgb \\
+        --num-envs 8 --num-workers 2 --format lerobot --out demos/lift_rgb --json
+
+The expert (``simulo_envs.policies``) drives ``--num-envs`` envs together, in this process or
+split over ``--num-workers`` worker processes; a progress bar counts the episodes kept and tried
+and the frames written per second. Every finished episode is written the moment it ends (one
+atomic commit; a writer thread takes every episode waiting), so Ctrl-C, a crash or a full disk
+leaves a valid dataset of the episodes finished so far. Episode attempt ``k`` is reset with seed
+``--seed + k``; each episode records its seed. Only successful episodes are kept unless
+``--keep-failures``; the success rate is printed either way.
+
+The output folder must be new or empty; a dataset there is refused unless ``--append`` (same
+env, modes and layout). Formats and layouts: ``docs/datasets.md``. The last line is a one-line
+summary, or with ``--json`` one JSON object (episodes, success_rate, frames, seconds, out, ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import torch
+
+import simulo_envs  # noqa: F401  (registers the tasks)
+from simulo_envs.datasets.collect import EXPERT_CONTROL_MODE, CollectSettings, collect
+from simulo_envs.datasets.errors import DatasetError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--env-id", required=True, help="a task with a scripted expert, e.g. FrankaLift-v1")
+    parser.add_argument("--num-episodes", type=int, default=100, help="episodes to write (default 100)")
+    parser.add_argument("--num-envs", type=int, default=16, help="envs stepping together (default 16)")
+    parser.add_argument("--num-workers", type=int, default=1, help="worker processes (default 1: in this process)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed of the first episode attempt (default 0; with --append, after the dataset's seeds)")
+    parser.add_argument("--obs-mode", default="state", help="state, state_dict, rgb, rgbd, ... (as the env takes)")
+    parser.add_argument("--control-mode", default=EXPERT_CONTROL_MODE,
+                        help=f"the experts drive {EXPERT_CONTROL_MODE}; convert afterwards with scripts/replay.py")
+    parser.add_argument("--reward-mode", default=None, help="the env's reward mode (default: the task's)")
+    parser.add_argument("--camera-size", type=int, nargs=2, metavar=("W", "H"), default=None,
+                        help="sensor camera width and height for visual obs modes (default: the task's)")
+    parser.add_argument("--format", choices=("lerobot", "hdf5"), default="lerobot")
+    parser.add_argument("--out", required=True, help="dataset folder (new or empty; with --append, a dataset)")
+    parser.add_argument("--append", action="store_true", help="add episodes to the dataset in --out")
+    parser.add_argument("--keep-failures", action="store_true", help="also write episodes that fail")
+    parser.add_argument("--max-tries", type=int, default=None,
+                        help="give up after this many finished episodes (default 10 x --num-episodes + 100)")
+    parser.add_argument("--no-states", action="store_true",
+                        help="do not record env states (smaller; replay then follows the actions only)")
+    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print the summary as one JSON line last")
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    env_kwargs = {}
+    if args.reward_mode is not None:
+        env_kwargs["reward_mode"] = args.reward_mode
+    if args.camera_size is not None:
+        env_kwargs["sensor_configs"] = {"width": args.camera_size[0], "height": args.camera_size[1]}
+    settings = CollectSettings(
+        env_id=args.env_id, num_episodes=args.num_episodes, out=args.out, fmt=args.format, num_envs=args.num_envs,
+        num_workers=args.num_workers, seed=args.seed, obs_mode=args.obs_mode, control_mode=args.control_mode,
+        append=args.append, keep_failures=args.keep_failures, max_tries=args.max_tries, env_kwargs=env_kwargs,
+        record_states=not args.no_states)
+    try:
+        summary = collect(settings, progress=not (args.no_progress or args.json))
+    except (KeyError, ValueError, TypeError, OSError, DatasetError) as error:
+        parser.error(str(error.args[0]) if error.args else repr(error))
+    print(describe(summary), flush=True)
+    if args.json:
+        print(json.dumps(summary), flush=True)
+    return 1 if summary["error"] else (130 if summary["interrupted"] else 0)
+
+
+def describe(s: dict) -> str:
+    """The one-line summary."""
+    state = " (interrupted)" if s["interrupted"] else (" (gave up: --max-tries reached)" if s["gave_up"] else "")
+    line = (f"{s['env_id']}: wrote {s['episodes']} episodes ({s['frames']} frames) to {s['out']} [{s['format']}]"
+            f"{state}; success rate {s['success_rate']:.1%} over {s['tries']} tries; {s['seconds']:.1f} s, "
+            f"{s['episodes_per_s']:.2f} episodes/s, {s['frames_per_s']:.0f} frames/s")
+    if s["error"]:
+        line += f"; stopped by {s['error']} (the dataset holds {s['dataset_episodes']} complete episodes)"
+    return line
+
+
+if __name__ == "__main__":
+    sys.exit(main())

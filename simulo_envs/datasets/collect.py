@@ -1,0 +1,267 @@
+"""Collecting demonstrations: a task's scripted expert on batched envs, into a dataset.
+
+``collect(settings)`` runs the task's batched expert (``simulo_envs.policies.EXPERTS``) on
+``num_envs`` envs, in this process or split over ``num_workers`` worker processes (each a
+batched env of its share), and queues every finished episode for the writer thread the moment
+it ends (``pipeline.py``). Episode attempt ``k`` is reset with seed ``seed + k`` (taken from one
+counter shared by every env and worker), so each episode reproduces from its recorded seed; which
+seeds end up in the dataset depends on which episodes finish first. Without
+``keep_failures`` only successful episodes are written, until ``num_episodes`` are; with it,
+every finished episode counts. The success rate is successes / finished episodes.
+
+An interrupt (Ctrl-C) or a worker's crash stops the collection; the writer commits the episodes
+already finished, and the dataset holds exactly those, each complete. A write error (a full
+disk) stops it too, with the dataset valid up to the last committed episode.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from simulo_envs.datasets import open_writer
+from simulo_envs.datasets.errors import DatasetError
+from simulo_envs.datasets.folder import detect_format
+from simulo_envs.datasets.pipeline import READY, WorkerPool, WriterThread
+from simulo_envs.datasets.rollout import run_expert
+from simulo_envs.datasets.schema import schema_from_env
+from simulo_envs.envs.registration import REGISTERED
+from simulo_envs.policies import EXPERTS
+
+EXPERT_CONTROL_MODE = "pd_ee_delta_pos"
+"""The control mode every scripted expert drives (``simulo_envs/policies``)."""
+
+
+@dataclass
+class CollectSettings:
+    """What ``collect`` does (the flags of ``scripts/collect_demos.py``).
+
+    Attributes:
+        env_id: a registered task with a scripted expert.
+        num_episodes: episodes to write (successful ones unless ``keep_failures``).
+        num_envs: envs stepping together (over all workers).
+        num_workers: worker processes (1: in this process).
+        seed: seed of the first episode attempt; None: 0, or when appending, one past the
+            dataset's largest seed.
+        obs_mode / control_mode: recorded modes (the expert's control mode only).
+        fmt: ``"lerobot"`` or ``"hdf5"``. ``out``: the dataset folder. ``append``: add to it.
+        keep_failures: write failed episodes too.
+        max_tries: give up after this many finished episodes (None: ``10 * num_episodes + 100``).
+        env_kwargs: other keywords for the env (``sensor_configs``, ``reward_mode``, ...).
+        record_states: record env states (needed for replay by state and control conversion).
+    """
+
+    env_id: str
+    num_episodes: int
+    out: str
+    fmt: str = "lerobot"
+    num_envs: int = 16
+    num_workers: int = 1
+    seed: Optional[int] = None
+    obs_mode: str = "state"
+    control_mode: str = EXPERT_CONTROL_MODE
+    append: bool = False
+    keep_failures: bool = False
+    max_tries: Optional[int] = None
+    env_kwargs: dict = field(default_factory=dict)
+    record_states: bool = True
+
+
+def check_settings(s: CollectSettings) -> None:
+    """Refuse bad settings before anything is built or written.
+
+    Raises:
+        KeyError: an unknown env id, or one without a scripted expert (both list the known ids).
+        ValueError: bad counts, format or control mode.
+    """
+    if s.env_id not in REGISTERED:
+        raise KeyError(f"unknown env id {s.env_id!r}; registered: {sorted(REGISTERED)}")
+    if s.env_id not in EXPERTS:
+        raise KeyError(f"{s.env_id} has no scripted expert; envs with one: {sorted(EXPERTS)}")
+    for name in ("num_episodes", "num_envs", "num_workers"):
+        value = getattr(s, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    if s.num_workers > s.num_envs:
+        raise ValueError(f"num_workers ({s.num_workers}) must not exceed num_envs ({s.num_envs})")
+    if s.fmt not in ("lerobot", "hdf5"):
+        raise ValueError(f"unknown format {s.fmt!r}; choose 'lerobot' or 'hdf5'")
+    if s.control_mode != EXPERT_CONTROL_MODE:
+        raise ValueError(f"the scripted experts drive control_mode {EXPERT_CONTROL_MODE!r}; collect in it, then "
+                         f"convert: scripts/replay.py --target-control-mode {s.control_mode}")
+    if s.seed is not None and (isinstance(s.seed, bool) or not isinstance(s.seed, int) or s.seed < 0):
+        raise ValueError(f"seed must be an int >= 0, got {s.seed!r}")
+
+
+def env_kwargs_of(s: CollectSettings) -> dict:
+    """The env's keywords: ``obs_mode``, ``control_mode`` and ``env_kwargs``."""
+    return {**s.env_kwargs, "obs_mode": s.obs_mode, "control_mode": s.control_mode}
+
+
+def collect(s: CollectSettings, progress: bool = True) -> dict:
+    """Collect (module docstring). Returns the summary: ``episodes`` (written), ``tries``
+    (finished), ``successes``, ``success_rate``, ``frames``, ``seconds`` (start of the collection,
+    worker start-up included, to the last commit), ``startup_seconds`` (building the env here
+    before that), ``workers_ready_seconds`` (until every worker had built its env),
+    ``episodes_per_s`` / ``frames_per_s`` (over ``seconds``), ``steady_episodes_per_s`` /
+    ``steady_frames_per_s`` (once every worker was ready), ``out``, ``format``, ``interrupted``
+    (bool), ``gave_up`` (``max_tries`` reached) and ``error`` (text or None).
+
+    Raises:
+        KeyError, ValueError: bad settings or env keywords (an unknown obs mode, ...), raised
+            before the output folder is touched.
+        DatasetExistsError, SchemaMismatchError: the output folder may not be written.
+    """
+    check_settings(s)
+    started = time.perf_counter()
+    kwargs = env_kwargs_of(s)
+    cls = REGISTERED[s.env_id]
+    in_process = s.num_workers == 1
+    probe = cls(num_envs=s.num_envs if in_process else 1, **kwargs)  # bad kwargs raise here, before any write
+    try:
+        schema = schema_from_env(probe, s.env_id, kwargs)
+        writer = open_writer(s.fmt, s.out, schema, append=s.append)
+        seed = s.seed if s.seed is not None else _next_free_seed(s.out, s.append)
+        if not in_process:
+            probe.close()
+        return _run(s, probe if in_process else None, writer, seed, started, progress)
+    finally:
+        probe.close()
+
+
+def _next_free_seed(out: str, append: bool) -> int:
+    if not append or detect_format(out) is None:
+        return 0
+    from simulo_envs.datasets import load_dataset
+
+    seeds = load_dataset(out).seeds
+    return int(seeds.max()) + 1 if len(seeds) else 0
+
+
+def _run(s: CollectSettings, env, writer, first_seed: int, started: float, progress: bool) -> dict:
+    from tqdm import tqdm
+
+    target = s.num_episodes
+    max_tries = s.max_tries if s.max_tries is not None else 10 * target + 100
+    bar = tqdm(total=target, unit="ep", desc=f"{s.env_id} -> {s.out}", disable=not progress, dynamic_ncols=True)
+    counts = {"tries": 0, "successes": 0, "queued": 0, "frames": 0}
+    mark = None  # (time, episodes, frames) once every worker is set up: the steady rate's start
+    error, interrupted = None, False
+    sink = WriterThread(writer)
+    source, pool = None, None
+    startup = time.perf_counter() - started
+    t0 = time.perf_counter()
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        if env is not None:
+            source = _in_process(env, s, first_seed, counts, max_tries)
+        else:
+            import multiprocessing as mp
+
+            counter = mp.get_context("spawn").Value("q", first_seed)
+            shares = [len(r) for r in np.array_split(np.arange(s.num_envs), s.num_workers)]
+            args = [(s.env_id, env_kwargs_of(s), n, counter, max_tries + first_seed, s.record_states) for n in shares]
+            pool = WorkerPool(worker_episodes, args)
+            source = pool.items()
+        if pool is None:
+            mark = (t0, 0, 0)
+        for episode in source:
+            if mark is None and all(pool.ready_at):
+                mark = (max(pool.ready_at), counts["queued"], counts["frames"])
+            counts["tries"] += 1
+            counts["successes"] += int(episode.succeeded)
+            if episode.succeeded or s.keep_failures:
+                sink.put(episode)
+                counts["queued"] += 1
+                counts["frames"] += episode.length
+                bar.update(1)
+            bar.set_postfix(tried=counts["tries"], success=f"{counts['successes'] / counts['tries']:.0%}",
+                            fps=f"{sink.committed_frames / max(time.perf_counter() - t0, 1e-9):.0f}")
+            if counts["queued"] >= target or counts["tries"] >= max_tries:
+                break
+    except KeyboardInterrupt:
+        interrupted = True
+    except DatasetError as exc:
+        error = exc
+    except Exception as exc:  # a worker's crash, a bug in the env: stop, keep what was finished
+        error = exc
+    finally:
+        if pool is not None:
+            pool.close()
+        if source is not None and hasattr(source, "close"):
+            source.close()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the finished episodes are committed first
+        try:
+            sink.close()
+        except DatasetError as exc:
+            error = error or exc
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        bar.close()
+    end = time.perf_counter()
+    seconds = end - t0
+    ready = mark[0] - t0 if mark is not None else seconds
+    steady_time = end - mark[0] if mark is not None else 0.0
+    steady_episodes = counts["queued"] - mark[1] if mark is not None else 0
+    steady_frames = counts["frames"] - mark[2] if mark is not None else 0
+    tries = counts["tries"]
+    return {"env_id": s.env_id, "obs_mode": s.obs_mode, "control_mode": s.control_mode, "format": s.fmt,
+            "episodes": sink.committed, "tries": tries, "successes": counts["successes"],
+            "success_rate": counts["successes"] / tries if tries else 0.0, "frames": sink.committed_frames,
+            "seconds": seconds, "startup_seconds": startup, "workers_ready_seconds": ready,
+            "episodes_per_s": sink.committed / seconds if seconds else 0.0,
+            "frames_per_s": sink.committed_frames / seconds if seconds else 0.0,
+            "steady_episodes_per_s": steady_episodes / steady_time if steady_time > 0 else 0.0,
+            "steady_frames_per_s": steady_frames / steady_time if steady_time > 0 else 0.0,
+            "out": os.path.abspath(s.out),
+            "num_envs": s.num_envs, "num_workers": s.num_workers, "first_seed": first_seed,
+            "dataset_episodes": writer.num_episodes, "interrupted": interrupted,
+            "gave_up": tries >= max_tries and counts["queued"] < target,
+            "error": None if error is None else f"{type(error).__name__}: {error}"}
+
+
+def _in_process(env, s: CollectSettings, first_seed: int, counts: dict, max_tries: int):
+    expert = EXPERTS[s.env_id](env)
+    state = {"next": first_seed}
+
+    def next_seed() -> Optional[int]:
+        if state["next"] - first_seed >= max_tries:
+            return None
+        state["next"] += 1
+        return state["next"] - 1
+
+    return run_expert(env, expert.act, next_seed, record_states=s.record_states)
+
+
+def worker_episodes(index: int, env_id: str, kwargs: dict, num_envs: int, counter, seed_limit: int,
+                    record_states: bool, stop):
+    """A worker's episodes (``WorkerPool`` target): its own batched env and expert, seeds from the
+    shared ``counter`` until ``seed_limit`` or ``stop``."""
+    import simulo_envs  # noqa: F401  (registers the tasks in this process)
+
+    env = REGISTERED[env_id](num_envs=num_envs, **kwargs)
+    expert = EXPERTS[env_id](env)
+    yield READY
+
+    def next_seed() -> Optional[int]:
+        if stop.is_set():
+            return None
+        with counter.get_lock():
+            value = counter.value
+            if value >= seed_limit:
+                return None
+            counter.value = value + 1
+        return value
+
+    try:
+        for episode in run_expert(env, expert.act, next_seed, record_states=record_states):
+            yield episode
+            if stop.is_set():
+                return
+    finally:
+        env.close()

@@ -1,0 +1,182 @@
+"""``EpisodeRecorder``: cut a batched env's steps into ``Episode`` objects, env by env.
+
+A batched env runs ``N`` episodes at once that start and end at different steps. The recorder
+keeps the history of the batch (observation, env state, action, reward and flags per step, all
+envs at once: one copy per step, not one per env) and, when env ``i`` finishes, slices its
+episode out of it. Rows older than every running episode's start are dropped.
+
+``run_expert`` drives an env with a batched policy, resets each finished env with the next seed
+of a counter, and yields every finished episode.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator, Optional
+
+import numpy as np
+import torch
+
+from simulo_envs.datasets.episode import Episode
+
+
+def local_state_dict(env) -> dict:
+    """``env.get_state_dict()`` (numpy) with every pose translated into its env's frame (the env
+    origin subtracted from the positions of actors and articulation roots): the state an env of
+    a one-env batch (origin at 0) has, whatever slot of the batch recorded it. Orientations and
+    velocities are the same in both frames."""
+    state = to_numpy(env.get_state_dict())
+    origins = env.unwrapped.scene.env_origins.cpu().numpy()
+    for rows in list(state["actors"].values()) + list(state["articulations"].values()):
+        rows[:, :3] -= origins
+    return state
+
+
+def set_local_state_dict(env, state: dict, env_ids) -> None:
+    """Write env-local state rows (``local_state_dict``'s frame; rows = ``len(env_ids)``) into
+    ``env_ids`` of ``env``, each translated to its env's origin."""
+    ids = np.asarray(env_ids, dtype=np.int64)
+    origins = env.unwrapped.scene.env_origins.cpu().numpy()[ids]
+    world = {kind: {k: np.array(v, dtype=np.float32, copy=True) for k, v in state[kind].items()}
+             for kind in ("actors", "articulations")}
+    for rows in list(world["actors"].values()) + list(world["articulations"].values()):
+        rows[:, :3] += origins
+    env.unwrapped.set_state_dict(world, ids)
+
+
+def to_numpy(value):
+    """A (nested dict of) tensor(s) as numpy arrays (fresh copies)."""
+    if isinstance(value, dict):
+        return {k: to_numpy(v) for k, v in value.items()}
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu().numpy().copy()
+    return np.array(value, copy=True)
+
+
+def _rows(value, index):
+    if isinstance(value, dict):
+        return {k: _rows(v, index) for k, v in value.items()}
+    return value[index]
+
+
+def _stack(items: list):
+    if isinstance(items[0], dict):
+        return {k: _stack([item[k] for item in items]) for k in items[0]}
+    return np.stack(items)
+
+
+def _set_rows(target, rows, source) -> None:
+    if isinstance(target, dict):
+        for k in target:
+            _set_rows(target[k], rows, source[k])
+        return
+    target[rows] = source[rows]
+
+
+class EpisodeRecorder:
+    """History of a batched env's steps, sliced into per-env episodes (module docstring).
+
+    Args:
+        num_envs: N.
+        record_states: also keep the env-local state per step (``Episode.env_states``).
+    """
+
+    def __init__(self, num_envs: int, record_states: bool = True):
+        self.num_envs = num_envs
+        self.record_states = record_states
+        self._obs: list = []  # per history row: the batch's observation (numpy)
+        self._states: list = []
+        self._steps: list = []  # per step: (actions, rewards, terminated, truncated, success)
+        self._first = 0  # history index of self._obs[0]
+        self.start = np.zeros(num_envs, dtype=np.int64)  # history index of each env's first observation
+        self.seeds = np.full(num_envs, -1, dtype=np.int64)
+
+    def begin(self, obs, states: Optional[dict], env_ids: np.ndarray, seeds) -> None:
+        """After a reset of ``env_ids`` (all envs at the start) with ``seeds``: ``obs`` / ``states``
+        are the batch's values after that reset."""
+        obs = to_numpy(obs)
+        now = self._first + len(self._obs) - 1
+        if now < self._first:  # first reset: the first history row
+            self._obs.append(obs)
+            self._states.append(states)
+            now = self._first
+        else:  # later resets: the reset envs' rows of the current row become their episode's first
+            _set_rows(self._obs[-1], env_ids, obs)
+            if states is not None:
+                _set_rows(self._states[-1], env_ids, states)
+        self.start[env_ids] = now
+        self.seeds[env_ids] = np.asarray(seeds, dtype=np.int64)
+
+    def step(self, action, obs, reward, terminated, truncated, success, states: Optional[dict]) -> None:
+        """Record one step of every env (what ``env.step(action)`` returned)."""
+        self._steps.append(tuple(to_numpy(v) for v in (action, reward, terminated, truncated, success)))
+        self._obs.append(to_numpy(obs))
+        self._states.append(states)
+
+    def finish(self, env_id: int) -> Episode:
+        """Env ``env_id``'s episode from its last ``begin`` to the last ``step``."""
+        lo = int(self.start[env_id]) - self._first
+        hi = len(self._obs)  # exclusive
+        obs = _stack([_rows(o, env_id) for o in self._obs[lo:hi]])
+        states = _stack([_rows(s, env_id) for s in self._states[lo:hi]]) if self.record_states else None
+        steps = self._steps[lo:hi - 1]
+        actions, rewards, terminated, truncated, success = (np.stack([s[k][env_id] for s in steps]) for k in range(5))
+        return Episode(seed=int(self.seeds[env_id]), obs=obs, actions=actions.astype(np.float32),
+                       rewards=rewards.astype(np.float32), terminated=terminated.astype(bool),
+                       truncated=truncated.astype(bool), success=success.astype(bool), env_states=states)
+
+    def trim(self, active: np.ndarray) -> None:
+        """Drop history rows no running episode (``active`` bool (N,)) needs."""
+        if not active.any():
+            keep_from = self._first + len(self._obs) - 1
+        else:
+            keep_from = int(self.start[active].min())
+        drop = keep_from - self._first
+        if drop > 0:
+            del self._obs[:drop], self._states[:drop], self._steps[:drop]
+            self._first += drop
+
+
+def run_expert(env, policy: Callable[[dict], torch.Tensor], next_seed: Callable[[], Optional[int]],
+               record_states: bool = True, success_key: str = "success") -> Iterator[Episode]:
+    """Run ``policy`` on every env of the batched ``env`` and yield each finished episode.
+
+    Args:
+        env: a batched in-process env (``BaseEnv``), never autoreset.
+        policy: ``info -> (N, A) actions`` (an expert's ``act``; it restarts an env whose
+            ``info["elapsed_steps"]`` is 0).
+        next_seed: the seed of the next episode, or None when no new episode should start; an
+            env that finishes then idles (it still steps, its rows are not recorded).
+        record_states: keep env-local state rows (``Episode.env_states``, ``local_state_dict``).
+
+    Stops when every env idles.
+    """
+    n = env.num_envs
+    seeds = [next_seed() for _ in range(n)]
+    active = np.array([s is not None for s in seeds])
+    if not active.any():
+        return
+    seeds = [s if s is not None else 0 for s in seeds]
+    obs, info = env.reset(seed=seeds)
+    recorder = EpisodeRecorder(n, record_states)
+    recorder.begin(obs, local_state_dict(env) if record_states else None, np.arange(n), seeds)
+    while active.any():
+        action = policy(info)
+        obs, reward, terminated, truncated, info = env.step(action)
+        success = info.get(success_key, torch.zeros(n, dtype=torch.bool))
+        recorder.step(action, obs, reward, terminated, truncated, success,
+                      local_state_dict(env) if record_states else None)
+        done = ((terminated | truncated).cpu().numpy()) & active
+        if not done.any():
+            recorder.trim(active)
+            continue
+        ids = np.flatnonzero(done)
+        for i in ids:
+            yield recorder.finish(int(i))
+        fresh = [next_seed() for _ in ids]
+        active[ids] = [s is not None for s in fresh]
+        restart = ids[active[ids]]
+        if len(restart):
+            seeds = [s for s in fresh if s is not None]
+            obs, info = env.reset(seed=seeds, options={"env_idx": restart})
+            recorder.begin(obs, local_state_dict(env) if record_states else None, restart, seeds)
+        recorder.trim(active)

@@ -1,0 +1,105 @@
+"""scripts/collect_demos.py and simulo_envs.datasets.collect: expert episodes into datasets,
+seeds that reproduce episodes, failures kept or not, worker processes, the command line."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import simulo_envs  # noqa: F401
+from simulo_envs.datasets import load_dataset
+from simulo_envs.datasets.collect import CollectSettings, collect
+from simulo_envs.envs.registration import REGISTERED
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(ROOT, "scripts", "collect_demos.py")
+
+
+def run_script(*args, timeout=600):
+    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+def test_expert_episodes_are_written_with_seeds_that_reproduce_them(tmp_path):
+    out = tmp_path / "lift"
+    summary = collect(CollectSettings("FrankaLift-v1", num_episodes=5, out=str(out), fmt="hdf5", num_envs=3, seed=40),
+                      progress=False)
+    assert summary["episodes"] == 5 and summary["success_rate"] == 1.0 and summary["error"] is None
+    ds = load_dataset(str(out))
+    assert len(ds) == 5 and ds.successes.all() and len(set(ds.seeds.tolist())) == 5
+    assert set(ds.seeds.tolist()) <= set(range(40, 40 + summary["tries"] + 3))  # tries finished, up to 3 running
+    assert summary["frames"] == ds.num_frames
+    from simulo_envs.datasets.hdf5 import read_group
+
+    group = read_group(str(out / "trajectory.h5"), 2)
+    env = REGISTERED["FrankaLift-v1"](num_envs=1, control_mode="pd_ee_delta_pos")
+    try:
+        obs, _ = env.reset(seed=int(ds.seeds[2]))  # a fresh env, another batch size: the same initial state
+        state = env.get_state_dict()
+    finally:
+        env.close()
+    # equal up to float32 rounding of the env origin the batch slot adds (grid of 2 m: ~2e-7 m)
+    assert np.allclose(state["actors"]["Block"][0].numpy(), group["env_states"]["actors"]["Block"][0], atol=1e-6)
+    assert np.allclose(state["articulations"]["Robot"][0].numpy(), group["env_states"]["articulations"]["Robot"][0],
+                       atol=1e-6)
+    assert np.allclose(obs[0].numpy(), group["obs"][0], atol=1e-6)
+    assert ds[2].done[-1] and not ds[2].done[:-1].any()
+
+
+def test_failures_are_dropped_unless_kept(tmp_path):
+    doomed = {"max_episode_steps": 3}  # no lift fits in 3 steps
+    dropped = collect(CollectSettings("FrankaLift-v1", num_episodes=2, out=str(tmp_path / "a"), num_envs=2,
+                                      max_tries=4, env_kwargs=doomed), progress=False)
+    assert (dropped["episodes"], dropped["tries"], dropped["success_rate"], dropped["gave_up"]) == (0, 4, 0.0, True)
+    assert len(load_dataset(str(tmp_path / "a"))) == 0
+    kept = collect(CollectSettings("FrankaLift-v1", num_episodes=3, out=str(tmp_path / "b"), num_envs=2,
+                                   keep_failures=True, env_kwargs=doomed), progress=False)
+    ds = load_dataset(str(tmp_path / "b"))
+    assert kept["episodes"] == 3 and kept["success_rate"] == 0.0 and not ds.successes.any()
+    assert ds.lengths.tolist() == [3, 3, 3] and ds[0].done.tolist() == [False, False, True]
+
+
+def test_rgb_episodes_in_two_worker_processes(tmp_path):
+    out = tmp_path / "rgb"
+    summary = collect(CollectSettings("FrankaLift-v1", num_episodes=3, out=str(out), num_envs=2, num_workers=2,
+                                      obs_mode="rgb", env_kwargs={"sensor_configs": {"width": 64, "height": 48}}),
+                      progress=False)
+    assert summary["episodes"] == 3 and summary["success_rate"] == 1.0 and summary["error"] is None
+    ds = load_dataset(str(out))
+    assert ds.cameras == {"base_camera": (48, 64, 3)} and ds.obs_mode == "rgb"
+    ep = ds[0]
+    assert ep.images["base_camera"].shape == (ep.length, 48, 64, 3) and ep.images["base_camera"].dtype == torch.uint8
+    assert ep.images["base_camera"].float().std() > 5  # a rendered scene, not a blank frame
+    assert ds.stats["observation.images.base_camera"]["mean"].shape == (3, 1, 1)
+
+
+def test_command_line_summary_json_and_append(tmp_path):
+    out = str(tmp_path / "cli")
+    first = run_script("--env-id", "FrankaLift-v1", "--num-episodes", "2", "--num-envs", "2", "--out", out, "--json")
+    assert first.returncode == 0, first.stderr
+    lines = first.stdout.strip().splitlines()
+    summary = json.loads(lines[-1])
+    assert {k: summary[k] for k in ("episodes", "success_rate", "out")} == {"episodes": 2, "success_rate": 1.0, "out": out}
+    assert summary["frames"] > 0 and summary["seconds"] > 0
+    assert lines[-2].startswith("FrankaLift-v1: wrote 2 episodes")
+    again = run_script("--env-id", "FrankaLift-v1", "--num-episodes", "1", "--num-envs", "1", "--out", out, "--append",
+                       "--json")
+    assert again.returncode == 0, again.stderr
+    ds = load_dataset(out)
+    assert len(ds) == 3 and ds.seeds[2] > max(ds.seeds[:2])  # appended seeds continue after the dataset's
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--env-id", "NoSuchTask-v9"], "unknown env id 'NoSuchTask-v9'"),
+    (["--env-id", "FrankaReach-v1"], "FrankaReach-v1 has no scripted expert"),
+    (["--env-id", "FrankaLift-v1", "--obs-mode", "colour"], "colour"),
+    (["--env-id", "FrankaLift-v1", "--control-mode", "pd_joint_pos"], "scripts/replay.py --target-control-mode"),
+])
+def test_bad_arguments_are_refused_before_anything_is_written(tmp_path, args, message):
+    out = tmp_path / "never"
+    result = run_script(*args, "--num-episodes", "1", "--num-envs", "1", "--out", str(out))
+    assert result.returncode == 2 and message in result.stderr
+    assert not out.exists()
