@@ -20,7 +20,8 @@ import json
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
-from simulo_envs.policies import LiftExpert
+from simulo_envs.agents import Panda
+from simulo_envs.policies import LiftExpert, LiftExpertConfig
 
 
 def first_episodes(num_envs: int, num_workers: int, seed: int, isolate: bool) -> dict:
@@ -30,7 +31,8 @@ def first_episodes(num_envs: int, num_workers: int, seed: int, isolate: bool) ->
     venv = gym.make_vec("FrankaLift-v1", num_envs=num_envs, vectorization_mode="vector_entry_point",
                         num_workers=num_workers, control_mode="pd_ee_delta_pos", record_metrics=True,
                         sim_config={"isolate_envs": isolate})
-    expert = LiftExpert(venv)
+    # the agents may live in worker processes: the arm controller's step size from the agent's description
+    expert = LiftExpert(venv, LiftExpertConfig(pos_bound=Panda.controller_configs["pd_ee_delta_pos"]["arm"].pos_bound))
     info = venv.reset(seed=seed)[1]
     returns, success = torch.zeros(num_envs), torch.zeros(num_envs, dtype=torch.bool)
     done = torch.zeros(num_envs, dtype=torch.bool)

@@ -96,3 +96,46 @@ def quat_apply(q: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     v = v.expand_as(u)
     uv = torch.cross(u, v, dim=1)
     return v + 2 * (w * uv + torch.cross(u, uv, dim=1))
+
+
+def quat_rotate(q, v):
+    """Rotate vectors ``v`` ``(..., 3)`` by unit quaternions ``q`` ``(..., 4)`` ``[qw, qx, qy, qz]``
+    (numpy or torch; ``v`` may be one vector for every ``q``): ``R(q) v``, the same formula as
+    ``quat_apply`` written with the operations numpy and torch share."""
+    xp = _xp(q)
+    u, w = q[..., 1:], q[..., :1]
+    v = v + xp.zeros_like(u)
+    uv = _cross(u, v)
+    return v + 2 * (w * uv + _cross(u, uv))
+
+
+def _cross(a, b):
+    return _xp(a).stack((a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
+                         a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
+                         a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]), -1)
+
+
+def offset_pose(pose, position, quaternion):
+    """World poses ``(N, 7)`` of a frame fixed in each body at ``position`` (3,) [m] and
+    ``quaternion`` (4,) ``[qw, qx, qy, qz]`` in the body frame, from the bodies' world poses
+    ``pose`` ``(N, 7)`` (numpy or torch, the constants the same kind): ``p + R(q) t``,
+    ``q * q_offset``."""
+    xp = _xp(pose)
+    q = pose[:, 3:7]
+    return xp.concatenate([pose[:, :3] + quat_rotate(q, position), quat_mul(q, quaternion + xp.zeros_like(q))], 1)
+
+
+def shift_jacobian(jacobian, lever):
+    """The Jacobian ``(N, 6, n)`` of a point rigidly attached to a body, from the body origin's
+    Jacobian ``jacobian`` ``(N, 6, n)`` (rows 0-2 linear, 3-5 angular velocity, world frame) and
+    the lever ``lever`` ``(N, 3)`` from the origin to the point, world frame [m]: the point moves
+    at ``v + w x r``, so its linear rows are ``J_v - [r]x J_w``; the angular rows are the body's
+    (rigid-body kinematics; e.g. Siciliano et al., "Robotics", 2009, eq. 3.31). Numpy or torch;
+    a fresh array."""
+    xp = _xp(jacobian)
+    jv, jw = jacobian[:, :3], jacobian[:, 3:]
+    r = lever[:, :, None]
+    rx, ry, rz = r[:, 0], r[:, 1], r[:, 2]
+    # [r]x J_w, row by row: (r x w) for each column w of J_w
+    cross = xp.stack((ry * jw[:, 2] - rz * jw[:, 1], rz * jw[:, 0] - rx * jw[:, 2], rx * jw[:, 1] - ry * jw[:, 0]), 1)
+    return xp.concatenate([jv - cross, jw], 1)

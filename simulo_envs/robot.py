@@ -17,6 +17,7 @@ import torch
 from simulo_envs.articulation import ArticulationObject, ArticulationState
 from simulo_envs.authoring import Pose
 from simulo_envs.env_ids import EnvIds
+from simulo_envs.geometry import offset_pose, shift_jacobian
 from simulo_envs.tensors import to_device
 
 
@@ -48,7 +49,9 @@ class RobotSpec:
     Attributes:
         urdf_path: URDF file (the root link is fixed at the env origin plus ``base_pose``).
         drives: one ``JointDrive`` per active joint, in URDF order.
-        tcp_link: name of the link whose pose ``state.tcp_pose`` reports (the tool centre point).
+        tcp_link: the link the tool centre point (TCP) is fixed to.
+        tcp_offset: pose of the TCP in the ``tcp_link`` frame (identity: the link's own origin),
+            for a robot whose asset has no link at its TCP (a point between jaws).
         base_pose: env-local pose of the root link.
         link_materials: link name -> ``LinkMaterial``.
         disable_gravity: links feel no gravity, as with a robot's own gravity compensation
@@ -59,6 +62,7 @@ class RobotSpec:
     drives: Sequence[JointDrive]
     tcp_link: str
     base_pose: Pose = field(default_factory=Pose)
+    tcp_offset: Pose = field(default_factory=Pose)
     link_materials: dict = field(default_factory=dict)
     disable_gravity: bool = False
 
@@ -79,8 +83,11 @@ class RobotState(ArticulationState):
 
     @property
     def tcp_pose(self) -> torch.Tensor:
-        """(num_envs, 7) TCP link pose ``[x, y, z, qw, qx, qy, qz]``, world frame; fresh."""
-        return self._read("link_pose", self._obj._tcp_index)
+        """(num_envs, 7) TCP pose ``[x, y, z, qw, qx, qy, qz]``, world frame (``RobotSpec.tcp_link``
+        moved by ``tcp_offset``); fresh."""
+        robot = self._obj
+        robot._require_attached()
+        return to_device(robot._tcp_raw(), robot._device)
 
 
 class Robot(ArticulationObject):
@@ -140,6 +147,32 @@ class Robot(ArticulationObject):
         backend = self._require_attached()
         return to_device(backend.link_jacobian(self._gid, self.link_index(link_name)), self._device)
 
+    def tcp_jacobian(self) -> torch.Tensor:
+        """(num_envs, 6, dof) Jacobian of the TCP (``RobotSpec.tcp_link`` moved by ``tcp_offset``)
+        at the current qpos, world frame: rows 0-2 the TCP point's linear velocity [m/s per joint
+        unit], rows 3-5 the angular velocity [rad/s per joint unit]; fresh.
+
+        Raises:
+            RuntimeError: not attached.
+        """
+        self._require_attached()
+        return to_device(self._tcp_jacobian_raw(), self._device)
+
+    def _tcp_raw(self):
+        """Hot path: the TCP pose (N, 7) as the backend's own kind (numpy on physx_cpu, fresh)."""
+        pose = self._raw("link_pose", self._tcp_index)
+        if self._tcp_offset is None:
+            return pose
+        return offset_pose(pose, *self._tcp_offset[type(pose)])
+
+    def _tcp_jacobian_raw(self):
+        """Hot path: ``tcp_jacobian`` as the backend's own kind (numpy on physx_cpu, fresh)."""
+        jacobian = self._raw("link_jacobian", self._tcp_index)
+        if self._tcp_offset is None:
+            return jacobian
+        link = self._raw("link_pose", self._tcp_index)
+        return shift_jacobian(jacobian, self._tcp_raw()[:, :3] - link[:, :3])
+
     def _after_qpos_write(self, ids: np.ndarray) -> None:
         for ref in self._qpos_listeners:
             listener = ref()
@@ -184,3 +217,9 @@ class Robot(ArticulationObject):
                                        disable_gravity=self.spec.disable_gravity)
         self._bind_group(backend, gid, device)
         self._tcp_index = self.link_index(self.spec.tcp_link)
+        offset = self.spec.tcp_offset
+        self._tcp_offset = None  # identity: the link's own pose, nothing to compute
+        if offset != Pose():
+            t = np.asarray(offset.position, np.float32)
+            q = np.asarray(offset.quaternion, np.float32)
+            self._tcp_offset = {np.ndarray: (t, q), torch.Tensor: (torch.from_numpy(t).to(device), torch.from_numpy(q).to(device))}

@@ -144,11 +144,9 @@ def test_numpy_and_torch_ik_paths_agree(mode):
         action[:, :3] += torch.tensor([0.5, 0.0, 0.3])
     qpos = u.agent.robot.state.qpos
     target_np, target_t = arm.target.clone().numpy(), arm.target.clone()
-    index = arm._tcp_index
-    from_numpy = arm._solve(action.numpy(), qpos.numpy(), target_np, u.agent.robot._array("link_pose", index),
-                            lambda: u.agent.robot._array("link_jacobian", index), np)
+    from_numpy = arm._solve(action.numpy(), qpos.numpy(), target_np, arm._ee_pose(np), lambda: arm._ee_jacobian(np), np)
     from_torch = arm._solve(action, qpos, target_t, u.agent.robot.state.tcp_pose,
-                            lambda: u.agent.robot.jacobian("panda_hand_tcp"), torch)
+                            lambda: u.agent.robot.tcp_jacobian(), torch)
     assert np.allclose(from_numpy, from_torch.numpy(), atol=1e-5)
     assert np.allclose(target_np, target_t.numpy(), atol=1e-6)
     env.close()

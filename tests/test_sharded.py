@@ -10,7 +10,8 @@ import torch
 from gymnasium.vector import AutoresetMode
 
 import simulo_envs  # noqa: F401
-from simulo_envs.policies import LiftExpert
+from simulo_envs.agents import Panda
+from simulo_envs.policies import LiftExpert, LiftExpertConfig
 from simulo_envs.tasks.franka_lift import FrankaLiftEnv
 from simulo_envs.wrappers import SimuloVectorEnv
 from simulo_envs.wrappers.sharded import ShardedEnv, resolve_num_workers, shard_bounds
@@ -192,7 +193,8 @@ def test_isolated_envs_are_bit_identical_over_whole_expert_episodes():
     sharded = SimuloVectorEnv(ShardedEnv(FrankaLiftEnv, 4, 2, kwargs), record_metrics=True)
     local = SimuloVectorEnv(FrankaLiftEnv(num_envs=4, **kwargs), record_metrics=True)
     single = FrankaLiftEnv(num_envs=1, **kwargs)
-    experts = [LiftExpert(e) for e in (sharded, local, single)]
+    config = LiftExpertConfig(pos_bound=Panda.controller_configs["pd_ee_delta_pos"]["arm"].pos_bound)
+    experts = [LiftExpert(e, config) for e in (sharded, local, single)]  # the sharded env's agents are elsewhere
     info_s, info_l, info_1 = sharded.reset(seed=20)[1], local.reset(seed=20)[1], single.reset(seed=23)[1]
     returns, successes = torch.zeros(2, 4), 0
     for _ in range(60):

@@ -63,9 +63,9 @@ class CombinedController:
                 half = 0.5 * (ctrl.target_high - ctrl.target_low)
                 scale.append(half)
                 bias.append(ctrl.target_low + half)
-            else:
-                scale.append(torch.ones(ctrl.action_dim))
-                bias.append(torch.zeros(ctrl.action_dim))
+            else:  # the action in other units: offset + scale * a (identity by default)
+                scale.append(torch.full((ctrl.action_dim,), cfg.action_scale))
+                bias.append(torch.full((ctrl.action_dim,), cfg.action_offset))
             for k, j in enumerate(ctrl.joint_index.tolist()):
                 if j in joints:
                     raise ValueError(f"joint {robot.joint_names[j]!r} is driven by two controllers")

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
+import math
+
 import numpy as np
 import torch
 
@@ -41,6 +43,10 @@ class JointPosConfig:
             the action itself.
         normalize_action: the action space is ``[-1, 1]`` and maps linearly onto ``[lower, upper]``.
         mimic: one action drives every joint in ``joint_names`` to the same target (a parallel gripper).
+        action_scale / action_offset: without ``normalize_action``, the action is in other units
+            than the joints': target = ``action_offset + action_scale * action`` (joint units),
+            and the action space is ``[lower, upper]`` expressed in the action's units (a
+            control mode in degrees: ``action_scale = pi / 180``). ``action_scale`` > 0.
     """
 
     joint_names: Sequence[str]
@@ -49,6 +55,15 @@ class JointPosConfig:
     use_delta: bool = False
     normalize_action: bool = True
     mimic: bool = False
+    action_scale: float = 1.0
+    action_offset: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not (self.action_scale > 0 and math.isfinite(self.action_scale) and math.isfinite(self.action_offset)):
+            raise ValueError(f"JointPosConfig: action_scale must be finite and > 0 and action_offset finite, got "
+                             f"{self.action_scale!r}, {self.action_offset!r}")
+        if self.normalize_action and (self.action_scale, self.action_offset) != (1.0, 0.0):
+            raise ValueError("JointPosConfig: action_scale/action_offset apply without normalize_action only")
 
 
 class JointPosController:
@@ -84,7 +99,8 @@ class JointPosController:
             self.action_low = -torch.ones(self.action_dim)
             self.action_high = torch.ones(self.action_dim)
         else:
-            self.action_low, self.action_high = low.clone(), high.clone()
+            self.action_low = (low - config.action_offset) / config.action_scale
+            self.action_high = (high - config.action_offset) / config.action_scale
 
     def targets(self, action, qpos):
         """Drive targets ``(N, len(joint_names))`` from a clipped action slice ``(N, action_dim)``
@@ -98,6 +114,8 @@ class JointPosController:
             low, high, qlo, qhi, index = self._torch_params
         if cfg.normalize_action:
             action = low + (action + 1.0) * (0.5 * (high - low))
+        elif (cfg.action_scale, cfg.action_offset) != (1.0, 0.0):
+            action = cfg.action_offset + cfg.action_scale * action
         if cfg.mimic:
             return action[:, [0] * len(cfg.joint_names)]
         if cfg.use_delta:

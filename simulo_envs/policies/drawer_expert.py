@@ -14,6 +14,7 @@ from the task's info:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import torch
 
@@ -32,7 +33,7 @@ class DrawerExpertConfig:
     pull_step: float = 0.025     # pull target this far ahead of the grip point (sets the pulling speed) [m]
     slip_tol: float = 0.02       # TCP farther than this from the grip point: the handle slipped out [m]
     gain: float = 0.6            # fraction of the remaining error commanded per step
-    pos_bound: float = 0.1       # the controller's translation per unit action [m]
+    pos_bound: Optional[float] = None  # the controller's translation per unit action [m]; None: the env's
 
 
 class DrawerExpert(PhaseExpert):

@@ -18,6 +18,7 @@ the gripper.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import torch
 
@@ -36,7 +37,7 @@ class LiftExpertConfig:
     reach_tol: float = 0.01      # phase switch when the TCP is this close to its goal [m]
     close_steps: int = 6         # env steps spent closing the gripper
     gain: float = 0.6            # fraction of the remaining error commanded per step
-    pos_bound: float = 0.1       # the controller's translation per unit action [m]
+    pos_bound: Optional[float] = None  # the controller's translation per unit action [m]; None: the env's
 
 
 class LiftExpert(PhaseExpert):

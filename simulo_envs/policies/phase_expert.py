@@ -7,7 +7,8 @@ drives envs in worker processes. An env whose ``elapsed_steps`` is 0 (just reset
 partially) starts again at phase 0, so partial resets in the middle of a rollout never confuse
 an expert; ``reset(env_ids)`` does the same explicitly. The arm is driven in
 ``pd_ee_delta_pos`` (world-frame TCP translations): ``move_to(goal)`` commands
-``clip(gain * (goal - tcp) / pos_bound, -1, 1)``.
+``clip(gain * (goal - tcp) / pos_bound, -1, 1)``, ``pos_bound`` the env's arm controller's
+translation per unit action (the agent's own, whichever robot runs).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import torch
 from simulo_envs.env_ids import normalize_env_ids
 
 OPEN, CLOSED = 1.0, -1.0
-"""Gripper actions: +1 opens the fingers, -1 closes them (``agents.panda``)."""
+"""Gripper actions: +1 opens the fingers (jaws), -1 closes them (every agent's gripper controller)."""
 
 
 class PhaseExpert:
@@ -28,17 +29,20 @@ class PhaseExpert:
     Args:
         env: the task's env (wrapped or not), made with ``control_mode="pd_ee_delta_pos"``.
         gain: fraction of the remaining TCP error commanded per step.
-        pos_bound: the controller's translation per unit action [m] (``agents.panda``: 0.1).
+        pos_bound: the controller's translation per unit action [m]; None: read from the env's
+            arm controller (``EEPoseConfig.pos_bound`` of the agent's ``pd_ee_delta_pos``), which
+            needs the env's tasks in this process.
 
     Attributes:
         phase: int64 (N,) current phase per env, on the env's device. ``timer``: int64 (N,) ``act`` calls since the
             env entered it (0 on entry).
 
     Raises:
-        ValueError: the env's control mode is not ``pd_ee_delta_pos``.
+        ValueError: the env's control mode is not ``pd_ee_delta_pos``; no ``pos_bound`` for an env
+            whose tasks run in worker processes.
     """
 
-    def __init__(self, env, gain: float = 0.6, pos_bound: float = 0.1):
+    def __init__(self, env, gain: float = 0.6, pos_bound: Optional[float] = None):
         base = env.unwrapped
         if base.control_mode != "pd_ee_delta_pos":
             raise ValueError(f"{type(self).__name__} needs control_mode='pd_ee_delta_pos', the env has "
@@ -46,7 +50,7 @@ class PhaseExpert:
         self.env = base
         self.num_envs = base.num_envs
         self.device = base.device
-        self.gain, self.pos_bound = gain, pos_bound
+        self.gain, self.pos_bound = gain, arm_pos_bound(base) if pos_bound is None else pos_bound
         self.phase = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
         self.timer = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
 
@@ -98,3 +102,17 @@ class PhaseExpert:
         for value, option in options.items():
             out = torch.where((phase == value).view(-1, *([1] * (first.dim() - 1))), option, out)
         return out
+
+
+def arm_pos_bound(base) -> float:
+    """The TCP translation [m] per unit action of ``base``'s arm controller (its agent's
+    ``pd_ee_delta_pos`` config).
+
+    Raises:
+        ValueError: the env's tasks (and agents) live in worker processes.
+    """
+    agent = getattr(base, "agent", None)
+    if agent is None:
+        raise ValueError("this env's agents run in worker processes: pass the arm controller's translation per "
+                         "unit action, pos_bound=<agent>.controller_configs['pd_ee_delta_pos']['arm'].pos_bound")
+    return float(agent.controller.controllers["arm"].config.pos_bound)

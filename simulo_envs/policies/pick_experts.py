@@ -17,6 +17,7 @@ the env back to APPROACH.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 import torch
 
@@ -42,7 +43,7 @@ class PickExpertConfig:
                                  # let go once it is this close to its resting place [m]
     place_slowdown: float = 0.5  # stacking: fraction of the usual speed while lowering the cube
     gain: float = 0.6            # fraction of the remaining error commanded per step
-    pos_bound: float = 0.1       # the controller's translation per unit action [m]
+    pos_bound: Optional[float] = None  # the controller's translation per unit action [m]; None: the env's
 
 
 class _GraspExpert(PhaseExpert):

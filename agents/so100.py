@@ -1,0 +1,172 @@
+"""LeRobot's SO-100 arm (TheRobotStudio's SO-ARM100): 5 revolute arm joints and a jaw gripper
+(a ``BaseAgent`` description).
+
+Asset: ``so100.urdf`` shipped inside the mani-skill wheel (``mani_skill/assets/robots/so100``,
+Apache-2.0, from TheRobotStudio's SO-ARM100 with ManiSkill's joint limits and jaw collision
+meshes), loaded from the installed package at run time. Joints, in URDF order:
+``shoulder_pan, shoulder_lift, elbow_flex, wrist_flex, wrist_roll`` (the arm) and ``gripper``
+(the moving jaw; -1.1 rad closed, the jaw tips 7 mm apart, +1.1 rad wide open, 138 mm). Its
+arm reaches forward along the URDF base's -y axis; the base is turned +90 deg about z so that
+the arm faces world +x (``BASE_POSE``), as ManiSkill mounts it.
+
+TCP: a point fixed in the ``Fixed_Jaw`` link (``TCP_OFFSET``), between the jaw tips: 100 mm
+down the jaw (the ``Fixed_Jaw_tip`` link is at 97 mm, the jaw pads end at 106 mm) and 5 mm in
+front of the fixed jaw's inner face (the face is at x = +7.9 mm: a 25 mm cube held against it
+has its centre at x = -4.6 mm). It stays put while the gripper moves, so the Cartesian
+controllers never chase the moving jaw. The jaw tips reach 6.4 mm past the TCP: with the TCP at
+the centre of a 25 mm cube on the floor, jaw pointing down, they stay 6 mm clear of the floor.
+At rest the TCP frame's ``-y`` axis (the approach) points down.
+
+Rest pose (``REST_QPOS``): the TCP 0.23 m in front of the base, 0.09 m above the floor, the jaw
+pointing straight down, gripper open (solved once by IK on this asset).
+
+Drives (``ARM_DRIVE``, ``GRIPPER_DRIVE``), chosen by measurement
+(``python tests/benchmarks/measure_so100_drives.py``, gravity on, 100 Hz physics, 20 Hz control):
+
+- force limits: the servo's stall torque. The SO-100 uses Feetech STS3215 servos at 7.4 V
+  (TheRobotStudio SO-ARM100 bill of materials, ``SO100.md``), rated 19.5 kg.cm = 1.91 Nm
+  stall and 0.192 s/60 deg = 5.45 rad/s no load at 7.4 V (the servo's published figures).
+  LeRobot's driver caps the gripper at half torque (``Max_Torque_Limit`` 500 of 1000,
+  ``lerobot/robots/so_follower/so_follower.py``): 0.96 Nm.
+- arm: stiffness 1000 Nm/rad, damping 10 Nms/rad. Measured: 99 % of a 0.05 rad step (the
+  largest ``pd_joint_delta_pos`` step) done within one control period, no overshoot, 0.06 deg
+  of gravity sag. ManiSkill's SO-100 gains (1000, 100), with the same force limits, reach only
+  39 % of that step in one period (a 0.1 s time constant) and sag 0.47 deg. The price: a 1 rad
+  jump of the target drives a joint at up to 12 rad/s, above the servo's 5.45 rad/s (a joint
+  speed limit is not modelled); ``pd_joint_delta_pos`` asks for at most 1 rad/s.
+- gripper: stiffness 1000, damping 100: from open to within 0.05 rad of closed (2.2 rad) in 8
+  control periods (0.4 s), the servo's no-load time for that travel (0.192 s/60 deg x 126 deg
+  = 0.40 s); with the arm's damping it would snap shut in one period. Squeezing an object the
+  drive saturates at its 0.96 Nm.
+
+Gravity stays on (the real arm has no gravity compensation; the sag above is what it costs).
+Jaw friction 2.0 (static and dynamic), patch radius 0.1, as ManiSkill's SO-100.
+
+Controllers (``CONTROLLER_CONFIGS``; the gripper action is one number in [-1, 1] -> target in
+[-1.1, 1.1] rad, -1 closed, +1 open, in every mode but ``pd_joint_pos_lerobot``):
+
+- ``pd_joint_delta_pos`` (default): 5 arm actions in [-1, 1] -> increments in [-0.05, 0.05] rad
+  (ManiSkill's SO-100 bound) added to the current qpos, clipped to the joint limits; 1 gripper.
+- ``pd_joint_pos``: 5 absolute arm targets [rad] within the joint limits; 1 gripper.
+- ``pd_joint_pos_lerobot``: the real arm's units (``LEROBOT``): 5 arm targets in degrees, then
+  the gripper in LeRobot's 0..100 (0 closed, 100 open); the action space is the joint limits in
+  those units. Actions recorded with LeRobot's SO-100 follower (``shoulder_pan.pos`` ...
+  ``gripper.pos``) replay here unchanged.
+- ``pd_ee_delta_pos``: 3 numbers, a world-frame TCP translation of at most 0.025 m per step,
+  solved for the position only (``EEPoseConfig(orientation="free")``: a 5-joint arm cannot hold
+  an orientation while it moves; the minimum-norm DLS step leaves the jaw pointing within 11 deg
+  of straight down at table height over the cube spawn region of SO100Lift-v1, x in 0.235..0.295
+  m, |y| <= 0.08 m, started from rest; 15 deg at x = 0.22 or 0.31 m).
+- ``pd_ee_pose``: 6 numbers, an absolute TCP pose (env-local position [m], world rotation vector
+  [rad]); reached where the arm can reach it, else the DLS least-squares compromise.
+
+Actions outside the action space (the joint limits in the absolute modes) are clipped to it by
+the env, as for the Panda; joint targets of the delta modes are clipped to the joint limits.
+
+Grasp test (``grasp``): both jaws feel at least 0.5 N from the object, each within 85 deg of its
+opening direction: the fixed jaw opens along its link's +x, the moving jaw along its own +x (within
+7 deg of the fixed jaw's -x when closed on a 25 mm cube).
+
+LeRobot's schema (``LEROBOT``): LeRobot's SO-100/SO-101 follower records ``shoulder_pan.pos``,
+``shoulder_lift.pos``, ``elbow_flex.pos``, ``wrist_flex.pos``, ``wrist_roll.pos`` in degrees
+(``MotorNormMode.DEGREES``, the default since ``use_degrees=True``, lerobot commit 6600b60e,
+2026-02) and ``gripper.pos`` in 0..100 (``MotorNormMode.RANGE_0_100``), both from
+``lerobot/robots/so_follower/so_follower.py``. ``lerobot/motors/motors_bus.py`` normalises a
+raw reading ``v`` of a calibrated range ``[min, max]`` to ``(v - (min + max) / 2) * 360 / 4095``
+degrees (0 deg at the middle of the range) and to ``100 (v - min) / (max - min)`` for the
+gripper; LeRobot documents 100 = open, 0 = closed (``docs/source/isaac_teleop.mdx``). Taking
+this asset's joint limits as the calibrated ranges (ManiSkill set them to the real arm's), the
+middle of every arm range is 0 rad, so ``deg = degrees(q)``; ``gripper.pos = 100 (q + 1.1) / 2.2``.
+A real arm's hand-recorded calibration differs from these limits by a few degrees.
+"""
+
+from __future__ import annotations
+
+import math
+
+from simulo_envs.agents.base_agent import BaseAgent, JawGrasp, LeRobotJoints
+from simulo_envs.authoring import Pose
+from simulo_envs.controllers import EEPoseConfig, JointPosConfig
+from simulo_envs.robot import JointDrive, LinkMaterial
+
+ARM_JOINTS = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll")
+GRIPPER_JOINTS = ("gripper",)
+FIXED_JAW, MOVING_JAW = "Fixed_Jaw", "Moving_Jaw"
+GRIPPER_CLOSED, GRIPPER_OPEN = -1.1, 1.1
+"""Gripper joint limits [rad]: closed (jaw tips 7 mm apart), wide open."""
+TCP_OFFSET = Pose(position=(-0.008, -0.1, 0.0))
+"""The TCP in the ``Fixed_Jaw`` frame [m] (module docstring)."""
+BASE_POSE = Pose(quaternion=(math.cos(math.pi / 4), 0.0, 0.0, math.sin(math.pi / 4)))
+"""Env-local base pose: +90 deg about z, the arm facing +x."""
+REST_QPOS = (0.0, -0.139, 0.061, 1.649, 0.0, GRIPPER_OPEN)
+"""Rest configuration [rad]: TCP at (0.23, 0, 0.09) env-local, jaw pointing down, gripper open."""
+
+ARM_DRIVE = JointDrive(stiffness=1000.0, damping=10.0, force_limit=1.91)
+GRIPPER_DRIVE = JointDrive(stiffness=1000.0, damping=100.0, force_limit=0.96)
+JAW_MATERIAL = LinkMaterial(static_friction=2.0, dynamic_friction=2.0, restitution=0.0,
+                            patch_radius=0.1, min_patch_radius=0.1)
+
+LEROBOT = LeRobotJoints(
+    robot_type="so100",
+    names=tuple(f"{j}.pos" for j in ARM_JOINTS + GRIPPER_JOINTS),
+    joints=ARM_JOINTS + GRIPPER_JOINTS,
+    scale=(180.0 / math.pi,) * len(ARM_JOINTS) + (100.0 / (GRIPPER_OPEN - GRIPPER_CLOSED),),
+    offset=(0.0,) * len(ARM_JOINTS) + (GRIPPER_CLOSED,),
+    units=("deg",) * len(ARM_JOINTS) + ("0-100",),
+)
+"""The real arm's recorded joints and units, and their map from ours (module docstring)."""
+
+_GRIPPER = JointPosConfig(GRIPPER_JOINTS, lower=GRIPPER_CLOSED, upper=GRIPPER_OPEN, normalize_action=True)
+CONTROLLER_CONFIGS = {
+    "pd_joint_delta_pos": {
+        "arm": JointPosConfig(ARM_JOINTS, lower=-0.05, upper=0.05, use_delta=True, normalize_action=True),
+        "gripper": _GRIPPER,
+    },
+    "pd_joint_pos": {
+        "arm": JointPosConfig(ARM_JOINTS, lower=None, upper=None, normalize_action=False),
+        "gripper": _GRIPPER,
+    },
+    "pd_joint_pos_lerobot": {  # target = offset + value / scale, per LEROBOT
+        "arm": JointPosConfig(ARM_JOINTS, lower=None, upper=None, normalize_action=False,
+                              action_scale=1.0 / LEROBOT.scale[0], action_offset=LEROBOT.offset[0]),
+        "gripper": JointPosConfig(GRIPPER_JOINTS, lower=None, upper=None, normalize_action=False,
+                                  action_scale=1.0 / LEROBOT.scale[-1], action_offset=LEROBOT.offset[-1]),
+    },
+    "pd_ee_delta_pos": {
+        "arm": EEPoseConfig(ARM_JOINTS, mode="delta_pos", orientation="free", pos_bound=0.025, max_lead=0.025),
+        "gripper": _GRIPPER,
+    },
+    "pd_ee_pose": {"arm": EEPoseConfig(ARM_JOINTS, mode="pose", pos_limit=0.5), "gripper": _GRIPPER},
+}
+DEFAULT_CONTROL_MODE = "pd_joint_delta_pos"
+
+
+class SO100(BaseAgent):
+    """The SO-100 agent (module docstring); everything it does is ``BaseAgent``'s.
+
+    Args:
+        scene: the ``Scene`` to add the robot to (at ``path``).
+        control_mode: a key of ``CONTROLLER_CONFIGS`` (None: ``pd_joint_delta_pos``).
+        path: prototype path of the robot.
+        initial_pose: env-local pose of the fixed base; default ``BASE_POSE`` (at the env
+            origin, facing +x).
+
+    Raises:
+        ValueError: an unknown ``control_mode`` (the message lists the known ones).
+    """
+
+    uid = "so100"
+    asset = "so100/so100.urdf"
+    arm_joints = ARM_JOINTS
+    gripper_joints = GRIPPER_JOINTS
+    drives = (ARM_DRIVE,) * len(ARM_JOINTS) + (GRIPPER_DRIVE,)
+    rest_qpos = REST_QPOS
+    tcp_link = FIXED_JAW
+    tcp_offset = TCP_OFFSET
+    base_pose = BASE_POSE
+    link_materials = {FIXED_JAW: JAW_MATERIAL, MOVING_JAW: JAW_MATERIAL}
+    disable_gravity = False
+    controller_configs = CONTROLLER_CONFIGS
+    default_control_mode = DEFAULT_CONTROL_MODE
+    grasp = JawGrasp((FIXED_JAW, MOVING_JAW), ((1.0, 0.0, 0.0), (1.0, 0.0, 0.0)))
+    lerobot = LEROBOT
