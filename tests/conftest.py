@@ -11,3 +11,9 @@ settings.load_profile("simulo")
 BACKENDS_UNDER_TEST = ("physx_cpu", "physx_cuda_emulated")
 """Contract tests parametrized with these run on the CPU backend and on the GPU backend's code
 path (on the emulator of SAPIEN's GPU system: ``simulo_envs/sim/gpu_emulator.py``)."""
+
+# Simplified visual meshes (visual_detail="fast") are built once and shared by every test and
+# worker of a run, in a temporary folder rather than the user's cache.
+import tempfile  # noqa: E402
+
+os.environ.setdefault("SIMULO_ENVS_CACHE_DIR", os.path.join(tempfile.gettempdir(), f"simulo_envs_test_cache_{os.getuid()}"))

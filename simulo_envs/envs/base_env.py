@@ -103,6 +103,10 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
             continues the episode streams (``simulo_envs/envs/rng.py``).
         randomization: a domain randomization table (``Randomize`` entries) replacing the task's
             ``default_randomization``; see ``simulo_envs/envs/randomization.py``.
+        visual_detail: ``"fast"`` (simplified copies of the visual meshes: sensors, ``render()``
+            and videos render several times faster) or ``"full"`` (the assets' own meshes); None
+            takes the task's ``default_visual_detail``. Collision geometry is the same in both
+            (``simulo_envs/sim/visual_meshes.py``, figures in ``docs/cameras.md``).
         robot_uids, reconfiguration_freq, shader_dir, enable_shadow, viewer_camera_configs,
             render_backend, parallel_in_single_scene: the seed's keywords, with their meaning here
             in ``simulo_envs/envs/env_options.py``.
@@ -135,6 +139,8 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
     """The agent(s) built when ``robot_uids`` is None (a uid of ``simulo_envs.agents.REGISTERED_AGENTS``)."""
     default_control_mode: Optional[str] = None
     """The control mode when ``control_mode`` is None (None: the agent's own default)."""
+    default_visual_detail: str = "fast"
+    """``visual_detail`` when the keyword is None: ``"fast"`` or ``"full"``."""
     #: ``reset(options=...)`` keys this class reads; each subclass (or mixin) lists only its own
     #: additions, the accepted set is the union over the MRO (``reset_options.known_reset_option_keys``).
     reset_option_keys: tuple[str, ...] = ("env_idx", "reconfigure", "reset_to_env_states")
@@ -161,6 +167,7 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
         viewer_camera_configs: Optional[dict] = None,
         render_backend: Optional[str] = "gpu",
         parallel_in_single_scene: bool = False,
+        visual_detail: Optional[str] = None,
     ):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
@@ -179,7 +186,8 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
             type(self), textures=self._textures, render_mode=render_mode, robot_uids=robot_uids,
             reconfiguration_freq=reconfiguration_freq, render_backend=render_backend, shader_dir=shader_dir,
             enable_shadow=enable_shadow, viewer_camera_configs=viewer_camera_configs,
-            parallel_in_single_scene=parallel_in_single_scene, enhanced_determinism=enhanced_determinism)
+            parallel_in_single_scene=parallel_in_single_scene, enhanced_determinism=enhanced_determinism,
+            visual_detail=self.default_visual_detail if visual_detail is None else visual_detail)
         limit = self.default_max_episode_steps if max_episode_steps is None else max_episode_steps
         self.num_envs = int(num_envs)
         self.obs_mode = obs_mode
@@ -202,6 +210,7 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
         self._reconfig_counter = 0
         self._reconfig_count = 0
         self.enable_shadow = extra.render.shadows
+        self.visual_detail = extra.render.visual_detail
         self._parallel_in_single_scene = extra.render.single_scene
         self._render = bool(self._textures) or render_mode is not None
         if self._render:

@@ -18,6 +18,8 @@ keyword                        here
 ``viewer_camera_configs``      overrides of the viewer camera (``render_mode="human"``)
 ``parallel_in_single_scene``   one render scene holds every env (state obs modes only)
 ``enhanced_determinism``       every reset draws fresh episode seeds (``envs/rng.py``)
+``visual_detail``              ``"fast"`` / ``"full"`` visual meshes for every camera
+                               (``sim/visual_meshes.py``)
 =============================  ==========================================================
 """
 
@@ -79,7 +81,7 @@ def check_robot_uids(cls: type, robot_uids):
 
 def check_env_options(cls: type, *, textures, render_mode, robot_uids, reconfiguration_freq, render_backend,
                       shader_dir, enable_shadow, viewer_camera_configs, parallel_in_single_scene,
-                      enhanced_determinism) -> EnvOptions:
+                      enhanced_determinism, visual_detail="fast") -> EnvOptions:
     """Validate the seed's extra keywords for an env of class ``cls`` with obs ``textures``.
 
     Raises:
@@ -109,7 +111,8 @@ def check_env_options(cls: type, *, textures, render_mode, robot_uids, reconfigu
     return EnvOptions(
         robot_uids=uids,
         reconfiguration_freq=int(freq),
-        render=RenderConfig(shadows=_bool("enable_shadow", enable_shadow), single_scene=single),
+        render=RenderConfig(shadows=_bool("enable_shadow", enable_shadow), single_scene=single,
+                            visual_detail=visual_detail),
         shader_pack=shader_dir,
         viewer_camera_configs=viewer_camera_configs,
         enhanced_determinism=_bool("enhanced_determinism", enhanced_determinism),

@@ -126,6 +126,9 @@ class PhysxCpuBuildMixin:
             for lb in builder.link_builders:
                 if not self.render:
                     lb.visual_records = []
+                for record in lb.visual_records:  # simplified copies where visual_detail="fast"
+                    if record.type == "file":
+                        record.filename = self.render_config.visual_mesh(record.filename)
                 g = env_bits(i)
                 lb.collision_groups = [g[0], g[1], _ROBOT_SELF_BIT, 0]
                 override = link_materials.get(lb.name)

@@ -19,6 +19,8 @@ from typing import Optional
 
 import sapien
 
+from simulo_envs.sim.visual_meshes import check_visual_detail, visual_mesh_file
+
 SHADER_PACKS = ("default", "minimal", "rt", "rt-fast")
 _RAY_TRACED = {"rt": 32, "rt-fast": 2}  # samples per pixel (ManiSkill's shader configs)
 _TEXTURES = {
@@ -37,10 +39,23 @@ class RenderConfig:
         shadows: directional lights cast shadows (``enable_shadow``).
         single_scene: every env in one render scene (``parallel_in_single_scene``): a camera
             sees all envs; segmentation ids then differ between envs.
+        visual_detail: ``"fast"`` (simplified copies of the assets' visual meshes) or
+            ``"full"`` (the assets' own), for every camera; ``simulo_envs/sim/visual_meshes.py``.
+
+    Raises:
+        ValueError: an unknown ``visual_detail`` (the message names the allowed values).
     """
 
     shadows: bool = False
     single_scene: bool = False
+    visual_detail: str = "fast"
+
+    def __post_init__(self) -> None:
+        check_visual_detail(self.visual_detail)
+
+    def visual_mesh(self, path: str) -> str:
+        """The file cameras render for an asset's visual mesh ``path`` (``visual_mesh_file``)."""
+        return visual_mesh_file(path, self.visual_detail)
 
     def make_render_system(self) -> sapien.render.RenderSystem:
         """A render system on the process's render device (``parse_render_backend``)."""
