@@ -1,0 +1,123 @@
+"""Train behaviour cloning or Diffusion Policy on a dataset of demonstrations, on the CPU.
+
+    python scripts/collect_demos.py --env-id FrankaPush-v1 --num-episodes 100 --out demos/push
+    python scripts/train_il.py --dataset demos/push --policy diffusion --obs state --max-minutes 15
+    python scripts/evaluate.py --checkpoint runs/il/FrankaPush-v1/diffusion_state_seed0/model_final.pt
+
+The dataset is read through ``simulo_envs.datasets`` (LeRobot v3.0 or ManiSkill-style HDF5). ``--obs state``
+trains on the flat state observation; ``--obs rgb`` on one camera's images plus the robot's own
+state (a dataset recorded with images). Before anything trains, the dataset is checked against
+the env the policy will run in (``--env-id``, default the dataset's; its observation widths and
+action dimension in the dataset's control mode): another task, observation kind or action width,
+fewer than two episodes, or a NaN are refused with a message naming the problem.
+
+Outputs in ``--out`` (default ``runs/il/<env>/<policy>_<obs>_seed<seed>``): ``model_<i>.pt``
+every ``--checkpoint-every`` iterations and ``model_final.pt`` (resumable with ``--resume``),
+``progress.csv`` (iteration, training seconds, loss, learning rate, iterations/s), TensorBoard
+events, and with ``--eval-episodes K`` ``evaluations.csv``: success over K episodes of every
+checkpoint (evaluation time is not counted as training time). ``--export FILE`` also writes the
+final policy's acting weights alone (a small file for sharing). Hyperparameters: ``--set
+name=value`` (``simulo_envs/imitation/config.py`` lists them, with units).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import sys
+
+import torch
+
+import simulo_envs  # noqa: F401  (registers the tasks)
+from simulo_envs.imitation import CheckpointError, DemonstrationError, default_config, export_policy
+from simulo_envs.imitation.config import POLICIES
+from simulo_envs.imitation.spec import OBS_MODES
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--dataset", required=True, help="a dataset folder (LeRobot v3.0) or HDF5 file")
+    parser.add_argument("--policy", choices=POLICIES, default="diffusion")
+    parser.add_argument("--obs", choices=OBS_MODES, default="state")
+    parser.add_argument("--env-id", default=None, help="the env the policy is for (default: the dataset's)")
+    parser.add_argument("--camera", default=None, help="rgb: the camera to read (default: the dataset's first)")
+    parser.add_argument("--num-demos", type=int, default=None, help="train on the first N episodes only")
+    parser.add_argument("--out", default=None, help="output folder (default runs/il/<env>/<policy>_<obs>_seed<seed>)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--iterations", type=int, default=None, help="gradient steps (default: the config's)")
+    parser.add_argument("--max-minutes", type=float, default=None, help="stop after this many minutes of training")
+    parser.add_argument("--checkpoint-every", type=int, default=2000, metavar="N")
+    parser.add_argument("--resume", default=None, metavar="CHECKPOINT", help="continue a run from its model_*.pt")
+    parser.add_argument("--eval-episodes", type=int, default=0, metavar="K",
+                        help="evaluate every checkpoint on K episodes (seeds from --eval-seed)")
+    parser.add_argument("--eval-seed", type=int, default=10_000)
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a hyperparameter")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    parser.add_argument("--export", default=None, metavar="FILE", help="also write the final acting weights here")
+    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    return parser
+
+
+def _overrides(pairs: list[str], parser) -> dict:
+    out = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep:
+            parser.error(f"--set takes NAME=VALUE, got {pair!r}")
+        try:
+            out[name] = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            out[name] = text
+    return out
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    for name in ("checkpoint_every", "threads"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be >= 1")
+    if args.eval_episodes < 0 or (args.num_demos is not None and args.num_demos < 2):
+        parser.error("--eval-episodes must be >= 0 and --num-demos >= 2")
+    torch.set_num_threads(args.threads)
+    from simulo_envs.imitation.datasets_io import load_demonstrations
+    from simulo_envs.imitation.rollout import evaluate
+    from simulo_envs.imitation.trainer import OutputInUse, train
+
+    try:
+        config = default_config(args.policy, args.obs, {**_overrides(args.set, parser), "iterations": args.iterations})
+        demos = load_demonstrations(args.dataset, args.obs, env_id=args.env_id, camera=args.camera)
+        if args.num_demos is not None:
+            demos = demos.subset(args.num_demos)
+        out = args.out or os.path.join("runs", "il", demos.spec.env_id, f"{args.policy}_{args.obs}_seed{args.seed}")
+
+        def on_checkpoint(path: str, iteration: int, wall_s: float):
+            if not args.eval_episodes:
+                return None
+            summary = evaluate(path, args.eval_episodes, seed=args.eval_seed, max_envs=min(args.eval_episodes, 100))
+            return {"success_rate": summary["success_rate"], "success_at_end": summary["success_at_end"]}
+
+        print(f"training {config.policy} on {len(demos.episodes)} episodes ({demos.frames} frames) of "
+              f"{demos.spec.describe()} -> {out}", flush=True)
+        result = train(demos, config, out, seed=args.seed, max_minutes=args.max_minutes,
+                       checkpoint_every=args.checkpoint_every, resume=args.resume, progress=not args.no_progress,
+                       on_checkpoint=on_checkpoint)
+        exported = export_policy(result.checkpoint, args.export) if args.export else None
+    except (DemonstrationError, CheckpointError, OutputInUse, KeyError, ValueError, OSError) as error:
+        parser.error(str(error.args[0]) if error.args else repr(error))
+    summary = {"checkpoint": result.checkpoint, "iterations": result.iterations, "wall_s": round(result.wall_s, 1),
+               "loss": result.loss, "interrupted": result.interrupted}
+    if exported is not None:
+        summary["export"], summary["export_bytes"] = args.export, exported
+    print(f"{result.iterations} iterations in {result.wall_s / 60:.1f} min, final loss {result.loss:.4f}: "
+          f"{result.checkpoint}" + (f" (exported to {args.export}, {exported / 1e6:.1f} MB)" if exported else ""))
+    if args.json:
+        print(json.dumps(summary))
+    return 130 if result.interrupted else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""``ILConfig``: every tunable of a behaviour-cloning or Diffusion Policy training, with units.
+
+``default_config(policy, obs)`` gives the values measured in ``docs/imitation.md``; a user's
+overrides are merged by ``ILConfig.replace`` (unknown names refused). Horizons are counted in env
+steps; Diffusion Policy's defaults (obs 2, prediction 16, execution 8) are the paper's
+(Chi et al., RSS 2023, Table 11) and ManiSkill 3's baseline's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Optional
+
+from simulo_envs.imitation.denoisers import DENOISERS
+
+__all__ = ["ILConfig", "default_config", "POLICIES"]
+
+POLICIES = ("bc", "diffusion")
+
+
+@dataclass(frozen=True)
+class ILConfig:
+    """Hyperparameters of one training (saved in its checkpoints)."""
+
+    policy: str = "diffusion"                 # "bc" or "diffusion"
+    obs_horizon: int = 2                      # observations the policy reads, ending at the current one [steps]
+    pred_horizon: int = 16                    # actions the policy predicts per call [steps]
+    action_horizon: int = 8                   # of those, executed before planning again [steps]
+    iterations: int = 30_000                  # gradient steps (the --max-minutes cap may stop sooner)
+    batch_size: int = 256                     # windows per gradient step
+    lr: float = 1e-3                          # AdamW learning rate, cosine-decayed to 0 after warmup
+    lr_warmup: int = 500                      # linear warmup [gradient steps]
+    weight_decay: float = 1e-6                # AdamW weight decay
+    denoiser: str = "mlp"                     # "unet" (ConditionalUnet1D) or "mlp" (MLPDenoiser)
+    down_dims: tuple[int, ...] = (64, 128, 256)  # U-Net channels per level
+    hidden: int = 512                         # MLP width (MLP denoiser, BC head)
+    blocks: int = 3                           # MLP residual blocks (MLP denoiser) / hidden layers (BC)
+    train_timesteps: int = 100                # DDPM diffusion steps in training
+    inference_steps: int = 10                 # DDIM denoising steps per action chunk at run time
+    ema_power: float = 0.75                   # EMA warmup power (decay = 1 - (1 + step) ** -power, at most ema_max_decay)
+    ema_max_decay: float = 0.9999
+    image_channels: tuple[int, ...] = (32, 64, 64, 64)  # ConvEncoder channels (stride-2 3x3 convolutions)
+    image_features: int = 64                  # ConvEncoder output width per image
+    shift_pad: int = 4                        # random-shift augmentation [px]
+
+    def __post_init__(self):
+        for name in ("down_dims", "image_channels"):   # lists from JSON or --set become tuples
+            object.__setattr__(self, name, tuple(int(v) for v in getattr(self, name)))
+        if self.policy not in POLICIES:
+            raise ValueError(f"policy must be one of {POLICIES}, got {self.policy!r}")
+        if self.denoiser not in DENOISERS:
+            raise ValueError(f"denoiser must be one of {DENOISERS}, got {self.denoiser!r}")
+        for name in ("obs_horizon", "pred_horizon", "action_horizon", "iterations", "batch_size",
+                     "train_timesteps", "inference_steps", "hidden", "blocks", "image_features"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.action_horizon > self.pred_horizon - self.obs_horizon + 1:
+            raise ValueError(f"action_horizon {self.action_horizon} does not fit in the prediction: at most "
+                             f"pred_horizon - obs_horizon + 1 = {self.pred_horizon - self.obs_horizon + 1}")
+        if self.inference_steps > self.train_timesteps:
+            raise ValueError(f"inference_steps {self.inference_steps} > train_timesteps {self.train_timesteps}")
+        if not (self.lr > 0 and self.shift_pad >= 0 and self.lr_warmup >= 0 and 0 < self.ema_max_decay < 1):
+            raise ValueError("lr must be > 0, shift_pad and lr_warmup >= 0, ema_max_decay in (0, 1)")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ILConfig":
+        return cls(**data)
+
+    def replace(self, **overrides) -> "ILConfig":
+        """A copy with ``overrides`` (None values ignored).
+
+        Raises:
+            KeyError: a name that is not a field. ValueError: as the constructor.
+        """
+        known = {f.name for f in fields(self)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise KeyError(f"unknown setting(s) {unknown}; known: {sorted(known)}")
+        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+
+def default_config(policy: str, obs: str, overrides: Optional[dict] = None) -> ILConfig:
+    """The measured defaults for ``policy`` (``"bc"``/``"diffusion"``) on ``obs`` (``"state"``/``"rgb"``).
+
+    BC reads one observation and predicts one action (obs, prediction and execution horizons 1).
+    """
+    if policy == "bc":
+        base = ILConfig(policy="bc", obs_horizon=1, pred_horizon=1, action_horizon=1, lr=1e-3)
+    else:
+        base = ILConfig(policy=policy)
+    if obs == "rgb":
+        base = base.replace(batch_size=64)
+    return base.replace(**(overrides or {}))

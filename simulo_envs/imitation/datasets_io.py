@@ -1,0 +1,75 @@
+"""Demonstrations from a dataset on disk (``simulo_envs.datasets``: LeRobot v3.0 or HDF5), checked
+against the env the policy is for before anything trains.
+
+``load_demonstrations(path, obs, env_id=None, camera=None)``:
+
+1. opens the dataset (``load_dataset``; its layout is checked there);
+2. builds the spec of a policy for ``env_id`` (default: the dataset's task) in the dataset's
+   control mode from one env (``spec_for_env``) and compares: the dataset's task, its action width
+   and its state columns (by name) must be the env's, and an ``rgb`` policy needs a dataset
+   recorded with that camera; each difference is refused with a ``DemonstrationError`` naming it;
+3. keeps the successful episodes (a dataset written with ``--keep-failures`` holds others too);
+4. returns ``Demonstrations`` (not yet validated: ``train`` validates them, so NaNs and too few
+   episodes are refused there, with every other input).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from simulo_envs.imitation.demos import DemonstrationError, Demonstrations, Episode
+from simulo_envs.imitation.spec import spec_for_env
+
+__all__ = ["load_demonstrations"]
+
+
+def load_demonstrations(path: str, obs: str, env_id: Optional[str] = None, camera: Optional[str] = None,
+                        successful_only: bool = True) -> Demonstrations:
+    """The dataset at ``path`` as ``Demonstrations`` for a policy of kind ``obs`` on ``env_id``.
+
+    Raises:
+        FileNotFoundError: nothing at ``path``. DatasetLayoutError (a ValueError): not a dataset.
+        DemonstrationError: the dataset is of another task, action width or state layout than
+            ``env_id`` in its control mode, or has no images of ``camera`` for an ``rgb`` policy.
+        KeyError: ``env_id`` is not registered.
+    """
+    from simulo_envs.datasets import load_dataset
+
+    dataset = load_dataset(path)
+    env_id = env_id or dataset.env_id
+    if dataset.env_id != env_id:
+        raise DemonstrationError(f"{path} holds demonstrations of {dataset.env_id}, the policy is for {env_id}")
+    image_size = None
+    if obs == "rgb":
+        if not dataset.cameras:
+            raise DemonstrationError(f"{path} has no images (recorded in obs mode {dataset.obs_mode!r}); an rgb "
+                                     f"policy needs a dataset recorded with a camera (collect_demos.py --obs-mode rgb)")
+        camera = camera or next(iter(dataset.cameras))
+        if camera not in dataset.cameras:
+            raise DemonstrationError(f"{path} has no images of camera {camera!r} (it has {sorted(dataset.cameras)})")
+        image_size = tuple(dataset.cameras[camera][:2])
+    spec = spec_for_env(env_id, obs, dataset.control_mode, camera, image_size)
+    if dataset.schema.action_dim != spec.action_dim:
+        raise DemonstrationError(f"{path} has {dataset.schema.action_dim}-wide actions, {env_id} in "
+                                 f"{dataset.control_mode} takes {spec.action_dim}")
+    if tuple(dataset.state_names) != spec.state_names:
+        raise DemonstrationError(f"{path}'s state ({len(dataset.state_names)} columns) is not {env_id}'s "
+                                 f"({len(spec.state_names)}): " + _first_difference(dataset.state_names, spec.state_names))
+    columns = list(spec.state_columns) if spec.state_columns is not None else None
+    episodes = []
+    for index in range(len(dataset)):
+        if successful_only and not bool(dataset.successes[index]):
+            continue
+        data = dataset[index]
+        state = data.observation_state if columns is None else data.observation_state[:, columns]
+        image = data.images[camera].permute(0, 3, 1, 2).contiguous() if obs == "rgb" else None
+        episodes.append(Episode(state.contiguous(), data.action, image, int(data.seed)))
+    names = list(spec.state_names) if columns is None else [spec.state_names[c] for c in columns]
+    return Demonstrations(spec, episodes, source=path, state_names=names)
+
+
+def _first_difference(got, want) -> str:
+    for index, (a, b) in enumerate(zip(got, want)):
+        if a != b:
+            return f"column {index} is {a!r} in the dataset, {b!r} in the env"
+    return f"the first {min(len(got), len(want))} columns agree"

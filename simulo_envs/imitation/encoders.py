@@ -1,0 +1,129 @@
+"""Observation side of the policies: normalisation, image augmentation, the image and observation encoders.
+
+All in torch (torchvision does not import beside the CPU torch build this project pins).
+
+- ``Normalizer``: states to zero mean and unit variance, actions to [-1, 1] per dimension by their
+  demonstrated minimum and maximum (Diffusion Policy's convention: the sampler clips to [-1, 1]).
+  Statistics are buffers, so they travel in the policy's ``state_dict``.
+- ``random_shift``: DrQ's augmentation (Kostrikov et al., ICLR 2021): pad by ``pad`` pixels with
+  the border's values, crop back at a random offset per image.
+- ``ConvEncoder``: a small stride-2 convolution stack, flattened and projected to ``feature_dim``
+  (LayerNorm, tanh), as in DrQ's encoder; a few million multiply-adds per 64x64 image, cheap enough to
+  train on a CPU.
+- ``ObsEncoder``: the observation history (state and, for rgb, image features) flattened into one
+  conditioning vector.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+__all__ = ["Normalizer", "random_shift", "ConvEncoder", "ObsEncoder"]
+
+STATE_STD_FLOOR = 1e-2
+"""Smallest state standard deviation used for scaling (a column constant in the demonstrations is
+only centred, not blown up by a tiny spread)."""
+ACTION_RANGE_FLOOR = 1e-2
+"""Smallest half-range used to scale an action dimension (a constant one, e.g. a gripper held
+closed, maps to 0)."""
+
+
+class Normalizer(nn.Module):
+    """Fixed affine maps of states and actions, from the demonstrations' statistics.
+
+    Args:
+        state: float32 (F, D) every demonstrated state; actions: float32 (F, A) every action.
+    """
+
+    def __init__(self, state: torch.Tensor, actions: torch.Tensor):
+        super().__init__()
+        self.register_buffer("state_mean", state.mean(0))
+        self.register_buffer("state_std", state.std(0, unbiased=False).clamp_min(STATE_STD_FLOOR))
+        low, high = actions.min(0).values, actions.max(0).values
+        self.register_buffer("action_center", (high + low) / 2)
+        self.register_buffer("action_half_range", ((high - low) / 2).clamp_min(ACTION_RANGE_FLOOR))
+
+    def state(self, state: torch.Tensor) -> torch.Tensor:
+        return (state - self.state_mean) / self.state_std
+
+    def action(self, actions: torch.Tensor) -> torch.Tensor:
+        """Demonstrated actions -> [-1, 1]."""
+        return (actions - self.action_center) / self.action_half_range
+
+    def unaction(self, normalized: torch.Tensor) -> torch.Tensor:
+        """[-1, 1] -> env actions."""
+        return normalized * self.action_half_range + self.action_center
+
+
+def random_shift(images: torch.Tensor, pad: int, generator: Optional[torch.Generator] = None) -> torch.Tensor:
+    """Each image of ``images`` (float (B, C, H, W)) translated by a random integer offset in
+    ``[-pad, pad]`` pixels per axis, borders repeated (DrQ's augmentation). Returns a new tensor."""
+    if pad <= 0:
+        return images
+    batch, _, height, width = images.shape
+    padded = F.pad(images, (pad, pad, pad, pad), mode="replicate")
+    dy = torch.randint(0, 2 * pad + 1, (batch, 1), generator=generator)
+    dx = torch.randint(0, 2 * pad + 1, (batch, 1), generator=generator)
+    rows = (torch.arange(height).unsqueeze(0) + dy)[:, None, :, None]     # (B, 1, H, 1)
+    cols = (torch.arange(width).unsqueeze(0) + dx)[:, None, None, :]      # (B, 1, 1, W)
+    channels = torch.arange(images.shape[1])[None, :, None, None]
+    return padded[torch.arange(batch)[:, None, None, None], channels, rows, cols]
+
+
+class ConvEncoder(nn.Module):
+    """uint8 images (B, 3, H, W) -> float32 features (B, feature_dim).
+
+    ``channels[i]``: output channels of convolution ``i`` (3x3, stride 2, ReLU); the last map is
+    flattened and projected (Linear, LayerNorm, tanh). Pixels are scaled to [-0.5, 0.5].
+    """
+
+    def __init__(self, image_size: tuple[int, int], channels: tuple[int, ...] = (32, 64, 64, 64),
+                 feature_dim: int = 64):
+        super().__init__()
+        layers, previous = [], 3
+        for width in channels:
+            layers += [nn.Conv2d(previous, width, 3, stride=2, padding=1), nn.ReLU()]
+            previous = width
+        self.convs = nn.Sequential(*layers)
+        with torch.no_grad():
+            flat = self.convs(torch.zeros(1, 3, *image_size)).numel()
+        self.head = nn.Sequential(nn.Linear(flat, feature_dim), nn.LayerNorm(feature_dim), nn.Tanh())
+        self.feature_dim = feature_dim
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        x = images.to(torch.float32) / 255.0 - 0.5 if images.dtype == torch.uint8 else images
+        return self.head(self.convs(x).flatten(1))
+
+
+class ObsEncoder(nn.Module):
+    """An observation history -> one conditioning vector (B, cond_dim).
+
+    ``state`` float32 (B, To, D) is normalised; for rgb, ``image`` uint8 (B, To, 3, H, W) goes
+    through one ``ConvEncoder`` shared by the steps (randomly shifted by ``shift_pad`` pixels
+    while training). ``cond_dim = To * (D + feature_dim)`` (``feature_dim`` 0 for state).
+    """
+
+    def __init__(self, normalizer: Normalizer, obs_horizon: int, state_dim: int,
+                 image_size: Optional[tuple[int, int]] = None, channels: tuple[int, ...] = (32, 64, 64, 64),
+                 feature_dim: int = 64, shift_pad: int = 4):
+        super().__init__()
+        self.normalizer = normalizer
+        self.image = ConvEncoder(image_size, channels, feature_dim) if image_size is not None else None
+        self.shift_pad = shift_pad
+        self.cond_dim = obs_horizon * (state_dim + (feature_dim if self.image is not None else 0))
+
+    def forward(self, state: torch.Tensor, image: Optional[torch.Tensor] = None) -> torch.Tensor:
+        parts = [self.normalizer.state(state)]
+        if self.image is not None:
+            if image is None:
+                raise ValueError("this policy reads images; none were given")
+            batch, steps = image.shape[:2]
+            flat = image.reshape(batch * steps, *image.shape[2:]).to(torch.float32) / 255.0 - 0.5
+            if self.training:
+                flat = random_shift(flat, self.shift_pad)
+            parts.append(self.image(flat).reshape(batch, steps, -1))
+        return torch.cat(parts, dim=-1).flatten(1)

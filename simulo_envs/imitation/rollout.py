@@ -1,0 +1,217 @@
+"""Imitation policies in simulation: receding-horizon execution, evaluation, videos.
+
+``ChunkRunner`` keeps, per env, the last ``obs_horizon`` policy inputs and the queue of planned
+actions; an env whose queue is spent (or whose episode just began) plans again, alone or with the
+others that need it (one batched ``policy.plan`` call), so envs of one batch may be at different
+points of their chunks after autoresets.
+
+``evaluate`` and ``record_policy_video`` have the signatures of the PPO ones in
+``simulo_envs.wrappers.training``; ``scripts/evaluate.py`` calls them for an imitation checkpoint.
+Evaluation envs are the checkpoint's task with its observation kind and control mode
+(``spec.env_kwargs``), terminations on (an episode ends at its first success), ``max_envs`` per
+batch, episode ``k`` seeded ``seed + k``. Seeds the demonstrations were recorded with are refused,
+so a success rate is never measured on a training start state. The denoising noise of Diffusion
+Policy comes from a generator seeded with ``seed``: an evaluation repeats exactly.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Union
+
+import torch
+
+from simulo_envs.imitation.checkpoint import load_policy_from, read_checkpoint
+from simulo_envs.imitation.spec import PolicySpec, env_kwargs, policy_inputs
+
+__all__ = ["ChunkRunner", "make_eval_env", "evaluate", "record_policy_video", "check_action_space"]
+
+
+class ChunkRunner:
+    """Receding-horizon execution of ``policy`` over ``num_envs`` envs (see the module docstring).
+
+    ``act(state, image, fresh)``: ``state`` float32 (N, D), ``image`` uint8 (N, 3, H, W) or None,
+    ``fresh`` bool (N,) the envs whose episode begins with this observation -> float32 (N, A).
+    """
+
+    def __init__(self, policy, num_envs: int, generator: Optional[torch.Generator] = None):
+        self.policy = policy
+        self.num_envs = num_envs
+        self.obs_horizon = policy.config.obs_horizon
+        self.action_horizon = policy.config.action_horizon
+        self.generator = generator
+        self.state = self.image = self.queue = None
+        self.cursor = torch.full((num_envs,), self.action_horizon, dtype=torch.long)
+
+    def _remember(self, history: Optional[torch.Tensor], value: torch.Tensor, fresh: torch.Tensor) -> torch.Tensor:
+        repeated = value.unsqueeze(1).expand(-1, self.obs_horizon, *value.shape[1:])
+        if history is None:
+            return repeated.clone()
+        history = torch.cat([history[:, 1:], value.unsqueeze(1)], dim=1)
+        history[fresh] = repeated[fresh]
+        return history
+
+    @torch.no_grad()
+    def act(self, state: torch.Tensor, image: Optional[torch.Tensor], fresh: torch.Tensor) -> torch.Tensor:
+        if self.state is None:
+            fresh = torch.ones(self.num_envs, dtype=torch.bool)
+        self.state = self._remember(self.state, state, fresh)
+        if image is not None:
+            self.image = self._remember(self.image, image, fresh)
+        self.cursor[fresh] = self.action_horizon
+        need = self.cursor >= self.action_horizon
+        if need.any():
+            chunk = self.policy.plan(self.state[need], None if image is None else self.image[need], self.generator)
+            if self.queue is None:
+                self.queue = torch.zeros(self.num_envs, *chunk.shape[1:])
+            self.queue[need] = chunk
+            self.cursor[need] = 0
+        action = self.queue[torch.arange(self.num_envs), self.cursor]
+        self.cursor += 1
+        return action
+
+
+def check_action_space(env, spec: PolicySpec) -> None:
+    """Raise ``ValueError`` when the vector env's actions are not ``spec.action_dim`` wide."""
+    shape = env.single_action_space.shape
+    if tuple(shape) != (spec.action_dim,):
+        raise ValueError(f"{spec.env_id} in {spec.control_mode} takes actions of shape {tuple(shape)}, the policy "
+                         f"gives ({spec.action_dim},)")
+
+
+def make_eval_env(spec: PolicySpec, num_envs: int, full_episodes: bool = False,
+                  num_workers: Union[int, str] = 1, **extra):
+    """A vector env of ``spec``'s task, observation kind and control mode (``record_metrics`` on;
+    terminations ignored with ``full_episodes``), its actions checked against the spec.
+
+    Raises:
+        KeyError: the task is not registered here. ValueError: the env's actions do not fit.
+    """
+    from simulo_envs.envs.registration import REGISTERED
+    from simulo_envs.wrappers.vector import make_vector_env
+
+    if spec.env_id not in REGISTERED:
+        raise KeyError(f"the checkpoint's task {spec.env_id!r} is not registered here; registered: "
+                       f"{', '.join(sorted(REGISTERED))}")
+    env = make_vector_env(spec.env_id, num_envs=num_envs, record_metrics=True, ignore_terminations=full_episodes,
+                          num_workers=num_workers, **env_kwargs(spec), **extra)
+    try:
+        check_action_space(env, spec)
+    except ValueError:
+        env.close()
+        raise
+    return env
+
+
+def _check_seeds(raw: dict, seed: int, episodes: int) -> None:
+    used = set(raw["demos"].get("seeds") or [])
+    clash = sorted(s for s in used if seed <= s < seed + episodes)
+    if clash:
+        raise ValueError(f"evaluation seeds {seed}..{seed + episodes - 1} include {len(clash)} seed(s) the "
+                         f"demonstrations were recorded with (first {clash[0]}); evaluate on unseen seeds, "
+                         f"e.g. --seed {max(used) + 1}")
+
+
+def _load(checkpoint: str, expected_env_id: Optional[str]):
+    raw = read_checkpoint(checkpoint)
+    policy, spec, config = load_policy_from(raw, expected_env_id)
+    return raw, policy, spec
+
+
+def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int = 100, device: str = "cpu",
+             progress: bool = False, full_episodes: bool = False, num_workers: Union[int, str] = 1,
+             expected_env_id: Optional[str] = None) -> dict[str, Any]:
+    """Success of an imitation checkpoint over ``episodes`` episodes (one per env, batches of at
+    most ``max_envs``).
+
+    Returns ``{"env_id", "episodes", "success_rate", "success_at_end", "mean_return",
+    "mean_length", "env_steps", "full_episodes", "policy", "obs", "iterations", "train_wall_s",
+    "train_cpu_s"}``
+    (``env_steps`` is None: the policy never stepped an env in training). Success, success at end
+    and ``full_episodes``: as ``simulo_envs.wrappers.training.evaluate``.
+
+    Raises:
+        FileNotFoundError / CheckpointError: as ``read_checkpoint``; CheckpointError also when
+            ``expected_env_id`` is given and differs from the checkpoint's task. ValueError:
+            ``episodes``/``max_envs`` < 1, a device other than the CPU, evaluation seeds that the
+            demonstrations used, an env whose actions do not fit. KeyError: unknown task.
+    """
+    from tqdm import tqdm
+
+    for name, value in (("episodes", episodes), ("max_envs", max_envs)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    if torch.device(device).type != "cpu":
+        raise ValueError(f"imitation policies are evaluated on the CPU here, got device {device!r}")
+    raw, policy, spec = _load(checkpoint, expected_env_id)
+    _check_seeds(raw, seed, episodes)
+    results: list[tuple] = []
+    env = make_eval_env(spec, min(max_envs, episodes), full_episodes, num_workers)
+    bar = tqdm(total=episodes, unit="episode", desc=f"evaluating {spec.env_id}", disable=not progress)
+    try:
+        while len(results) < episodes:
+            batch = min(env.num_envs, episodes - len(results))
+            results.extend(_run_episodes(env, policy, spec, seed + len(results), batch, bar))
+    finally:
+        bar.close()
+        env.close()
+    n = len(results)
+    columns = list(zip(*results))
+    return {"env_id": spec.env_id, "episodes": n, "success_rate": sum(columns[0]) / n,
+            "success_at_end": sum(columns[1]) / n, "mean_return": sum(columns[2]) / n,
+            "mean_length": sum(columns[3]) / n, "env_steps": None, "full_episodes": bool(full_episodes),
+            "policy": raw["config"]["policy"], "obs": spec.obs, "iterations": int(raw["iteration"]),
+            "train_wall_s": float(raw["wall_s"]), "train_cpu_s": float(raw.get("cpu_s", 0.0))}
+
+
+def _run_episodes(env, policy, spec: PolicySpec, seed: int, count: int, bar) -> list[tuple]:
+    """Reset every env (env ``i`` seeded ``seed + i``) and step until envs ``0 .. count-1`` have each
+    finished one episode; their ``(success_once, success_at_end, return, length)`` in env order."""
+    obs, _ = env.reset(seed=seed)
+    runner = ChunkRunner(policy, env.num_envs, torch.Generator().manual_seed(seed))
+    finished = torch.zeros(env.num_envs, dtype=torch.bool)
+    fresh = torch.ones(env.num_envs, dtype=torch.bool)
+    wanted = torch.arange(env.num_envs) < count
+    rows: dict[int, tuple] = {}
+    while not bool(finished[wanted].all()):
+        state, image = policy_inputs(obs, spec)
+        obs, _, terminated, truncated, info = env.step(runner.act(state, image, fresh))
+        fresh = (terminated | truncated).cpu()
+        if "_final_info" in info:
+            done = info["_final_info"].cpu()
+            episode = info["final_info"]["episode"]
+            for i in (done & ~finished & wanted).nonzero().flatten().tolist():
+                rows[i] = (bool(episode["success_once"][i]), bool(episode["success_at_end"][i]),
+                           float(episode["return"][i]), int(episode["length"][i]))
+                bar.update(1)
+            finished |= done
+    return [rows[i] for i in range(count)]
+
+
+def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed: int = 10_000,
+                        device: str = "cpu", size: int = 256, full_episodes: bool = False,
+                        expected_env_id: Optional[str] = None) -> str:
+    """Film the policy of ``checkpoint`` for one episode per env (``num_envs`` envs tiled, ``size``
+    px each) and write ``<video_dir>/<env_id>.mp4``; returns the path. Raises as ``evaluate``."""
+    from simulo_envs.envs.registration import REGISTERED
+    from simulo_envs.wrappers.record import RecordEpisode
+    from simulo_envs.wrappers.vector import SimuloVectorEnv
+
+    raw, policy, spec = _load(checkpoint, expected_env_id)
+    _check_seeds(raw, seed, num_envs)
+    if spec.env_id not in REGISTERED:
+        raise KeyError(f"the checkpoint's task {spec.env_id!r} is not registered here")
+    base = REGISTERED[spec.env_id](num_envs=num_envs, render_mode="rgb_array",
+                                   human_render_camera_configs=dict(width=size, height=size), **env_kwargs(spec))
+    recorder = RecordEpisode(base, video_dir, save_on_reset=False)
+    env = SimuloVectorEnv(recorder, ignore_terminations=full_episodes, record_metrics=True)
+    try:
+        check_action_space(env, spec)
+        _run_episodes(env, policy, spec, seed, num_envs, _NoBar())
+        return recorder.flush_video(name=spec.env_id)
+    finally:
+        env.close()
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass

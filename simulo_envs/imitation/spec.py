@@ -1,0 +1,218 @@
+"""``PolicySpec``: what a policy reads and writes, and the env observation -> policy input mapping.
+
+One mapping serves demonstrations and rollouts, so a policy sees the same numbers in both. Its
+starting point is the *flat state*: the observation's ``agent`` then ``extra`` leaves flattened in
+order (``flatten_obs``), which is the ``state`` observation itself and the ``observation.state``
+column of a dataset recorded in any observation mode (``simulo_envs.datasets``).
+
+- ``state`` policies read the whole flat state, float32 (N, D).
+- ``rgb`` policies read one camera's RGB image, uint8 (N, 3, H, W) (channels first, as torch
+  convolutions take it), plus the flat state's columns of the robot's own state: agent qpos,
+  agent qvel and the TCP pose (``RGB_STATE_KEYS``; 9 + 9 + 7 for the Panda). Object poses are left
+  out, as ManiSkill 3 does in its visual observation modes: the policy finds the object in the image.
+
+A ``PolicySpec`` is saved in every checkpoint; ``spec_mismatch`` compares two of them (a dataset's
+and an env's, a checkpoint's and a dataset's) before any training or rollout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Optional
+
+import torch
+
+from simulo_envs.envs.observations import flatten_obs
+
+__all__ = ["PolicySpec", "OBS_MODES", "RGB_STATE_KEYS", "policy_inputs", "env_kwargs", "spec_mismatch",
+           "spec_for_env", "flat_state_layout"]
+
+OBS_MODES = ("state", "rgb")
+"""The policy input kinds ``scripts/train_il.py --obs`` takes."""
+
+RGB_STATE_KEYS = ("agent/qpos", "agent/qvel", "extra/tcp_pose")
+"""Leaves of the observation an ``rgb`` policy reads beside the image (in flat-state order)."""
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """The interface of a trained policy; saved in its checkpoint.
+
+    Fields:
+        env_id: the task the demonstrations come from (``"FrankaPush-v1"``).
+        obs: ``"state"`` or ``"rgb"`` (see the module docstring).
+        control_mode: the env's control mode of the actions (``"pd_ee_delta_pos"`` for our experts).
+        state_dim: width of the low-dimensional input (the flat state obs, or ``RGB_STATE_KEYS``).
+        action_dim: width of an action.
+        camera: the sensor camera an ``rgb`` policy reads (None for ``state``).
+        image_size: ``(height, width)`` [px] of that camera's images (None for ``state``).
+        control_freq: env steps per second [Hz] (actions are per env step).
+        state_columns: the flat state's columns the policy reads, in order (None: all of them).
+        state_names: the names of the flat state's columns (``simulo_envs.datasets`` naming), all
+            of them, so a dataset or env whose state means something else is recognised.
+    """
+
+    env_id: str
+    obs: str
+    control_mode: str
+    state_dim: int
+    action_dim: int
+    camera: Optional[str] = None
+    image_size: Optional[tuple[int, int]] = None
+    control_freq: Optional[float] = None
+    state_columns: Optional[tuple[int, ...]] = None
+    state_names: Optional[tuple[str, ...]] = None
+
+    def __post_init__(self):
+        if self.obs not in OBS_MODES:
+            raise ValueError(f"obs must be one of {OBS_MODES}, got {self.obs!r}")
+        if (self.obs == "rgb") != (self.camera is not None and self.image_size is not None):
+            raise ValueError("an rgb policy names its camera and image size; a state policy names neither")
+        for name in ("image_size", "state_columns", "state_names"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, tuple(value))
+        if self.state_columns is not None and len(self.state_columns) != self.state_dim:
+            raise ValueError(f"state_dim {self.state_dim} != {len(self.state_columns)} state columns")
+
+    def to_dict(self) -> dict:
+        """Plain data (for a checkpoint)."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "PolicySpec":
+        return cls(**data)
+
+    def describe(self) -> str:
+        """``"FrankaPush-v1, state (41), actions (4) in pd_ee_delta_pos"``."""
+        what = f"state ({self.state_dim})" if self.obs == "state" else \
+            f"rgb {self.camera} {self.image_size[0]}x{self.image_size[1]} + state ({self.state_dim})"
+        return f"{self.env_id}, {what}, actions ({self.action_dim}) in {self.control_mode}"
+
+
+def env_kwargs(spec: PolicySpec) -> dict:
+    """Keyword arguments of the env a policy of ``spec`` runs in (``obs_mode``, ``control_mode``,
+    and for ``rgb`` the camera's size)."""
+    kwargs = {"control_mode": spec.control_mode, "obs_mode": "state" if spec.obs == "state" else "rgb"}
+    if spec.obs == "rgb":
+        height, width = spec.image_size
+        kwargs["sensor_configs"] = {spec.camera: {"width": width, "height": height}}
+    return kwargs
+
+
+def policy_inputs(obs, spec: PolicySpec) -> tuple[torch.Tensor, Optional[torch.Tensor]]:
+    """``(state, image)`` a policy of ``spec`` reads from a batched env observation.
+
+    Args:
+        obs: the env's observation: float32 (N, D) in ``state`` mode; the observation dict of
+            ``obs_mode="rgb"`` for an ``rgb`` policy.
+
+    Returns:
+        ``state`` float32 (N, state_dim); ``image`` uint8 (N, 3, H, W) (None for ``state``).
+
+    Raises:
+        ValueError: the observation does not have the spec's layout (another obs mode, width or
+            image size); the message says what differs.
+    """
+    if spec.obs == "state" and not isinstance(obs, torch.Tensor):
+        raise ValueError(f"a state policy reads the flat state observation (N, {spec.state_dim}); got "
+                         f"{type(obs).__name__} (is the env in obs_mode='state'?)")
+    if spec.obs == "rgb" and not (isinstance(obs, dict) and "sensor_data" in obs):
+        raise ValueError(f"an rgb policy reads the observation dict of obs_mode='rgb'; got {type(obs).__name__}")
+    flat = obs if spec.obs == "state" else flatten_obs({"agent": obs["agent"], "extra": obs["extra"]})
+    width = len(spec.state_names) if spec.state_names else spec.state_dim
+    if flat.ndim != 2 or flat.shape[1] != width:
+        raise ValueError(f"the env's state observation has {flat.shape[-1]} values, the policy was trained on "
+                         f"{width} ({spec.env_id})")
+    state = flat.to(torch.float32) if spec.state_columns is None else flat[:, list(spec.state_columns)].to(torch.float32)
+    if spec.obs == "state":
+        return state, None
+    cameras = obs["sensor_data"]
+    if spec.camera not in cameras or "rgb" not in cameras[spec.camera]:
+        raise ValueError(f"the observation has no rgb image of camera {spec.camera!r} (cameras: {sorted(cameras)})")
+    image = cameras[spec.camera]["rgb"]
+    if tuple(image.shape[1:3]) != tuple(spec.image_size):
+        raise ValueError(f"camera {spec.camera!r} gives {image.shape[1]}x{image.shape[2]} images, the policy reads "
+                         f"{spec.image_size[0]}x{spec.image_size[1]}")
+    return state, image[..., :3].permute(0, 3, 1, 2).contiguous()
+
+
+def flat_state_layout(raw: dict) -> dict[str, tuple[int, int]]:
+    """``{"agent/qpos": (start, stop), ...}``: the columns of each leaf of an observation dict's
+    ``agent`` and ``extra`` parts in the flat state (``flatten_obs``'s order)."""
+    layout, start = {}, 0
+
+    def walk(node, path):
+        nonlocal start
+        if isinstance(node, dict):
+            for key, value in node.items():
+                walk(value, f"{path}/{key}" if path else key)
+            return
+        width = int(node.reshape(node.shape[0], -1).shape[1]) if node.ndim > 1 else 1
+        layout[path] = (start, start + width)
+        start += width
+
+    walk({"agent": raw["agent"], "extra": raw["extra"]}, "")
+    return layout
+
+
+def spec_mismatch(expected: PolicySpec, actual: PolicySpec, what: str = "dataset") -> Optional[str]:
+    """A sentence naming the first field where ``actual`` differs from ``expected`` (env,
+    observation kind, control mode, action width, state columns and their names, camera, image
+    size), or None when they agree. ``what`` names ``actual`` in the sentence."""
+    for field, label in (("env_id", "env"), ("obs", "observation kind"), ("control_mode", "control mode"),
+                         ("action_dim", "action dimension"), ("state_dim", "state width"), ("camera", "camera"),
+                         ("image_size", "image size")):
+        want, got = getattr(expected, field), getattr(actual, field)
+        if want != got:
+            return f"the {what} has {label} {got!r}, expected {want!r}"
+    if expected.state_names and actual.state_names and expected.state_names != actual.state_names:
+        differ = [f"{a!r} vs {b!r}" for a, b in zip(actual.state_names, expected.state_names) if a != b]
+        detail = f"first difference {differ[0]}" if differ else \
+            f"{len(actual.state_names)} columns vs {len(expected.state_names)}"
+        return f"the {what}'s state columns differ from the expected ones ({detail})"
+    if expected.state_columns != actual.state_columns:
+        return f"the {what} reads other state columns than expected"
+    return None
+
+
+def spec_for_env(env_id: str, obs: str, control_mode: str, camera: Optional[str] = None,
+                 image_size: Optional[tuple[int, int]] = None) -> PolicySpec:
+    """The spec of a policy for ``env_id`` in ``control_mode``: widths and state names read from
+    one env built for the purpose (rendering one frame for ``rgb``). ``camera`` defaults to the
+    task's first sensor camera, ``image_size`` (height, width) [px] to that camera's size.
+
+    Raises:
+        KeyError: ``env_id`` is not registered. ValueError: ``obs`` unknown; the task has no such
+            control mode or camera.
+    """
+    from simulo_envs.datasets.schema import schema_from_env
+    from simulo_envs.envs.registration import REGISTERED
+
+    if obs not in OBS_MODES:
+        raise ValueError(f"obs must be one of {OBS_MODES}, got {obs!r}")
+    if env_id not in REGISTERED:
+        raise KeyError(f"unknown env id {env_id!r}; registered: {', '.join(sorted(REGISTERED))}")
+    kwargs = {"control_mode": control_mode, "obs_mode": "state" if obs == "state" else "rgb"}
+    if obs == "rgb" and image_size is not None:
+        size = {"height": int(image_size[0]), "width": int(image_size[1])}
+        kwargs["sensor_configs"] = {camera: size} if camera is not None else size
+    env = REGISTERED[env_id](num_envs=1, **kwargs)
+    try:
+        env.reset(seed=0)
+        raw = env.get_obs(unflattened=True)
+        names = tuple(schema_from_env(env, env_id).state_names)
+        action_dim = int(env.single_action_space.shape[0])
+        freq = float(env.control_freq)
+        if obs == "state":
+            return PolicySpec(env_id, obs, control_mode, len(names), action_dim, control_freq=freq, state_names=names)
+        cameras = raw["sensor_data"]
+        name = camera if camera is not None else next(iter(cameras))
+        if name not in cameras or "rgb" not in cameras[name]:
+            raise ValueError(f"{env_id} has no rgb sensor camera {name!r} (cameras: {sorted(cameras)})")
+        layout = flat_state_layout(raw)
+        columns = tuple(c for key in RGB_STATE_KEYS for c in range(*layout[key]))
+        return PolicySpec(env_id, obs, control_mode, len(columns), action_dim, name,
+                          tuple(cameras[name]["rgb"].shape[1:3]), freq, columns, names)
+    finally:
+        env.close()

@@ -1,0 +1,265 @@
+"""Training loop of the imitation policies (``scripts/train_il.py`` is its command line).
+
+``train(demos, config, out_dir, ...)`` checks everything first (the demonstrations, the output
+folder, a checkpoint to resume and its fit with the demonstrations), then runs ``config.iterations``
+gradient steps of ``policy.loss`` on random batches of ``Windows`` (AdamW; learning rate warmed up
+linearly, then cosine-decayed to 0; the decay follows whichever budget runs out first, iterations
+or ``max_minutes``, so a time-capped run still ends at a small learning rate), with an EMA of the
+weights (diffusers' ``EMAModel``, warmup power ``config.ema_power``).
+
+Outputs in ``out_dir``: ``model_<iteration>.pt`` every ``checkpoint_every`` iterations and
+``model_final.pt`` (``checkpoint.py``'s layout, resumable), ``progress.csv`` (``iteration``,
+``wall_s``, ``cpu_s``, ``loss``, ``lr``, ``it_per_s``), ``evaluations.csv`` (``iteration``,
+``wall_s``, ``cpu_s`` and whatever ``on_checkpoint`` returns, e.g. a success rate) and TensorBoard
+events. ``wall_s`` counts training only (gradient steps, logging, checkpoint writes), never the
+time ``on_checkpoint`` takes; ``cpu_s`` is the CPU time this process spent on the same (all
+threads), which on a shared machine says what the training would take alone on one core. A Ctrl-C saves ``model_<iteration>.pt``
+and says where.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import time
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import torch
+
+from simulo_envs.imitation.checkpoint import CheckpointError, read_checkpoint, save_checkpoint
+from simulo_envs.imitation.config import ILConfig
+from simulo_envs.imitation.demos import Demonstrations, Windows
+from simulo_envs.imitation.encoders import Normalizer
+from simulo_envs.imitation.policies import build_policy
+from simulo_envs.imitation.spec import PolicySpec, spec_mismatch
+
+__all__ = ["train", "TrainResult", "OutputInUse", "check_output_dir"]
+
+LOCK = ".train_il.lock"
+
+
+class OutputInUse(RuntimeError):
+    """The output folder holds another training (or one is running there)."""
+
+
+@dataclass
+class TrainResult:
+    checkpoint: str       # model_final.pt (or the interrupt's checkpoint)
+    iterations: int       # gradient steps done in total (resumed ones included)
+    wall_s: float         # training seconds in total (resumed ones included)
+    loss: float           # mean loss over the last logging window
+    interrupted: bool = False
+
+
+def check_output_dir(out_dir: str, resume: bool) -> None:
+    """Refuse an output folder that cannot be written, or that holds checkpoints of another run
+    (unless resuming), before any work starts.
+
+    Raises:
+        OutputInUse: checkpoints already there and not resuming; a live training holds its lock.
+        PermissionError: the folder cannot be written.
+    """
+    os.makedirs(out_dir, exist_ok=True)
+    if not os.access(out_dir, os.W_OK):
+        raise PermissionError(f"cannot write to {out_dir!r}")
+    lock = os.path.join(out_dir, LOCK)
+    if os.path.exists(lock):
+        try:
+            pid = int(open(lock).read().strip() or 0)
+            os.kill(pid, 0)
+            alive = pid != os.getpid()
+        except (ValueError, ProcessLookupError, PermissionError):
+            alive = False
+        if alive:
+            raise OutputInUse(f"{out_dir!r} is in use by a running training (process {pid})")
+    existing = [n for n in os.listdir(out_dir) if n.startswith("model_") and n.endswith(".pt")]
+    if existing and not resume:
+        raise OutputInUse(f"{out_dir!r} already holds a training ({len(existing)} checkpoints): resume it "
+                          f"(--resume {os.path.join(out_dir, 'model_final.pt')}) or choose another --out")
+
+
+class _Schedule:
+    """Learning-rate factor: linear warmup, then a cosine to 0 over the larger of the iteration and
+    time fractions spent (``progress``)."""
+
+    def __init__(self, warmup: int, iterations: int, max_s: Optional[float]):
+        self.warmup, self.iterations, self.max_s = warmup, iterations, max_s
+        self.iteration, self.wall_s = 0, 0.0
+
+    def factor(self, _: int = 0) -> float:
+        if self.iteration < self.warmup:
+            return (self.iteration + 1) / self.warmup
+        done = self.iteration / self.iterations
+        if self.max_s:
+            done = max(done, self.wall_s / self.max_s)
+        return 0.5 * (1 + math.cos(math.pi * min(done, 1.0)))
+
+
+def _acting_weights(policy, ema) -> dict:
+    """The policy's state dict with the EMA's parameters in place of the trained ones."""
+    params = list(policy.parameters())
+    ema.store(params)
+    ema.copy_to(params)
+    weights = {k: v.detach().clone() for k, v in policy.state_dict().items()}
+    ema.restore(params)
+    return weights
+
+
+def train(demos: Demonstrations, config: ILConfig, out_dir: str, seed: int = 0, max_minutes: Optional[float] = None,
+          checkpoint_every: int = 2000, resume: Optional[str] = None, progress: bool = True, log_every: int = 100,
+          on_checkpoint: Optional[Callable[[str, int, float], Optional[dict]]] = None) -> TrainResult:
+    """Train ``config.policy`` on ``demos`` (see the module docstring).
+
+    Args:
+        demos: the demonstrations (validated here).
+        config: hyperparameters; with ``resume``, the checkpoint's are used except ``iterations``.
+        max_minutes: stop after this many minutes of training (None: no cap).
+        resume: a training checkpoint (``model_*.pt`` of a run) to continue from.
+        on_checkpoint: called after each checkpoint with ``(path, iteration, wall_s)``; a dict it
+            returns (e.g. ``{"success_rate": 0.9}``) is logged with that row.
+
+    Raises:
+        DemonstrationError: as ``Demonstrations.validate``. OutputInUse / PermissionError: as
+        ``check_output_dir``. CheckpointError: ``resume`` is not a training checkpoint, or was
+        trained on another task, observation kind or action width than ``demos``. ValueError:
+        ``max_minutes`` or ``checkpoint_every`` not > 0.
+    """
+    from diffusers.training_utils import EMAModel
+    from torch.utils.tensorboard import SummaryWriter
+    from tqdm import tqdm
+
+    demos.validate()
+    if max_minutes is not None and not max_minutes > 0:
+        raise ValueError(f"max_minutes must be > 0, got {max_minutes}")
+    if checkpoint_every < 1:
+        raise ValueError(f"checkpoint_every must be >= 1, got {checkpoint_every}")
+    raw = None
+    if resume is not None:
+        raw = read_checkpoint(resume)
+        if "train_state" not in raw:
+            raise CheckpointError(f"{resume!r} holds acting weights only (exported); resume from a model_*.pt of the run")
+        problem = spec_mismatch(PolicySpec.from_dict(raw["spec"]), demos.spec, what="dataset")
+        if problem:
+            raise CheckpointError(f"cannot resume {resume!r} on {demos.source}: {problem}")
+        config = ILConfig.from_dict({**raw["config"], "iterations": config.iterations})
+    check_output_dir(out_dir, resume=raw is not None)
+    with open(os.path.join(out_dir, LOCK), "w") as handle:
+        handle.write(str(os.getpid()))
+    try:
+        return _train(demos, config, out_dir, seed, max_minutes, checkpoint_every, raw, progress, log_every,
+                      on_checkpoint, EMAModel, SummaryWriter, tqdm)
+    finally:
+        os.unlink(os.path.join(out_dir, LOCK))
+
+
+def _train(demos, config, out_dir, seed, max_minutes, checkpoint_every, raw, progress, log_every, on_checkpoint,
+           EMAModel, SummaryWriter, tqdm) -> TrainResult:
+    torch.manual_seed(seed)
+    windows = Windows(demos, config.obs_horizon, config.pred_horizon)
+    policy = build_policy(demos.spec, config, Normalizer(windows.state, windows.actions))
+    optimizer = torch.optim.AdamW(policy.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    max_s = max_minutes * 60 if max_minutes else None
+    schedule = _Schedule(config.lr_warmup, config.iterations, max_s)
+    ema = EMAModel(policy.parameters(), decay=config.ema_max_decay, use_ema_warmup=True, power=config.ema_power)
+    sampler = torch.Generator().manual_seed(seed)
+    iteration, wall_s, cpu_s = 0, 0.0, 0.0
+    if raw is not None:
+        state = raw["train_state"]
+        policy.load_state_dict(state["weights"])
+        optimizer.load_state_dict(state["optimizer"])
+        ema.load_state_dict(state["ema"])
+        sampler.set_state(state["sampler"])
+        torch.set_rng_state(state["rng"])
+        iteration, wall_s, cpu_s = int(raw["iteration"]), float(raw["wall_s"]), float(raw.get("cpu_s", 0.0))
+        if max_s is not None:
+            max_s += wall_s   # the cap counts from the resume
+            schedule.max_s = max_s
+    schedule.iteration, schedule.wall_s = iteration, wall_s
+    for group in optimizer.param_groups:   # LambdaLR scales the configured rate, from the resumed point on
+        group["lr"] = config.lr
+        group.pop("initial_lr", None)
+    lr_scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule.factor)
+    demo_info = {"source": demos.source, "episodes": len(demos.episodes), "frames": demos.frames, "seeds": demos.seeds}
+
+    def save(name: str) -> str:
+        path = os.path.join(out_dir, name)
+        save_checkpoint(path, {
+            "spec": demos.spec.to_dict(), "config": config.to_dict(), "model": _acting_weights(policy, ema),
+            "iteration": iteration, "wall_s": wall_s, "cpu_s": cpu_s, "seed": seed, "demos": demo_info,
+            "train_state": {"weights": policy.state_dict(), "ema": ema.state_dict(), "optimizer": optimizer.state_dict(),
+                            "sampler": sampler.get_state(), "rng": torch.get_rng_state()}})
+        return path
+
+    writer = SummaryWriter(out_dir)
+    log = _CsvLog(os.path.join(out_dir, "progress.csv"), ["iteration", "wall_s", "cpu_s", "loss", "lr", "it_per_s"])
+    evaluations = None
+    bar = tqdm(total=config.iterations, initial=iteration, unit="it", desc=f"{config.policy} {demos.spec.env_id}",
+               disable=not progress)
+    losses: list[float] = []
+    last_loss, interrupted = float("nan"), False
+    policy.train()
+    try:
+        tick, cpu_tick, logged_iteration, logged_wall = time.perf_counter(), time.process_time(), iteration, wall_s
+        while iteration < config.iterations and (max_s is None or wall_s < max_s):
+            rows = torch.randint(len(windows), (config.batch_size,), generator=sampler)
+            loss = policy.loss(windows.batch(rows))
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            ema.step(policy.parameters())
+            iteration += 1
+            losses.append(loss.item())
+            now, cpu_now = time.perf_counter(), time.process_time()
+            wall_s, tick, cpu_s, cpu_tick = wall_s + now - tick, now, cpu_s + cpu_now - cpu_tick, cpu_now
+            schedule.iteration, schedule.wall_s = iteration, wall_s
+            lr_scheduler.step()
+            bar.update(1)
+            if iteration % log_every == 0 or iteration == config.iterations:
+                last_loss = sum(losses) / len(losses)
+                rate = (iteration - logged_iteration) / max(wall_s - logged_wall, 1e-9)
+                row = {"iteration": iteration, "wall_s": round(wall_s, 2), "cpu_s": round(cpu_s, 2), "loss": last_loss,
+                       "lr": optimizer.param_groups[0]["lr"], "it_per_s": round(rate, 2)}
+                log.write(row)
+                for key in ("loss", "lr", "it_per_s"):
+                    writer.add_scalar(f"train/{key}", row[key], iteration)
+                bar.set_postfix(loss=f"{last_loss:.4f}")
+                losses, logged_iteration, logged_wall = [], iteration, wall_s
+            if iteration % checkpoint_every == 0:
+                path = save(f"model_{iteration}.pt")
+                wall_s += time.perf_counter() - tick
+                cpu_s += time.process_time() - cpu_tick
+                metrics = on_checkpoint(path, iteration, wall_s) if on_checkpoint is not None else None
+                if metrics:
+                    if evaluations is None:
+                        evaluations = _CsvLog(os.path.join(out_dir, "evaluations.csv"),
+                                              ["iteration", "wall_s", "cpu_s", *metrics])
+                    evaluations.write({"iteration": iteration, "wall_s": round(wall_s, 2), "cpu_s": round(cpu_s, 2),
+                                       **metrics})
+                    for key, value in metrics.items():
+                        writer.add_scalar(f"eval/{key}", value, iteration)
+                tick, cpu_tick, logged_wall = time.perf_counter(), time.process_time(), wall_s
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        bar.close()
+    path = save(f"model_{iteration}.pt" if interrupted else "model_final.pt")
+    writer.close()
+    if interrupted:
+        print(f"interrupted at iteration {iteration}: saved {path} (resume with --resume {path})", flush=True)
+    return TrainResult(path, iteration, wall_s, last_loss, interrupted)
+
+
+class _CsvLog:
+    """A CSV file appended to row by row (a resumed run continues it), with fixed ``columns``."""
+
+    def __init__(self, path: str, columns: list[str]):
+        self.path, self.columns = path, columns
+        if not os.path.exists(path):
+            with open(path, "w", newline="") as handle:
+                csv.writer(handle).writerow(columns)
+
+    def write(self, row: dict) -> None:
+        with open(self.path, "a", newline="") as handle:
+            csv.DictWriter(handle, fieldnames=self.columns, extrasaction="ignore").writerow(row)

@@ -1,0 +1,101 @@
+"""Datasets into imitation training: either format read alike, and every dataset that does not fit
+the env refused by ``scripts/train_il.py`` before training starts, with the problem named."""
+
+import dataclasses
+import os
+
+import numpy as np
+import pytest
+import torch
+
+from imitation_demos import expert_dataset
+from simulo_envs.datasets import Episode, HDF5Writer, LeRobotWriter, load_dataset
+from simulo_envs.imitation.datasets_io import load_demonstrations
+
+WRITERS = {"lerobot": LeRobotWriter, "hdf5": HDF5Writer}
+
+
+@pytest.fixture(scope="module")
+def push_dataset(tmp_path_factory):
+    return expert_dataset(str(tmp_path_factory.mktemp("push") / "lerobot"), "FrankaPush-v1", 3)
+
+
+def _rewrite(source: str, out: str, fmt: str = "lerobot", count: int = 3, schema_changes=None, edit=None) -> str:
+    """Episodes ``0 .. count-1`` of ``source`` written again to ``out`` (``schema_changes`` applied to the
+    schema; ``edit(index, state, action)`` may change the arrays, in place)."""
+    dataset = load_dataset(source)
+    writer = WRITERS[fmt](out, dataclasses.replace(dataset.schema, **(schema_changes or {})))
+    for index in range(count):
+        data = dataset[index]
+        state, action = data.observation_state.numpy().copy(), data.action.numpy().copy()
+        if edit is not None:
+            state, action = edit(index, state, action)
+        steps = len(action)
+        success = np.eye(1, steps, steps - 1, dtype=bool)[0]
+        writer.add(Episode(seed=data.seed, obs=np.concatenate([state, state[-1:]]), actions=action,
+                           rewards=np.zeros(steps, np.float32), terminated=success.copy(),
+                           truncated=np.zeros(steps, bool), success=success))
+    if hasattr(writer, "close"):
+        writer.close()
+    return out
+
+
+def _train_il(*args):
+    """``scripts/train_il.py`` with ``args``; returns the error message it exits with."""
+    import train_il
+
+    with pytest.raises(SystemExit) as exit_info:
+        train_il.main(list(args))
+    assert exit_info.value.code == 2
+    return exit_info
+
+
+def test_both_formats_give_the_same_demonstrations(push_dataset, tmp_path):
+    lerobot = load_demonstrations(push_dataset, "state")
+    hdf5 = load_demonstrations(_rewrite(push_dataset, str(tmp_path / "h5"), "hdf5"), "state")
+    assert lerobot.spec == hdf5.spec and lerobot.seeds == hdf5.seeds
+    for a, b in zip(lerobot.episodes, hdf5.episodes):
+        assert torch.equal(a.state, b.state) and torch.equal(a.actions, b.actions)
+
+
+@pytest.fixture
+def scripts_on_path(monkeypatch):
+    monkeypatch.syspath_prepend(os.path.join(os.path.dirname(__file__), "..", "scripts"))
+
+
+@pytest.mark.usefixtures("scripts_on_path")
+def test_datasets_that_do_not_fit_are_refused_before_training(push_dataset, tmp_path, capsys):
+    out = str(tmp_path / "run")
+    cases = [
+        # another env than the one the policy is for
+        (("--dataset", push_dataset, "--env-id", "FrankaLift-v1"),
+         "holds demonstrations of FrankaPush-v1, the policy is for FrankaLift-v1"),
+        # an rgb policy from a dataset without images
+        (("--dataset", push_dataset, "--obs", "rgb"), "has no images (recorded in obs mode 'state')"),
+        # actions of another width than the env's in that control mode
+        (("--dataset", _rewrite(push_dataset, str(tmp_path / "a3"), schema_changes={
+            "action_names": ("dx", "dy", "dz")}, edit=lambda i, s, a: (s, a[:, :3].copy()))),
+         "has 3-wide actions, FrankaPush-v1 in pd_ee_delta_pos takes 4"),
+        # a state of another layout (the dataset claims the task but its columns are not the task's)
+        (("--dataset", _rewrite(push_dataset, str(tmp_path / "s40"), schema_changes={
+            "state_names": tuple(f"s{i}" for i in range(40))}, edit=lambda i, s, a: (s[:, :40].copy(), a))),
+         "state (40 columns) is not FrankaPush-v1's (41): column 0 is 's0' in the dataset"),
+        # one episode, zero episodes
+        (("--dataset", _rewrite(push_dataset, str(tmp_path / "one"), count=1)), "holds 1 episode(s)"),
+        (("--dataset", _rewrite(push_dataset, str(tmp_path / "zero"), count=0)), "holds 0 episode(s)"),
+        # a NaN, named by episode, step and column
+        (("--dataset", _rewrite(push_dataset, str(tmp_path / "nan"), edit=_nan_at(2, 4, 27))),
+         "episode 2: state holds nan at step 4, column cube_pose.z"),
+    ]
+    for args, message in cases:
+        _train_il(*args, "--out", out, "--iterations", "2", "--no-progress")
+        assert message in capsys.readouterr().err, args
+        assert not os.path.exists(out)   # nothing written
+
+
+def _nan_at(episode: int, step: int, column: int):
+    def edit(index, state, action):
+        if index == episode:
+            state[step, column] = np.nan
+        return state, action
+    return edit

@@ -1,0 +1,122 @@
+"""Imitation learning end to end on expert demonstrations gathered in memory: training,
+checkpoints, resume, evaluation in the env, and the inputs that must be refused."""
+
+import csv
+import json
+import os
+
+import pytest
+import torch
+
+from imitation_demos import expert_demos
+from simulo_envs.imitation import CheckpointError, DemonstrationError, default_config, export_policy, read_checkpoint
+from simulo_envs.imitation.checkpoint import is_imitation_checkpoint
+from simulo_envs.imitation.rollout import evaluate
+from simulo_envs.imitation.spec import PolicySpec, spec_for_env
+from simulo_envs.imitation.trainer import OutputInUse, train
+
+TINY = {"hidden": 32, "blocks": 1, "batch_size": 16, "lr_warmup": 0}
+
+
+@pytest.fixture(autouse=True)
+def one_torch_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def push_demos(tmp_path_factory):
+    return expert_demos(str(tmp_path_factory.mktemp("push") / "demos"), "FrankaPush-v1", 3, "state")
+
+
+def test_demonstrations_from_a_dataset_have_the_env_layout(push_demos):
+    spec = push_demos.spec
+    assert (spec.env_id, spec.obs, spec.control_mode, spec.state_dim, spec.action_dim) == \
+        ("FrankaPush-v1", "state", "pd_ee_delta_pos", 41, 4)
+    assert spec.state_names[0] == "panda_joint1.pos" and push_demos.state_names[-1] == "cube_to_goal.z"
+    assert len(push_demos.episodes) == 3 and all(0 <= s < 10 for s in push_demos.seeds)
+    push_demos.validate()
+
+
+def test_train_checkpoints_resume_and_evaluate(push_demos, tmp_path):
+    out = str(tmp_path / "run")
+    config = default_config("diffusion", "state", {**TINY, "iterations": 6, "inference_steps": 2})
+    result = train(push_demos, config, out, seed=3, checkpoint_every=4, progress=False, log_every=2)
+    assert result.iterations == 6 and not result.interrupted
+    assert sorted(n for n in os.listdir(out) if n.endswith(".pt")) == ["model_4.pt", "model_final.pt"]
+    raw = read_checkpoint(result.checkpoint)
+    assert raw["iteration"] == 6 and raw["seed"] == 3 and raw["config"]["policy"] == "diffusion"
+    assert raw["demos"]["seeds"] == push_demos.seeds and raw["demos"]["episodes"] == 3
+    with open(os.path.join(out, "progress.csv")) as handle:
+        rows = list(csv.DictReader(handle))
+    assert [int(r["iteration"]) for r in rows] == [2, 4, 6]
+    # a second training into the same folder is refused; resuming continues the log and the count
+    with pytest.raises(OutputInUse, match="already holds a training"):
+        train(push_demos, config, out, progress=False)
+    resumed = train(push_demos, config.replace(iterations=8), out, resume=os.path.join(out, "model_4.pt"),
+                    checkpoint_every=100, progress=False, log_every=2)
+    assert resumed.iterations == 8 and resumed.wall_s > raw["wall_s"] * 0.5
+    with open(os.path.join(out, "progress.csv")) as handle:
+        assert [int(r["iteration"]) for r in csv.DictReader(handle)] == [2, 4, 6, 6, 8]
+    # the exported file acts alike and is smaller
+    size = export_policy(resumed.checkpoint, str(tmp_path / "small.pt"))
+    assert size < os.path.getsize(resumed.checkpoint) / 2
+    summary = evaluate(str(tmp_path / "small.pt"), episodes=3, seed=10_000, max_envs=2)
+    assert summary["episodes"] == 3 and summary["env_id"] == "FrankaPush-v1" and summary["iterations"] == 8
+    assert summary["policy"] == "diffusion" and 0.0 <= summary["success_rate"] <= 1.0
+    assert 1 <= summary["mean_length"] <= 100
+    again = evaluate(str(tmp_path / "small.pt"), episodes=3, seed=10_000, max_envs=2)
+    assert again == summary   # seeded envs and seeded denoising noise: the same numbers
+
+
+def test_bc_trains_and_evaluates_with_workers(push_demos, tmp_path):
+    config = default_config("bc", "state", {**TINY, "iterations": 3})
+    result = train(push_demos, config, str(tmp_path / "bc"), checkpoint_every=100, progress=False)
+    assert is_imitation_checkpoint(result.checkpoint)
+    summary = evaluate(result.checkpoint, episodes=2, seed=10_000, num_workers=2)
+    assert summary["policy"] == "bc" and summary["episodes"] == 2
+
+
+def test_refused_inputs_change_nothing(push_demos, tmp_path):
+    config = default_config("diffusion", "state", {**TINY, "iterations": 2})
+    out = str(tmp_path / "run")
+    checkpoint = train(push_demos, config, out, progress=False).checkpoint
+    # evaluation seeds the demonstrations used
+    with pytest.raises(ValueError, match=r"include 3 seed\(s\) the demonstrations were recorded with"):
+        evaluate(checkpoint, episodes=5, seed=0)
+    # a checkpoint of another task than the one asked for
+    with pytest.raises(CheckpointError, match="trained on FrankaPush-v1, not FrankaLift-v1"):
+        evaluate(checkpoint, episodes=2, expected_env_id="FrankaLift-v1")
+    # resuming on demonstrations of another task, or another action width
+    other = push_demos.subset(2)
+    other.spec = PolicySpec("FrankaLift-v1", "state", "pd_ee_delta_pos", 41, 4)
+    with pytest.raises(CheckpointError, match="the dataset has env 'FrankaLift-v1', expected 'FrankaPush-v1'"):
+        train(other, config, str(tmp_path / "other"), resume=checkpoint, progress=False)
+    assert not os.path.exists(tmp_path / "other" / "progress.csv")
+    # zero or one episode, NaN: refused before the output folder is touched
+    for demos, message in ((push_demos.subset(1), "holds 1 episode"), (_with_nan(push_demos), "state holds nan at step 5, column cube_pose.qy")):
+        with pytest.raises(DemonstrationError, match=message):
+            train(demos, config, str(tmp_path / "bad"), progress=False)
+        assert not os.path.exists(tmp_path / "bad")
+    # a file that is no imitation checkpoint
+    (tmp_path / "x.pt").write_bytes(b"not a checkpoint")
+    assert not is_imitation_checkpoint(str(tmp_path / "x.pt"))
+    with pytest.raises(CheckpointError, match="not a checkpoint of scripts/train_il.py"):
+        evaluate(str(tmp_path / "x.pt"), episodes=1)
+
+
+def _with_nan(demos):
+    copy = demos.subset(3)
+    copy.episodes = [type(e)(e.state.clone(), e.actions.clone(), None, e.seed) for e in copy.episodes]
+    copy.episodes[2].state[5, 30] = float("nan")
+    return copy
+
+
+def test_spec_for_env_reads_the_widths():
+    spec = spec_for_env("FrankaLift-v1", "state", "pd_ee_delta_pos")
+    assert (spec.state_dim, spec.action_dim, spec.control_freq) == (36, 4, 20.0)
+    joint = spec_for_env("FrankaLift-v1", "state", "pd_joint_delta_pos")
+    assert joint.action_dim == 8
+    assert PolicySpec.from_dict(json.loads(json.dumps(spec.to_dict()))) == spec
