@@ -80,6 +80,8 @@ class LeRobotJoints:
         joints: our joint names, in the recorded order.
         scale / offset: per joint, as above.
         units: per joint, the recorded unit (for people: ``"deg"``, ``"0-100"``).
+        control_mode: the agent's control mode whose actions are joint targets in these units
+            (recorded actions replay in it).
     """
 
     robot_type: str
@@ -88,6 +90,7 @@ class LeRobotJoints:
     scale: tuple[float, ...]
     offset: tuple[float, ...]
     units: tuple[str, ...]
+    control_mode: str
 
     def __post_init__(self) -> None:
         n = len(self.names)

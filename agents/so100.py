@@ -113,6 +113,7 @@ LEROBOT = LeRobotJoints(
     scale=(180.0 / math.pi,) * len(ARM_JOINTS) + (100.0 / (GRIPPER_OPEN - GRIPPER_CLOSED),),
     offset=(0.0,) * len(ARM_JOINTS) + (GRIPPER_CLOSED,),
     units=("deg",) * len(ARM_JOINTS) + ("0-100",),
+    control_mode="pd_joint_pos_lerobot",
 )
 """The real arm's recorded joints and units, and their map from ours (module docstring)."""
 

@@ -12,6 +12,11 @@ leaves a valid dataset of the episodes finished so far. Episode attempt ``k`` is
 ``--seed + k``; each episode records its seed. Only successful episodes are kept unless
 ``--keep-failures``; the success rate is printed either way.
 
+An SO-100 task in the LeRobot format writes the real arm's schema (robot_type ``so100``,
+``shoulder_pan.pos`` ... ``gripper.pos`` in degrees and 0..100, joint-target actions that replay
+in ``pd_joint_pos_lerobot``: ``simulo_envs/datasets/robot_units.py``), so the episodes
+concatenate with real SO-100 recordings.
+
 The output folder must be new or empty; a dataset there is refused unless ``--append`` (same
 env, modes and layout). Formats and layouts: ``docs/datasets.md``. The last line is a one-line
 summary, or with ``--json`` one JSON object (episodes, success_rate, frames, seconds, out, ...).

@@ -9,6 +9,10 @@ seeds end up in the dataset depends on which episodes finish first. Without
 ``keep_failures`` only successful episodes are written, until ``num_episodes`` are; with it,
 every finished episode counts. The success rate is successes / finished episodes.
 
+In the LeRobot format, an agent that describes its real robot (``agent.lerobot``: the SO-100) is
+recorded in that robot's own schema: joint readings and joint targets in its driver's units,
+actions replayable in ``pd_joint_pos_lerobot`` (``robot_units.py``).
+
 An interrupt (Ctrl-C) or a worker's crash stops the collection; the writer commits the episodes
 already finished, and the dataset holds exactly those, each complete. A write error (a full
 disk) stops it too, with the dataset valid up to the last committed episode.
@@ -28,6 +32,7 @@ from simulo_envs.datasets import open_writer
 from simulo_envs.datasets.errors import DatasetError
 from simulo_envs.datasets.folder import detect_format
 from simulo_envs.datasets.pipeline import READY, WorkerPool, WriterThread
+from simulo_envs.datasets.robot_units import real_robot_frames
 from simulo_envs.datasets.rollout import run_expert
 from simulo_envs.datasets.schema import schema_from_env
 from simulo_envs.envs.registration import REGISTERED
@@ -125,6 +130,9 @@ def collect(s: CollectSettings, progress: bool = True) -> dict:
     probe = cls(num_envs=s.num_envs if in_process else 1, **kwargs)  # bad kwargs raise here, before any write
     try:
         schema = schema_from_env(probe, s.env_id, kwargs)
+        frames = real_robot_frames(probe, s.fmt)  # a real robot's own schema (robot_units.py)
+        if frames is not None:
+            schema = frames.schema(schema)
         writer = open_writer(s.fmt, s.out, schema, append=s.append)
         seed = s.seed if s.seed is not None else _next_free_seed(s.out, s.append)
         if not in_process:
@@ -165,7 +173,8 @@ def _run(s: CollectSettings, env, writer, first_seed: int, started: float, progr
 
             counter = mp.get_context("spawn").Value("q", first_seed)
             shares = [len(r) for r in np.array_split(np.arange(s.num_envs), s.num_workers)]
-            args = [(s.env_id, env_kwargs_of(s), n, counter, max_tries + first_seed, s.record_states) for n in shares]
+            args = [(s.env_id, env_kwargs_of(s), n, counter, max_tries + first_seed, s.record_states, s.fmt)
+                    for n in shares]
             pool = WorkerPool(worker_episodes, args)
             source = pool.items()
         if pool is None:
@@ -235,11 +244,11 @@ def _in_process(env, s: CollectSettings, first_seed: int, counts: dict, max_trie
         state["next"] += 1
         return state["next"] - 1
 
-    return run_expert(env, expert.act, next_seed, record_states=s.record_states)
+    return run_expert(env, expert.act, next_seed, record_states=s.record_states, frames=real_robot_frames(env, s.fmt))
 
 
 def worker_episodes(index: int, env_id: str, kwargs: dict, num_envs: int, counter, seed_limit: int,
-                    record_states: bool, stop):
+                    record_states: bool, fmt: str, stop):
     """A worker's episodes (``WorkerPool`` target): its own batched env and expert, seeds from the
     shared ``counter`` until ``seed_limit`` or ``stop``."""
     import simulo_envs  # noqa: F401  (registers the tasks in this process)
@@ -259,7 +268,8 @@ def worker_episodes(index: int, env_id: str, kwargs: dict, num_envs: int, counte
         return value
 
     try:
-        for episode in run_expert(env, expert.act, next_seed, record_states=record_states):
+        frames = real_robot_frames(env, fmt)
+        for episode in run_expert(env, expert.act, next_seed, record_states=record_states, frames=frames):
             yield episode
             if stop.is_set():
                 return

@@ -137,7 +137,7 @@ class EpisodeRecorder:
 
 
 def run_expert(env, policy: Callable[[dict], torch.Tensor], next_seed: Callable[[], Optional[int]],
-               record_states: bool = True, success_key: str = "success") -> Iterator[Episode]:
+               record_states: bool = True, success_key: str = "success", frames=None) -> Iterator[Episode]:
     """Run ``policy`` on every env of the batched ``env`` and yield each finished episode.
 
     Args:
@@ -147,6 +147,8 @@ def run_expert(env, policy: Callable[[dict], torch.Tensor], next_seed: Callable[
         next_seed: the seed of the next episode, or None when no new episode should start; an
             env that finishes then idles (it still steps, its rows are not recorded).
         record_states: keep env-local state rows (``Episode.env_states``, ``local_state_dict``).
+        frames: None (record the observations and actions as the env has them) or a map to
+            another schema with ``obs(obs)`` and ``action(action)`` (``robot_units.py``).
 
     Stops when every env idles.
     """
@@ -156,12 +158,16 @@ def run_expert(env, policy: Callable[[dict], torch.Tensor], next_seed: Callable[
     if not active.any():
         return
     seeds = [s if s is not None else 0 for s in seeds]
+    as_obs = frames.obs if frames is not None else (lambda o: o)
+    as_action = frames.action if frames is not None else (lambda a: a)
     obs, info = env.reset(seed=seeds)
+    obs = as_obs(obs)
     recorder = EpisodeRecorder(n, record_states)
     recorder.begin(obs, local_state_dict(env) if record_states else None, np.arange(n), seeds)
     while active.any():
         action = policy(info)
         obs, reward, terminated, truncated, info = env.step(action)
+        obs, action = as_obs(obs), as_action(action)
         success = info.get(success_key, torch.zeros(n, dtype=torch.bool))
         recorder.step(action, obs, reward, terminated, truncated, success,
                       local_state_dict(env) if record_states else None)
@@ -178,5 +184,6 @@ def run_expert(env, policy: Callable[[dict], torch.Tensor], next_seed: Callable[
         if len(restart):
             seeds = [s for s in fresh if s is not None]
             obs, info = env.reset(seed=seeds, options={"env_idx": restart})
+            obs = as_obs(obs)
             recorder.begin(obs, local_state_dict(env) if record_states else None, restart, seeds)
         recorder.trim(active)

@@ -1,8 +1,14 @@
 """Scripted policies (privileged state, no learning): one batched expert per task.
 
-``EXPERTS`` maps an env id to its expert class; every expert takes the env (made with
-``control_mode="pd_ee_delta_pos"``) and returns float32 (N, 4) actions from ``act()``.
+``EXPERTS`` maps an env id to its expert: a callable taking the env (made with
+``control_mode="pd_ee_delta_pos"``) that returns the expert, whose ``act()`` gives float32 (N, 4)
+actions. The SO-100 tasks reuse the Panda tasks' experts with their own tunables (a 25 mm cube:
+hover 4 cm above it, reach its centre within 5 mm, give the jaw 8 steps to close); the step size of
+the arm's Cartesian controller comes from the env's agent.
 """
+
+from functools import partial
+
 
 from simulo_envs.policies.drawer_expert import DrawerExpert, DrawerExpertConfig
 from simulo_envs.policies.lift_expert import LiftExpert, LiftExpertConfig
@@ -18,6 +24,10 @@ EXPERTS = {
     "FrankaPickPlace-v1": PickPlaceExpert,
     "FrankaStack-v1": StackExpert,
     "FrankaOpenDrawer-v1": DrawerExpert,
+    "SO100Lift-v1": partial(LiftExpert, config=LiftExpertConfig(hover=0.04, lift_height=0.08, reach_tol=0.005,
+                                                                close_steps=8)),
+    "SO100PickPlace-v1": partial(PickPlaceExpert, config=PickExpertConfig(hover=0.04, reach_tol=0.005, close_steps=8,
+                                                                          grasp_offset=0.0, drop_tol=0.02)),
 }
 
 __all__ = ["EXPERTS", "PhaseExpert", "DrawerExpert", "DrawerExpertConfig", "LiftExpert", "LiftExpertConfig", "PushExpert", "PushExpertConfig",

@@ -1,0 +1,69 @@
+"""Episodes in a real robot's recorded schema: joint readings and joint targets in the units the
+robot's own LeRobot driver records, so simulated episodes concatenate with real recordings.
+
+An agent that describes its real counterpart (``agent.lerobot``, a ``LeRobotJoints``: the
+dataset's ``robot_type``, the recorded feature names, units and their map from our joints; the
+SO-100's is in ``agents/so100.py``) is recorded in LeRobot's format as that robot is:
+
+=====================  ======================================================================
+feature                here
+=====================  ======================================================================
+``robot_type``         ``lerobot.robot_type`` (``"so100"``)
+``observation.state``  the joint positions, ``lerobot.names`` (``shoulder_pan.pos`` ...), in the
+                       robot's units (``agent.lerobot_from_qpos``: degrees, gripper 0..100)
+``action``             the joint targets the controller sent in that step, same names and units
+                       (what LeRobot's follower records: the goal positions written to the
+                       motors), whatever control mode drove the episode
+``observation.images.<camera>``  the sensor cameras' RGB, as for every dataset
+=====================  ======================================================================
+
+The dataset's control mode is then ``lerobot.control_mode`` (``"pd_joint_pos_lerobot"``): its
+actions are those targets, so replaying the actions in that mode drives the arm as recorded.
+The task's other state (object poses) is not part of a real robot's schema; record it in the
+HDF5 format, or in the LeRobot format of an agent without a ``lerobot`` description.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Optional
+
+import torch
+
+from simulo_envs.datasets.schema import DatasetSchema
+
+
+class RealRobotFrames:
+    """Maps a batched env's observations and actions to its robot's recorded schema (module
+    docstring). Build it with ``real_robot_frames``."""
+
+    def __init__(self, agent):
+        self.agent = agent
+        self.spec = agent.lerobot
+
+    def schema(self, schema: DatasetSchema) -> DatasetSchema:
+        """``schema`` with the robot's type, state and action names and replay control mode."""
+        kwargs = dict(schema.env_kwargs, control_mode=self.spec.control_mode)
+        return replace(schema, robot_type=self.spec.robot_type, state_names=tuple(self.spec.names),
+                       action_names=tuple(self.spec.names), control_mode=self.spec.control_mode, env_kwargs=kwargs)
+
+    def obs(self, obs):
+        """The env's observation -> ``{"agent": {"state": (N, J)}, "sensor_data": ...}``: the joint
+        readings in the robot's units, and the camera images when there are any."""
+        out = {"agent": {"state": self.agent.lerobot_from_qpos(self.agent.robot.state.qpos)}}
+        if isinstance(obs, dict) and "sensor_data" in obs:
+            out["sensor_data"] = obs["sensor_data"]
+        return out
+
+    def action(self, action: torch.Tensor) -> torch.Tensor:
+        """The action just applied -> the joint targets it set, (N, J), in the robot's units."""
+        return self.agent.lerobot_from_qpos(self.agent.robot.state.drive_targets)
+
+
+def real_robot_frames(env, fmt: str) -> Optional[RealRobotFrames]:
+    """A ``RealRobotFrames`` for ``env`` (in-process, wrapped or not) when ``fmt`` is ``"lerobot"``
+    and its agent describes a real robot (``agent.lerobot``); None otherwise."""
+    agent = getattr(env.unwrapped, "agent", None)
+    if fmt != "lerobot" or getattr(agent, "lerobot", None) is None:
+        return None
+    return RealRobotFrames(agent)
