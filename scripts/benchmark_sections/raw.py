@@ -1,0 +1,166 @@
+"""``--raw``: one step of FrankaLift-v1 against a raw SAPIEN loop over the same scene, and
+against that loop plus the least work a step must add (the floor: checks, controller, fault
+check, contacts, reward, torch outputs), at one env and 16 (or the ``--num-envs`` given).
+"""
+
+from __future__ import annotations
+
+import time
+
+from benchmark_sections.common import median, rounds
+
+NAME = "raw"
+USAGE = """\
+    --raw             one env (and 16; or the --num-envs given) against a raw SAPIEN loop over the
+                      same scene, and against that loop plus the least work a step must add (the
+                      floor: checks, controller, fault check, contacts, reward, torch outputs)"""
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--raw", action="store_true", help="measure one env against a raw SAPIEN loop")
+
+
+def requested(args) -> bool:
+    return args.raw
+
+
+def measure_raw(num_envs: int, steps: int, warmup: int = 20) -> float:
+    """Env steps/s of a raw SAPIEN loop over FrankaLift-v1's scene (built once by our backend, so
+    the physics is the same object for object): per env step and env, read the arm's qpos, set
+    its 9 drive targets (qpos + a random increment of at most 0.1 rad, the gripper's mapped to
+    [-0.01, 0.04] m), then 5 PhysX steps, then read what the observation needs (qpos, qvel,
+    cube pose, TCP pose). No validation, no controller, no reward: the floor any env pays."""
+    import numpy as np
+    import sapien.physx as physx
+
+    from simulo_envs.tasks.franka_lift import FrankaLiftEnv
+
+    env = FrankaLiftEnv(num_envs=num_envs)
+    backend = env.backend
+    group = backend.articulation_info(env.agent.robot._gid)
+    arts, joints = group.articulations, group.joints
+    tcps = [art.find_link_by_name("panda_hand_tcp") for art in arts]
+    cubes = [next(e for e in scene.entities if e.name.startswith("Block")).find_component_by_type(
+        physx.PhysxRigidDynamicComponent) for scene in backend.scenes]
+    system = backend.system
+    actions = np.random.default_rng(0).uniform(-1, 1, (steps + warmup, num_envs, 8))
+    start = 0.0
+    for k in range(steps + warmup):
+        if k == warmup:
+            start = time.perf_counter()
+        for i in range(num_envs):
+            a = actions[k, i]
+            targets = arts[i].get_qpos()[:7] + 0.1 * a[:7]
+            for joint, value in zip(joints[i], targets.tolist() + [0.015 + 0.025 * a[7]] * 2):
+                joint.set_drive_target(value)
+        for _ in range(5):
+            system.step()
+        for i in range(num_envs):
+            arts[i].get_qpos(), arts[i].get_qvel(), cubes[i].entity_pose, tcps[i].entity_pose
+    elapsed = time.perf_counter() - start
+    env.close()
+    return num_envs * steps / elapsed
+
+
+def measure_floor(num_envs: int, steps: int, warmup: int = 20) -> float:
+    """Env steps/s of the raw loop plus the least work an env step of FrankaLift-v1 must add,
+    inline in plain numpy with no framework around it: check the action (shape, finiteness) and
+    clip it, map it to drive targets (the same affine map, clipped to the joint limits), then after
+    the physics read the packed state once, check it for faults (finite, speeds, box), query the
+    finger-block contacts, compute success, grasp, the reward terms and the flat observation, and
+    return them as torch tensors (obs, reward, terminated, truncated and the 13 info entries)."""
+    import numpy as np
+    import torch
+
+    from simulo_envs.sim.contacts import ContactPairQuery
+    from simulo_envs.tasks.franka_lift import FrankaLiftEnv, lift_predicates, lift_reward
+
+    env = FrankaLiftEnv(num_envs=num_envs)
+    backend, robot, n = env.backend, env.agent.robot, num_envs
+    group = backend.articulation_info(robot._gid)
+    joints, links = group.joints, group.links
+    fingers = robot._link_indices(("panda_leftfinger", "panda_rightfinger"))
+    query = ContactPairQuery([[env_links[i] for i in fingers] for env_links in links],
+                             backend._rigid[env.block._gid].components)
+    tcp = [env_links[robot._tcp_index] for env_links in links]
+    art, block = backend._packed_index("qpos", robot._gid), backend._packed_index("rigid", env.block._gid)
+    qvel = backend._packed_index("qvel", robot._gid)
+    checked = np.concatenate([block[:, [0, 1, 2, 7, 8, 9, 10, 11, 12]], qvel], 1)  # position, v, w, qvel
+    m = env.agent.controller._np
+    low, high, k = env._action_low_np, env._action_high_np, env._k_np
+    origin, spawn_z = env._origin_np, env._spawn_z_np
+    # The fault bounds (SimConfig's defaults): box around the origin, 0.577 x the speed limits per component.
+    lo = np.c_[origin[:, :3] + (-5, -5, -1), np.full((n, 3), -11.5), np.full((n, 3), -115), np.full((n, 9), -50)]
+    hi = np.c_[origin[:, :3] + (5, 5, 5), np.full((n, 3), 11.5), np.full((n, 3), 115), np.full((n, 9), 50)]
+    actions = torch.rand(steps + warmup, n, 8, generator=torch.Generator().manual_seed(0)) * 2 - 1
+    system, dt, start = backend.system, backend.system.timestep, 0.0
+    qpos = backend.qpos(robot._gid)
+    for step in range(steps + warmup):
+        if step == warmup:
+            start = time.perf_counter()
+        a = actions[step].numpy()
+        if a.shape != (n, 8) or not np.isfinite(a).all():
+            raise ValueError("bad action")
+        a = np.minimum(np.maximum(a, low), high)
+        targets = (m["_bias"] + a * m["_scale"])[:, m["_action_of_column"]] + qpos * m["_is_delta"]
+        np.minimum(np.maximum(targets, m["_low"], out=targets), m["_high"], out=targets)
+        for env_joints, row in zip(joints, targets.tolist()):
+            for joint, value in zip(env_joints, row):
+                joint.set_drive_target(value)
+        for _ in range(5):
+            system.step()
+        packed = np.frombuffer(system.pack(), dtype=np.float32)
+        values = packed[checked]
+        if not np.isfinite(packed).all() or ((values < lo) | (values > hi)).any():
+            raise RuntimeError("fault")
+        qpos, velocity, block_pose = packed[art], packed[qvel], packed[block[:, :7]]
+        tcp_pose = np.empty((n, 7), dtype=np.float32)
+        for row, link in zip(tcp_pose, tcp):
+            pose = link.entity_pose
+            row[:3], row[3:] = pose.p, pose.q
+        forces = (query.impulses(system.get_contacts()) / dt).astype(np.float32)
+        grasped = np.minimum.reduce(np.einsum("ijk,ijk->ij", forces, forces), axis=1) >= 0.25
+        success, height_gain, tcp_to_block = lift_predicates(block_pose, tcp_pose, spawn_z, k)
+        reward, terms = lift_reward(np, k, tcp_to_block, height_gain, grasped.astype(np.float32), success)
+        obs = np.concatenate([qpos, velocity, tcp_pose - origin, block_pose - origin, tcp_to_block, grasped[:, None]],
+                             axis=1, dtype=np.float32)
+        info = {key: torch.from_numpy(value) for key, value in (
+            ("success", success), ("is_grasped", grasped), ("height_gain", height_gain), ("block_pose", block_pose),
+            ("tcp_pose", tcp_pose), ("tcp_to_block", tcp_to_block), ("elapsed_steps", np.full(n, step, np.int32)),
+            ("sim_fault", np.zeros(n, bool)), ("sim_fault_reason", np.zeros(n, np.int32)),
+            ("sim_fault_count", np.zeros(n, np.int32)))}
+        info["reward_terms"] = {key: torch.from_numpy(value) for key, value in terms.items()}
+        torch.from_numpy(obs), torch.from_numpy(reward / k.success_reward), torch.from_numpy(success.copy()), \
+            torch.from_numpy(np.full(n, step >= 100))
+    elapsed = time.perf_counter() - start
+    env.close()
+    return num_envs * steps / elapsed
+
+
+MEASUREMENTS = {
+    "raw": lambda args: measure_raw(args.num_envs[0], args.steps),
+    "floor": lambda args: measure_floor(args.num_envs[0], args.steps),
+}
+
+
+def run(args) -> list[dict]:
+    return section(args.rounds, tuple(args.num_envs_given or (1, 16)))
+
+
+def section(count: int, sizes: tuple[int, ...] = (1, 16)) -> list[dict]:
+    """Our env against a raw SAPIEN loop over the same scene, and against that loop plus the least
+    work a step must add (``measure_floor``), at each batch size in ``sizes``."""
+    steps = {n: max(125, 1500 // n) for n in sizes}
+    configs = [(kind, n, steps[n]) for n in sizes for kind in ("simulo", "raw", "floor")]
+    results = rounds(configs, count, lambda c: f"{c[0]} N={c[1]}")
+    rows = []
+    print(f"\n{'one step of FrankaLift-v1':28s} {'N':>4s} {'raw SAPIEN steps/s':>18s} {'floor':>8s} {'ours':>8s} "
+          f"{'floor x raw':>11s} {'cost x raw':>10s}")
+    for n in sizes:
+        raw, floor, ours = (median(results[(kind, n, steps[n])]) for kind in ("raw", "floor", "simulo"))
+        rows.append({"num_envs": n, "raw_steps_per_second": raw, "floor_steps_per_second": floor,
+                     "steps_per_second": ours, "floor_vs_raw": raw / floor, "cost_vs_raw": raw / ours,
+                     "rounds": {kind: results[(kind, n, steps[n])] for kind in ("raw", "floor", "simulo")}})
+        print(f"{'pd_joint_delta_pos, random':28s} {n:>4d} {raw:>18.0f} {floor:>8.0f} {ours:>8.0f} {raw / floor:>11.2f} "
+              f"{raw / ours:>10.2f}")
+    return rows
