@@ -24,7 +24,8 @@ SOURCE_DIRS = {"simulo_envs": "simulo_envs", "simulo_envs.tasks": "tasks", "simu
 # module or a package (everything under it). The same table, explained: docs/architecture.md.
 LAYERS = (
     ("facade", ("simulo_envs",)),  # the package's __init__: re-exports, registers the tasks
-    ("tasks, wrappers and datasets", ("simulo_envs.tasks", "simulo_envs.wrappers", "simulo_envs.datasets")),
+    ("tasks, wrappers, datasets, imitation", ("simulo_envs.tasks", "simulo_envs.wrappers", "simulo_envs.datasets",
+                                              "simulo_envs.imitation")),
     ("envs", ("simulo_envs.envs",)),
     ("agents and scene objects", ("simulo_envs.agents", "simulo_envs.scene", "simulo_envs.prop", "simulo_envs.robot",
                                   "simulo_envs.articulation", "simulo_envs.articulated_prop",
@@ -203,10 +204,10 @@ def test_every_module_has_a_layer():
 
 
 def test_imports_point_down_or_sideways():
-    upward = []
+    upward = []  # (a module in no layer fails test_every_module_has_a_layer)
     for module, targets in sorted(EDGES.items()):
         for target in sorted(targets):
-            if layer_of(target) < layer_of(module):
+            if None not in (layer_of(target), layer_of(module)) and layer_of(target) < layer_of(module):
                 upward.append(f"{_where(module, target)}: {module} ({LAYERS[layer_of(module)][0]}) imports "
                               f"{target} ({LAYERS[layer_of(target)][0]}), a layer above it")
     assert not upward, ("imports against the layers (docs/architecture.md); move the shared piece down "
