@@ -38,8 +38,8 @@ class PhaseExpert:
             env entered it (0 on entry).
 
     Raises:
-        ValueError: the env's control mode is not ``pd_ee_delta_pos``; no ``pos_bound`` for an env
-            whose tasks run in worker processes.
+        ValueError: the env's control mode is not ``pd_ee_delta_pos``; no ``pos_bound`` given for
+            an env that exposes neither an agent nor an agent class.
     """
 
     def __init__(self, env, gain: float = 0.6, pos_bound: Optional[float] = None):
@@ -106,13 +106,17 @@ class PhaseExpert:
 
 def arm_pos_bound(base) -> float:
     """The TCP translation [m] per unit action of ``base``'s arm controller (its agent's
-    ``pd_ee_delta_pos`` config).
+    ``pd_ee_delta_pos`` config). An env whose agents live in worker processes answers from its
+    ``agent_class``'s configs (the same table the workers' agents are built from).
 
     Raises:
-        ValueError: the env's tasks (and agents) live in worker processes.
+        ValueError: the env exposes neither an agent nor an agent class.
     """
     agent = getattr(base, "agent", None)
-    if agent is None:
-        raise ValueError("this env's agents run in worker processes: pass the arm controller's translation per "
-                         "unit action, pos_bound=<agent>.controller_configs['pd_ee_delta_pos']['arm'].pos_bound")
-    return float(agent.controller.controllers["arm"].config.pos_bound)
+    if agent is not None:
+        return float(agent.controller.controllers["arm"].config.pos_bound)
+    agent_class = getattr(base, "agent_class", None)
+    if agent_class is None:
+        raise ValueError("this env exposes no agent: pass the arm controller's translation per unit action, "
+                         "pos_bound=<agent>.controller_configs['pd_ee_delta_pos']['arm'].pos_bound")
+    return float(agent_class.controller_configs["pd_ee_delta_pos"]["arm"].pos_bound)

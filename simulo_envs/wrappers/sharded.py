@@ -54,6 +54,7 @@ import numpy as np
 import torch
 from gymnasium.vector.utils import batch_space
 
+from simulo_envs.agents import REGISTERED_AGENTS
 from simulo_envs.env_ids import normalize_env_ids
 from simulo_envs.envs.actions import clip_action
 from simulo_envs.envs.base_env import episode_seeds
@@ -101,6 +102,7 @@ class ShardedEnv(ShardFieldsMixin, WorkerLinkMixin, gym.Env):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"{name} must be a number of seconds > 0, got {value!r}")
         self.env_cls = env_cls
+        self._env_kwargs = env_kwargs
         self.num_envs = int(num_envs)
         self.num_workers = resolve_num_workers(num_workers, self.num_envs)
         self.bounds = shard_bounds(self.num_envs, self.num_workers)
@@ -266,6 +268,22 @@ class ShardedEnv(ShardFieldsMixin, WorkerLinkMixin, gym.Env):
         return not self._finalizer.alive
 
     # ------------------------------------------------------------------ state and attributes
+    @property
+    def agent_class(self) -> type:
+        """The class of the robot agent every shard builds (from ``robot_uids`` or the task's
+        ``default_robot_uids``; the agents live in the workers). Its class-level description
+        (``controller_configs``, ``supported_control_modes``) serves scripted policies here.
+
+        Raises:
+            ValueError: the uid names no registered agent.
+        """
+        uid = self._env_kwargs.get("robot_uids") or getattr(self.env_cls, "default_robot_uids", None)
+        if isinstance(uid, type):
+            return uid
+        if uid not in REGISTERED_AGENTS:
+            raise ValueError(f"unknown agent {uid!r}; registered agents: {sorted(REGISTERED_AGENTS)}")
+        return REGISTERED_AGENTS[uid]
+
     @property
     def sim_freq(self) -> int:
         """Physics rate [Hz]."""
