@@ -1,4 +1,5 @@
-"""Evaluate a checkpoint of ``scripts/train.py``: success rate over ``--episodes`` episodes.
+"""Evaluate a checkpoint of ``scripts/train.py`` (PPO) or ``scripts/train_il.py`` (behaviour cloning,
+Diffusion Policy): success rate over ``--episodes`` episodes.
 
     python scripts/evaluate.py --checkpoint runs/FrankaReach-v1/seed0/model_final.pt --episodes 100
     python scripts/evaluate.py --checkpoint runs/FrankaReach-v1/seed0/model_*.pt --csv runs/FrankaReach-v1/seed0/evaluations.csv
@@ -17,6 +18,10 @@ and success rates), which ``scripts/plot_training.py`` draws when the file is na
 A task of your own is found again through the module the checkpoint names; ``--task-module``
 imports more modules first (from the current directory or the Python path).
 
+The kind of policy is read from the checkpoint. An imitation policy runs in its task with its own
+observation kind (state or camera images) and control mode, its action chunks executed in receding
+horizon (``simulo_envs/imitation/rollout.py``); seeds its demonstrations were recorded with are refused.
+
 ``--video-dir DIR`` also films the (last) checkpoint's policy for one episode in 4 envs (tiled; to the
 time limit with ``--full-episodes``) and writes
 ``DIR/<env_id>.mp4`` (needs a Vulkan driver; ``make`` installs a software one).
@@ -33,8 +38,11 @@ import sys
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
+from simulo_envs.imitation.dispatch import by_policy_type
 from simulo_envs.wrappers.sharded import num_workers_arg
 from simulo_envs.wrappers.training import evaluate, import_task_modules, record_policy_video
+
+evaluate, record_policy_video = by_policy_type(evaluate, record_policy_video)   # imitation checkpoints too
 
 
 def build_parser() -> argparse.ArgumentParser:

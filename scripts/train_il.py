@@ -48,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--iterations", type=int, default=None, help="gradient steps (default: the config's)")
     parser.add_argument("--max-minutes", type=float, default=None, help="stop after this many minutes of training")
+    parser.add_argument("--max-cpu-minutes", type=float, default=None,
+                        help="stop after this many minutes of this process's CPU time (on a shared machine: what "
+                             "the training takes alone on one core)")
     parser.add_argument("--checkpoint-every", type=int, default=2000, metavar="N")
     parser.add_argument("--resume", default=None, metavar="CHECKPOINT", help="continue a run from its model_*.pt")
     parser.add_argument("--eval-episodes", type=int, default=0, metavar="K",
@@ -103,6 +106,7 @@ def main(argv=None) -> int:
         print(f"training {config.policy} on {len(demos.episodes)} episodes ({demos.frames} frames) of "
               f"{demos.spec.describe()} -> {out}", flush=True)
         result = train(demos, config, out, seed=args.seed, max_minutes=args.max_minutes,
+                       max_cpu_minutes=args.max_cpu_minutes,
                        checkpoint_every=args.checkpoint_every, resume=args.resume, progress=not args.no_progress,
                        on_checkpoint=on_checkpoint)
         exported = export_policy(result.checkpoint, args.export) if args.export else None

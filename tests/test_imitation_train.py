@@ -71,12 +71,48 @@ def test_train_checkpoints_resume_and_evaluate(push_demos, tmp_path):
     assert again == summary   # seeded envs and seeded denoising noise: the same numbers
 
 
+def test_a_time_budget_stops_training_and_decays_the_learning_rate(push_demos, tmp_path):
+    config = default_config("bc", "state", {**TINY, "iterations": 100_000, "lr_warmup": 0})
+    result = train(push_demos, config, str(tmp_path / "cpu"), max_cpu_minutes=0.02, progress=False, log_every=1)
+    assert 1 <= result.iterations < 100_000 and result.wall_s > 0
+    with open(tmp_path / "cpu" / "progress.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert float(rows[-2]["cpu_s"]) <= 0.02 * 60 <= float(rows[-1]["cpu_s"]) + 0.005   # stopped at the cap (2 decimals)
+    assert float(rows[-1]["lr"]) < 0.05 * config.lr < float(rows[0]["lr"])   # cosine over the time spent
+    with pytest.raises(ValueError, match="max_minutes must be > 0"):
+        train(push_demos, config, str(tmp_path / "x"), max_minutes=0)
+
+
 def test_bc_trains_and_evaluates_with_workers(push_demos, tmp_path):
     config = default_config("bc", "state", {**TINY, "iterations": 3})
     result = train(push_demos, config, str(tmp_path / "bc"), checkpoint_every=100, progress=False)
     assert is_imitation_checkpoint(result.checkpoint)
     summary = evaluate(result.checkpoint, episodes=2, seed=10_000, num_workers=2)
     assert summary["policy"] == "bc" and summary["episodes"] == 2
+
+
+def test_evaluate_script_reads_the_policy_type_from_the_checkpoint(push_demos, tmp_path, capsys, monkeypatch):
+    monkeypatch.syspath_prepend(os.path.join(os.path.dirname(__file__), "..", "scripts"))
+    import evaluate as evaluate_script
+    import plot_imitation
+
+    out = str(tmp_path / "bc")
+    config = default_config("bc", "state", {**TINY, "iterations": 4})
+    checkpoint = train(push_demos, config, out, checkpoint_every=2, progress=False,
+                       on_checkpoint=lambda path, i, wall: {"success_rate": i / 8}).checkpoint
+    evaluate_script.main(["--checkpoint", checkpoint, "--episodes", "2", "--max-envs", "2", "--json"])
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (summary["policy"], summary["obs"], summary["env_id"], summary["episodes"], summary["iterations"]) == \
+        ("bc", "state", "FrankaPush-v1", 2, 4)
+    assert summary["checkpoint"] == checkpoint and 0.0 <= summary["success_rate"] <= 1.0
+    with pytest.raises(SystemExit):   # seeds of the demonstrations: refused before any rollout
+        evaluate_script.main(["--checkpoint", checkpoint, "--episodes", "2", "--seed", "0"])
+    assert "seed(s) the demonstrations were recorded with" in capsys.readouterr().err
+    # the learning curve of the run: one line per panel, the success rates logged at its checkpoints
+    figure = plot_imitation.main([out, "-o", str(tmp_path / "curve.png"), "--target", "0.9"])
+    assert os.path.getsize(tmp_path / "curve.png") > 1000
+    steps = figure.axes[0].lines[0]
+    assert list(steps.get_xdata()) == [2, 4] and list(steps.get_ydata()) == [0.25, 0.5]
 
 
 def test_refused_inputs_change_nothing(push_demos, tmp_path):

@@ -3,9 +3,11 @@
 ``train(demos, config, out_dir, ...)`` checks everything first (the demonstrations, the output
 folder, a checkpoint to resume and its fit with the demonstrations), then runs ``config.iterations``
 gradient steps of ``policy.loss`` on random batches of ``Windows`` (AdamW; learning rate warmed up
-linearly, then cosine-decayed to 0; the decay follows whichever budget runs out first, iterations
-or ``max_minutes``, so a time-capped run still ends at a small learning rate), with an EMA of the
-weights (diffusers' ``EMAModel``, warmup power ``config.ema_power``).
+linearly, then cosine-decayed to 0; the decay follows whichever budget runs out first: iterations,
+``max_minutes`` of wall-clock or ``max_cpu_minutes`` of this process's CPU time, so a time-capped
+run still ends at a small learning rate), with an EMA of the weights (diffusers' ``EMAModel``,
+warmup power ``config.ema_power``). On a machine shared with other work, the CPU budget is the
+reproducible one: it is what the same training takes alone on one core.
 
 Outputs in ``out_dir``: ``model_<iteration>.pt`` every ``checkpoint_every`` iterations and
 ``model_final.pt`` (``checkpoint.py``'s layout, resumable), ``progress.csv`` (``iteration``,
@@ -80,21 +82,26 @@ def check_output_dir(out_dir: str, resume: bool) -> None:
                           f"(--resume {os.path.join(out_dir, 'model_final.pt')}) or choose another --out")
 
 
-class _Schedule:
-    """Learning-rate factor: linear warmup, then a cosine to 0 over the larger of the iteration and
-    time fractions spent (``progress``)."""
+class _Budget:
+    """Where a training stands against its budgets (iterations, wall seconds, CPU seconds; None: no
+    cap), and its learning-rate factor: linear warmup, then a cosine to 0 over the largest fraction
+    of a budget spent."""
 
-    def __init__(self, warmup: int, iterations: int, max_s: Optional[float]):
-        self.warmup, self.iterations, self.max_s = warmup, iterations, max_s
-        self.iteration, self.wall_s = 0, 0.0
+    def __init__(self, warmup: int, iterations: int, max_wall_s: Optional[float], max_cpu_s: Optional[float]):
+        self.warmup, self.iterations, self.max_wall_s, self.max_cpu_s = warmup, iterations, max_wall_s, max_cpu_s
+        self.iteration, self.wall_s, self.cpu_s = 0, 0.0, 0.0
+
+    def spent(self) -> float:
+        done = self.iteration / self.iterations
+        for used, cap in ((self.wall_s, self.max_wall_s), (self.cpu_s, self.max_cpu_s)):
+            if cap:
+                done = max(done, used / cap)
+        return done
 
     def factor(self, _: int = 0) -> float:
         if self.iteration < self.warmup:
             return (self.iteration + 1) / self.warmup
-        done = self.iteration / self.iterations
-        if self.max_s:
-            done = max(done, self.wall_s / self.max_s)
-        return 0.5 * (1 + math.cos(math.pi * min(done, 1.0)))
+        return 0.5 * (1 + math.cos(math.pi * min(self.spent(), 1.0)))
 
 
 def _acting_weights(policy, ema) -> dict:
@@ -109,13 +116,15 @@ def _acting_weights(policy, ema) -> dict:
 
 def train(demos: Demonstrations, config: ILConfig, out_dir: str, seed: int = 0, max_minutes: Optional[float] = None,
           checkpoint_every: int = 2000, resume: Optional[str] = None, progress: bool = True, log_every: int = 100,
-          on_checkpoint: Optional[Callable[[str, int, float], Optional[dict]]] = None) -> TrainResult:
+          on_checkpoint: Optional[Callable[[str, int, float], Optional[dict]]] = None,
+          max_cpu_minutes: Optional[float] = None) -> TrainResult:
     """Train ``config.policy`` on ``demos`` (see the module docstring).
 
     Args:
         demos: the demonstrations (validated here).
         config: hyperparameters; with ``resume``, the checkpoint's are used except ``iterations``.
-        max_minutes: stop after this many minutes of training (None: no cap).
+        max_minutes / max_cpu_minutes: stop after this many minutes of training, wall-clock / CPU
+            time of this process (None: no cap); a resumed run gets them anew.
         resume: a training checkpoint (``model_*.pt`` of a run) to continue from.
         on_checkpoint: called after each checkpoint with ``(path, iteration, wall_s)``; a dict it
             returns (e.g. ``{"success_rate": 0.9}``) is logged with that row.
@@ -124,15 +133,16 @@ def train(demos: Demonstrations, config: ILConfig, out_dir: str, seed: int = 0, 
         DemonstrationError: as ``Demonstrations.validate``. OutputInUse / PermissionError: as
         ``check_output_dir``. CheckpointError: ``resume`` is not a training checkpoint, or was
         trained on another task, observation kind or action width than ``demos``. ValueError:
-        ``max_minutes`` or ``checkpoint_every`` not > 0.
+        ``max_minutes``, ``max_cpu_minutes`` or ``checkpoint_every`` not > 0.
     """
     from diffusers.training_utils import EMAModel
     from torch.utils.tensorboard import SummaryWriter
     from tqdm import tqdm
 
     demos.validate()
-    if max_minutes is not None and not max_minutes > 0:
-        raise ValueError(f"max_minutes must be > 0, got {max_minutes}")
+    for name, value in (("max_minutes", max_minutes), ("max_cpu_minutes", max_cpu_minutes)):
+        if value is not None and not value > 0:
+            raise ValueError(f"{name} must be > 0, got {value}")
     if checkpoint_every < 1:
         raise ValueError(f"checkpoint_every must be >= 1, got {checkpoint_every}")
     raw = None
@@ -148,20 +158,20 @@ def train(demos: Demonstrations, config: ILConfig, out_dir: str, seed: int = 0, 
     with open(os.path.join(out_dir, LOCK), "w") as handle:
         handle.write(str(os.getpid()))
     try:
-        return _train(demos, config, out_dir, seed, max_minutes, checkpoint_every, raw, progress, log_every,
-                      on_checkpoint, EMAModel, SummaryWriter, tqdm)
+        return _train(demos, config, out_dir, seed, (max_minutes, max_cpu_minutes), checkpoint_every, raw, progress,
+                      log_every, on_checkpoint, EMAModel, SummaryWriter, tqdm)
     finally:
         os.unlink(os.path.join(out_dir, LOCK))
 
 
-def _train(demos, config, out_dir, seed, max_minutes, checkpoint_every, raw, progress, log_every, on_checkpoint,
+def _train(demos, config, out_dir, seed, minutes, checkpoint_every, raw, progress, log_every, on_checkpoint,
            EMAModel, SummaryWriter, tqdm) -> TrainResult:
     torch.manual_seed(seed)
     windows = Windows(demos, config.obs_horizon, config.pred_horizon)
     policy = build_policy(demos.spec, config, Normalizer(windows.state, windows.actions))
     optimizer = torch.optim.AdamW(policy.parameters(), lr=config.lr, weight_decay=config.weight_decay)
-    max_s = max_minutes * 60 if max_minutes else None
-    schedule = _Schedule(config.lr_warmup, config.iterations, max_s)
+    caps = [m * 60 if m else None for m in minutes]
+    budget = _Budget(config.lr_warmup, config.iterations, *caps)
     ema = EMAModel(policy.parameters(), decay=config.ema_max_decay, use_ema_warmup=True, power=config.ema_power)
     sampler = torch.Generator().manual_seed(seed)
     iteration, wall_s, cpu_s = 0, 0.0, 0.0
@@ -173,14 +183,13 @@ def _train(demos, config, out_dir, seed, max_minutes, checkpoint_every, raw, pro
         sampler.set_state(state["sampler"])
         torch.set_rng_state(state["rng"])
         iteration, wall_s, cpu_s = int(raw["iteration"]), float(raw["wall_s"]), float(raw.get("cpu_s", 0.0))
-        if max_s is not None:
-            max_s += wall_s   # the cap counts from the resume
-            schedule.max_s = max_s
-    schedule.iteration, schedule.wall_s = iteration, wall_s
+        budget.max_wall_s = None if caps[0] is None else caps[0] + wall_s   # the caps count from the resume
+        budget.max_cpu_s = None if caps[1] is None else caps[1] + cpu_s
+    budget.iteration, budget.wall_s, budget.cpu_s = iteration, wall_s, cpu_s
     for group in optimizer.param_groups:   # LambdaLR scales the configured rate, from the resumed point on
         group["lr"] = config.lr
         group.pop("initial_lr", None)
-    lr_scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule.factor)
+    lr_scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, budget.factor)
     demo_info = {"source": demos.source, "episodes": len(demos.episodes), "frames": demos.frames, "seeds": demos.seeds}
 
     def save(name: str) -> str:
@@ -202,7 +211,7 @@ def _train(demos, config, out_dir, seed, max_minutes, checkpoint_every, raw, pro
     policy.train()
     try:
         tick, cpu_tick, logged_iteration, logged_wall = time.perf_counter(), time.process_time(), iteration, wall_s
-        while iteration < config.iterations and (max_s is None or wall_s < max_s):
+        while budget.spent() < 1.0:
             rows = torch.randint(len(windows), (config.batch_size,), generator=sampler)
             loss = policy.loss(windows.batch(rows))
             optimizer.zero_grad(set_to_none=True)
@@ -213,7 +222,7 @@ def _train(demos, config, out_dir, seed, max_minutes, checkpoint_every, raw, pro
             losses.append(loss.item())
             now, cpu_now = time.perf_counter(), time.process_time()
             wall_s, tick, cpu_s, cpu_tick = wall_s + now - tick, now, cpu_s + cpu_now - cpu_tick, cpu_now
-            schedule.iteration, schedule.wall_s = iteration, wall_s
+            budget.iteration, budget.wall_s, budget.cpu_s = iteration, wall_s, cpu_s
             lr_scheduler.step()
             bar.update(1)
             if iteration % log_every == 0 or iteration == config.iterations:
