@@ -2,7 +2,7 @@
 
     python scripts/benchmark.py             # table + ratios, median of 3 rounds
     python scripts/benchmark.py --json      # last line: the results as JSON
-    python scripts/benchmark.py --render    # also: rendering frames per second (lavapipe on CPU)
+    python scripts/benchmark.py --render    # camera throughput instead (images/s; lavapipe on CPU)
 
 Sections measured instead of the ManiSkill table when asked for (any combination):
 

@@ -1,22 +1,22 @@
 """The default table: FrankaLift-v1 at each ``--num-envs`` against ManiSkill's PickCube-v1 at one
-env, same run, in ``pd_joint_delta_pos`` and ``pd_ee_delta_pos`` (``--render``: also rendering).
+env, same run, in ``pd_joint_delta_pos`` and ``pd_ee_delta_pos`` (camera throughput: ``--render``,
+``render.py``).
 
 Both envs get uniform random actions with state observations and no resets (a pure step rate).
 """
 
 from __future__ import annotations
 
-import statistics
 import time
 
-from benchmark_sections.common import median, rounds, run_worker
+from benchmark_sections.common import median, rounds
 
 NAME = "maniskill"
 USAGE = ""  # the default table, described in benchmark.py's own docstring
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--render", action="store_true", help="also measure rendering frames per second")
+    """The table has no flags of its own."""
 
 
 def requested(args) -> bool:
@@ -56,37 +56,15 @@ def measure(kind: str, num_envs: int, steps: int, control_mode: str = "pd_joint_
     return num_envs * steps / elapsed
 
 
-def measure_render(num_envs: int, size: int, frames: int) -> float:
-    """Rendered images per second (all envs): ``obs_mode="rgb"`` sensor images of ``size`` px,
-    one render per env step (step time included), after the first frame (shader compilation)."""
-    import gymnasium as gym
-    import torch
-
-    import simulo_envs  # noqa: F401
-
-    env = gym.make("FrankaLift-v1", num_envs=num_envs, obs_mode="rgb",
-                   sensor_configs={"base_camera": dict(width=size, height=size)})
-    env.reset(seed=0)
-    action = torch.zeros(num_envs, env.unwrapped.single_action_space.shape[0])
-    env.step(action)
-    start = time.perf_counter()
-    for _ in range(frames):
-        env.step(action)
-    elapsed = time.perf_counter() - start
-    env.close()
-    return num_envs * frames / elapsed
-
-
 MEASUREMENTS = {
     "simulo": lambda args: measure("simulo", args.num_envs[0], args.steps, args.control_mode, sim_backend=args.sim_backend),
     "maniskill": lambda args: measure("maniskill", args.num_envs[0], args.steps, args.control_mode,
                                       sim_backend=args.sim_backend),
-    "render": lambda args: measure_render(args.num_envs[0], args.size, args.steps),
 }
 
 
 def run(args) -> dict:
-    """FrankaLift-v1 at each ``--num-envs`` against ManiSkill's PickCube-v1 at one env (and rendering)."""
+    """FrankaLift-v1 at each ``--num-envs`` against ManiSkill's PickCube-v1 at one env."""
     joint, ee = "pd_joint_delta_pos", "pd_ee_delta_pos"
     configs = [("maniskill", 1, 400, 0, joint)] + [("simulo", n, max(200, 2400 // n), 0, joint) for n in args.num_envs]
     configs += [("maniskill", 1, 200, 0, ee), ("simulo", 1, 400, 0, ee)]
@@ -108,12 +86,4 @@ def run(args) -> dict:
             rows.append({"env": "FrankaLift-v1", "control_mode": m, "num_envs": n, "steps_per_second": med,
                          "ratio_vs_maniskill_1": med / ms, "rounds": results[config]})
             print(f"{'simulo_envs FrankaLift-v1':28s} {m:18s} {n:>8d} {med:>21.0f} {med / ms:>16.2f}")
-    render_rows = []
-    if args.render:
-        print(f"\n{'rendering (obs_mode=rgb, step included)':40s} {'num_envs':>8s} {'images/s (median)':>18s}")
-        for n, size in ((1, 128), (4, 128), (16, 128), (1, 512)):
-            frames = 20 if size == 512 else max(10, 60 // n)
-            fps = statistics.median(run_worker("render", n, frames, size) for _ in range(args.rounds))
-            render_rows.append({"num_envs": n, "size": size, "images_per_second": fps})
-            print(f"{f'{size}x{size}':40s} {n:>8d} {fps:>18.1f}")
-    return {"steps": rows, "render": render_rows}
+    return {"steps": rows}
