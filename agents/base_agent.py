@@ -45,7 +45,7 @@ from simulo_envs.controllers import CombinedController
 from simulo_envs.env_ids import EnvIds, normalize_env_ids
 from simulo_envs.geometry import cos_angle, quat_rotate
 from simulo_envs.robot import JointDrive, Robot, RobotSpec
-from simulo_envs.tensors import to_device
+from simulo_envs.tensors import to_xp
 
 
 @dataclass(frozen=True)
@@ -194,9 +194,10 @@ class BaseAgent:
         """Apply a clipped batched action ``(N, action_dim)`` as drive targets."""
         self.controller.set_action(action)
 
-    def get_proprioception(self) -> dict:
-        """``{"qpos": (N, dof), "qvel": (N, dof)}`` [rad, m; rad/s, m/s], fresh (ManiSkill's agent name)."""
-        state = self.robot.state
+    def get_proprioception(self, xp=torch) -> dict:
+        """``{"qpos": (N, dof), "qvel": (N, dof)}`` [rad, m; rad/s, m/s], fresh (ManiSkill's agent name):
+        tensors, or numpy arrays with ``xp=numpy`` (the CPU fast path's step hooks, ``BaseEnv.xp``)."""
+        state = self.robot.state_in(xp)
         return {"qpos": state.qpos, "qvel": state.qvel}
 
     @property
@@ -227,7 +228,8 @@ class BaseAgent:
         """bool (N,): every arm joint slower than ``threshold`` [rad/s]."""
         return self.arm_qvel().abs().max(dim=1).values <= threshold
 
-    def is_grasping(self, prop, min_force: Optional[float] = None, max_angle: Optional[float] = None) -> torch.Tensor:
+    def is_grasping(self, prop, min_force: Optional[float] = None, max_angle: Optional[float] = None,
+                    xp=torch) -> torch.Tensor:
         """bool (N,): both jaws press on ``prop``.
 
         Each jaw (``grasp.jaw_links``) must feel a contact force from the prop of at least
@@ -236,16 +238,18 @@ class BaseAgent:
         a squeezed object does. A closed gripper on empty air, or a prop touched by one jaw or
         from the side, is not a grasp. Batched over envs; uses the last physics step's contacts,
         so an env reset or written since that step is not grasping until the next step finds
-        its contacts.
+        its contacts. A tensor on the env's device, or a numpy array with ``xp=numpy`` (the CPU
+        fast path's step hooks, ``BaseEnv.xp``).
 
         Raises:
             NotImplementedError: the agent describes no ``grasp``.
+            ValueError: ``xp`` is neither ``torch`` nor ``numpy``.
         """
-        return to_device(self._grasping_array(prop, min_force, max_angle), self.robot._device)
+        return to_xp(self._grasping_array(prop, min_force, max_angle), xp, self.robot._device)
 
     def _grasping_array(self, prop, min_force: Optional[float] = None, max_angle: Optional[float] = None):
         """``is_grasping`` on the backend's own arrays: bool (N,), numpy on physx_cpu (a fraction
-        of torch's per-call cost; the tasks' CPU fast paths use it as is), a tensor elsewhere."""
+        of torch's per-call cost), a tensor elsewhere."""
         grasp = self.grasp
         if grasp is None:
             raise NotImplementedError(f"{type(self).__name__} describes no grasp (JawGrasp)")

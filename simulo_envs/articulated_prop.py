@@ -56,6 +56,7 @@ class ArticulatedProp(ArticulationObject):
         super().__init__(articulation.name)
         self._articulation = articulation
         self._state = ArticulatedPropState(self)
+        self._numpy_state = ArticulatedPropState(self, np)
         self._default_pose: Optional[torch.Tensor] = None
         self._default_qpos: Optional[torch.Tensor] = None
 

@@ -15,22 +15,24 @@ import torch
 from simulo_envs.env_ids import EnvIds, normalize_env_ids
 from simulo_envs.physical_params import JointParamsMixin
 from simulo_envs.scene_object import SceneObject
-from simulo_envs.tensors import as_float_array, to_device
+from simulo_envs.tensors import as_float_array, check_array_module, to_device, to_xp
 
 
 class ArticulationState:
     """Live articulation state, batched over envs, world frame; every member is a fresh float32
-    tensor on the object's device. Raises RuntimeError until the object is attached."""
+    tensor on the object's device (fresh numpy arrays from ``state_in(numpy)``). Raises
+    RuntimeError until the object is attached."""
 
-    __slots__ = ("_obj",)
+    __slots__ = ("_obj", "_xp")
 
-    def __init__(self, obj: "ArticulationObject"):
+    def __init__(self, obj: "ArticulationObject", xp=torch):
         self._obj = obj
+        self._xp = xp
 
-    def _read(self, what: str, *args) -> torch.Tensor:
+    def _read(self, what: str, *args):
         obj = self._obj
         backend = obj._require_attached()
-        return to_device(getattr(backend, what)(obj._gid, *args), obj._device)
+        return to_xp(getattr(backend, what)(obj._gid, *args), self._xp, obj._device)
 
     @property
     def qpos(self) -> torch.Tensor:
@@ -73,6 +75,20 @@ class ArticulationObject(JointParamsMixin, SceneObject):
     """
 
     _kind = "articulation"
+
+    def state_in(self, xp) -> ArticulationState:
+        """The live state accessor whose reads are arrays of the module ``xp``: ``torch`` ->
+        ``state`` itself (fresh tensors on the env's device); ``numpy`` -> fresh float32 numpy
+        arrays, the same layouts (what a task's step hooks read on the CPU fast path,
+        ``BaseEnv.xp``; a GPU backend's tensors are copied to the host).
+
+        Raises:
+            ValueError: ``xp`` is neither ``torch`` nor ``numpy``.
+        """
+        if xp is torch:
+            return self._state
+        check_array_module(xp)
+        return self._numpy_state
 
     @property
     def dof(self) -> int:

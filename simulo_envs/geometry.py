@@ -1,4 +1,5 @@
-"""Batched rigid-transform helpers on torch tensors; quaternions scalar-first ``[qw, qx, qy, qz]``."""
+"""Batched rigid-transform helpers on torch tensors or numpy arrays; quaternions scalar-first
+``[qw, qx, qy, qz]``."""
 
 from __future__ import annotations
 
@@ -88,10 +89,13 @@ def rotvec_to_quat(r, eps: float = 1e-8):
     return xp.concatenate([xp.cos(half), r * k], -1)
 
 
-def quat_apply(q: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+def quat_apply(q, v):
     """Rotate vectors ``v`` (N, 3) or (3,) by unit quaternions ``q`` (N, 4) ``[qw, qx, qy, qz]``:
-    ``R(q) v``, (N, 3). Formula: ``v + 2 w (u x v) + 2 u x (u x v)`` with ``u = (qx, qy, qz)``
-    (the expanded sandwich product ``q v q*``)."""
+    ``R(q) v``, (N, 3) (numpy or torch, as ``q``). Formula: ``v + 2 w (u x v) + 2 u x (u x v)``
+    with ``u = (qx, qy, qz)`` (the expanded sandwich product ``q v q*``); numpy arrays go to
+    ``quat_rotate`` (the same formula)."""
+    if not isinstance(q, torch.Tensor):
+        return quat_rotate(q, v)
     u, w = q[:, 1:], q[:, :1]
     v = v.expand_as(u)
     uv = torch.cross(u, v, dim=1)
@@ -139,3 +143,10 @@ def shift_jacobian(jacobian, lever):
     # [r]x J_w, row by row: (r x w) for each column w of J_w
     cross = xp.stack((ry * jw[:, 2] - rz * jw[:, 1], rz * jw[:, 0] - rx * jw[:, 2], rx * jw[:, 1] - ry * jw[:, 0]), 1)
     return xp.concatenate([jv - cross, jw], 1)
+
+
+def norm(v):
+    """Euclidean norm of each row of ``v`` (N, k), (N,) (numpy or torch, as ``v``)."""
+    if isinstance(v, torch.Tensor):
+        return v.norm(dim=1)
+    return np.sqrt((v * v).sum(1))

@@ -17,7 +17,7 @@ from simulo_envs.authoring import Capsule, Cuboid, Cylinder, PrimitiveShape, Sph
 from simulo_envs.env_ids import EnvIds, normalize_env_ids
 from simulo_envs.physical_params import PropParamsMixin
 from simulo_envs.scene_object import SceneObject
-from simulo_envs.tensors import to_device
+from simulo_envs.tensors import check_array_module, to_xp
 
 _SHAPE_TYPES = (Cuboid, Sphere, Cylinder, Capsule)
 
@@ -93,18 +93,20 @@ class PropState:
     """Live prop state, read straight through to the backend's buffers.
 
     Every member returns a fresh float32 tensor on the env's device (writing to it changes
-    nothing in the simulation) and raises RuntimeError until the prop is attached.
+    nothing in the simulation) and raises RuntimeError until the prop is attached. The accessor
+    ``Prop.state_in(numpy)`` returns fresh numpy arrays instead, with the same layouts.
     """
 
-    __slots__ = ("_prop",)
+    __slots__ = ("_prop", "_xp")
 
-    def __init__(self, prop: "Prop"):
+    def __init__(self, prop: "Prop", xp=torch):
         self._prop = prop
+        self._xp = xp
 
-    def _body(self, columns: slice) -> torch.Tensor:
+    def _body(self, columns: slice):
         prop = self._prop
         backend = prop._require_attached()
-        return to_device(backend.rigid_state(prop._gid)[:, columns], prop._device)
+        return to_xp(backend.rigid_state(prop._gid)[:, columns], self._xp, prop._device)
 
     @property
     def pose(self) -> torch.Tensor:
@@ -147,6 +149,7 @@ class Prop(PropParamsMixin, SceneObject):
         super().__init__(shape.name)
         self._shape = shape
         self._state = PropState(self)
+        self._numpy_state = PropState(self, np)
         self._default_pose: Optional[torch.Tensor] = None
 
     # ------------------------------------------------------------------ identity
@@ -160,6 +163,20 @@ class Prop(PropParamsMixin, SceneObject):
     def state(self) -> PropState:
         """The live state accessor (the same object on every access); see ``PropState``."""
         return self._state
+
+    def state_in(self, xp) -> PropState:
+        """The live state accessor whose reads are arrays of the module ``xp``: ``torch`` ->
+        ``state`` itself (fresh tensors on the env's device); ``numpy`` -> fresh float32 numpy
+        arrays, the same layouts (what a task's step hooks read on the CPU fast path,
+        ``BaseEnv.xp``; a GPU backend's tensors are copied to the host).
+
+        Raises:
+            ValueError: ``xp`` is neither ``torch`` nor ``numpy``.
+        """
+        if xp is torch:
+            return self._state
+        check_array_module(xp)
+        return self._numpy_state
 
     @property
     def default_pose(self) -> torch.Tensor:
@@ -226,11 +243,6 @@ class Prop(PropParamsMixin, SceneObject):
         default[:, :3] += env_origins.to("cpu", torch.float32)
         self._default_pose = default.to(self._device)
         self._backend = backend
-
-    def _raw_state(self):
-        """Hot path: the backend's own ``(N, 13)`` state rows (``PropState``'s layout), unconverted:
-        a fresh numpy array on physx_cpu, a tensor on the GPU backends."""
-        return self._backend.rigid_state(self._gid)
 
     def __repr__(self) -> str:
         return f"Prop(name={self._name!r}, path={self._path!r}, shape={type(self._shape).__name__})"

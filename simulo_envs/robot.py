@@ -18,7 +18,7 @@ from simulo_envs.articulation import ArticulationObject, ArticulationState
 from simulo_envs.authoring import Pose
 from simulo_envs.env_ids import EnvIds
 from simulo_envs.geometry import offset_pose, shift_jacobian
-from simulo_envs.tensors import to_device
+from simulo_envs.tensors import to_device, to_xp
 
 
 @dataclass(frozen=True)
@@ -87,7 +87,7 @@ class RobotState(ArticulationState):
         moved by ``tcp_offset``); fresh."""
         robot = self._obj
         robot._require_attached()
-        return to_device(robot._tcp_raw(), robot._device)
+        return to_xp(robot._tcp_raw(), self._xp, robot._device)
 
 
 class Robot(ArticulationObject):
@@ -104,6 +104,7 @@ class Robot(ArticulationObject):
         super().__init__(name)
         self.spec = spec
         self._state = RobotState(self)
+        self._numpy_state = RobotState(self, np)
         self._qpos_listeners: list = []
 
     @property
@@ -111,18 +112,20 @@ class Robot(ArticulationObject):
         """The live state accessor (the same object on every access)."""
         return self._state
 
-    def contact_forces(self, link_names: Sequence[str], prop) -> torch.Tensor:
+    def contact_forces(self, link_names: Sequence[str], prop, xp=torch):
         """(num_envs, len(link_names), 3) net contact force [N], world frame, that ``prop``
         exerts on each named link in each env, over the last physics step; zero where they do
         not touch, and zero in envs whose state was written (reset, ``set_state``, a pose or
-        qpos write) since that step: PhysX computes contacts only when it steps.
+        qpos write) since that step: PhysX computes contacts only when it steps. A fresh tensor
+        on the env's device, or a numpy array with ``xp=numpy``.
 
         Raises:
             KeyError: no such link. RuntimeError: robot or prop not attached.
+            ValueError: ``xp`` is neither ``torch`` nor ``numpy``.
         """
         backend = self._require_attached()
         prop._require_attached()
-        return to_device(backend.contact_forces(self._gid, self._link_indices(link_names), prop._gid), self._device)
+        return to_xp(backend.contact_forces(self._gid, self._link_indices(link_names), prop._gid), xp, self._device)
 
     def _link_indices(self, link_names: Sequence[str]) -> tuple[int, ...]:
         """``link_index`` of each name, remembered per tuple of names (a per-step lookup).

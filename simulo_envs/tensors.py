@@ -1,4 +1,6 @@
-"""Validation of user tensors before they reach the simulator (one helper, used by every writer)."""
+"""Validation of user tensors before they reach the simulator (one helper, used by every writer),
+and the small conversions between the backends' arrays, torch tensors and numpy arrays that the
+hot paths share."""
 
 from __future__ import annotations
 
@@ -73,6 +75,36 @@ def to_device(array, device: torch.device) -> torch.Tensor:
     memory where it already is there (no copy), else a copy."""
     tensor = array if isinstance(array, torch.Tensor) else torch.from_numpy(array)
     return tensor if tensor.device == device or (device.type == "cpu" and tensor.device.type == "cpu") else tensor.to(device)
+
+
+def to_xp(array, xp, device: torch.device):
+    """``array`` (a backend's numpy array or torch tensor) as an array of the module ``xp``:
+    ``torch`` -> a tensor on ``device`` (``to_device``); ``numpy`` -> a numpy array (the same
+    memory for a numpy array or a CPU tensor, a host copy of a GPU tensor).
+
+    This is how state reads serve the task hooks of both step paths (``BaseEnv.xp``): torch
+    everywhere, numpy on the CPU fast path.
+
+    Raises:
+        ValueError: ``xp`` is neither ``torch`` nor ``numpy``.
+    """
+    if xp is torch:
+        return to_device(array, device)
+    if xp is np:
+        return array if isinstance(array, np.ndarray) else array.numpy(force=True)
+    check_array_module(xp)
+
+
+def check_array_module(xp) -> None:
+    """Raise ValueError unless ``xp`` is the ``torch`` or the ``numpy`` module."""
+    if xp is not torch and xp is not np:
+        raise ValueError(f"xp must be the torch or the numpy module, got {xp!r}")
+
+
+def as_float32(mask):
+    """``mask`` (bool or numeric; numpy or torch) as a float32 array of the same kind: 1.0 where
+    True. A new array."""
+    return mask.to(torch.float32) if isinstance(mask, torch.Tensor) else mask.astype(np.float32)
 
 
 def any_true(mask: torch.Tensor) -> bool:

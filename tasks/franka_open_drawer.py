@@ -30,11 +30,10 @@ import torch
 from simulo_envs.articulated_prop import ArticulatedProp
 from simulo_envs.authoring import Pose
 from simulo_envs.authoring.cabinet import drawer_cabinet
-from simulo_envs.envs.base_env import BaseEnv
 from simulo_envs.envs.registration import register_env
 from simulo_envs.envs.sensors import CameraConfig, look_at
-from simulo_envs.geometry import quat_apply
-from simulo_envs.tensors import tensor_constants
+from simulo_envs.geometry import norm, quat_apply
+from simulo_envs.tasks.tabletop import TableTopEnv
 
 
 @dataclass(frozen=True)
@@ -64,14 +63,12 @@ class FrankaOpenDrawerConfig:
 
 
 @register_env("FrankaOpenDrawer-v1", max_episode_steps=FrankaOpenDrawerConfig.max_episode_steps)
-class FrankaOpenDrawerEnv(BaseEnv):
+class FrankaOpenDrawerEnv(TableTopEnv):
     """Pull a cabinet's drawer open (see the module docstring)."""
 
-    SUPPORTED_ROBOTS = ("panda",)
-    default_robot_uids = "panda"  # built by BaseEnv._load_agent
-    default_control_mode = "pd_joint_delta_pos"
     cfg = FrankaOpenDrawerConfig()
     default_max_episode_steps = cfg.max_episode_steps
+    xp_hooks = True  # the hooks below compute with self.xp alone
 
     @property
     def _default_sensor_configs(self) -> list:
@@ -85,7 +82,7 @@ class FrankaOpenDrawerEnv(BaseEnv):
 
     def _load_scene(self, options: dict) -> None:
         cfg = self.cfg
-        self.scene.add_ground()
+        super()._load_scene(options)  # the ground
         spec = drawer_cabinet("Cabinet", Pose([cfg.cabinet_x, cfg.cabinet_y, 0.0]), depth=cfg.depth,
                               width=cfg.width, height=cfg.height, travel=cfg.travel)
         self.cabinet = self.scene.add(ArticulatedProp(spec), at="/World/Cabinet")
@@ -95,8 +92,8 @@ class FrankaOpenDrawerEnv(BaseEnv):
         self._handle_local[2] += cfg.grip_height
 
     def _after_reconfigure(self, options: dict) -> None:
-        self.k = tensor_constants(self.cfg, self.device)  # the config as 0-dim tensors, for per-step math
         self._handle_local = self._handle_local.to(self.device)
+        self._outward = torch.tensor([-1.0, 0.0, 0.0], device=self.device)  # the drawer's way out, cabinet frame
 
     def _initialize_episode(self, env_idx: torch.Tensor, options: dict) -> None:
         cfg, count, rng = self.cfg, len(env_idx), self.episode_rng
@@ -114,11 +111,11 @@ class FrankaOpenDrawerEnv(BaseEnv):
         """success bool (N,); drawer_qpos, drawer_qvel (N, 1) [m, m/s]; cabinet/tcp poses (N, 7),
         handle_pos (the grip point), tcp_to_handle, open_direction (unit, the drawer's way out)
         (N, 3), world frame."""
-        state = self.cabinet.state
+        state = self.cabinet.state_in(self.xp)
         qpos, drawer = state.qpos, state.link_pose("drawer")
         cabinet_pose = state.root_pose
-        handle = drawer[:, :3] + quat_apply(drawer[:, 3:], self._handle_local)
-        tcp_pose = self.agent.tcp_pose
+        handle = drawer[:, :3] + quat_apply(drawer[:, 3:], self.as_xp(self._handle_local))
+        tcp_pose = self.tcp_pose()
         return {
             "success": qpos[:, 0] >= self.k.open_distance,
             "drawer_qpos": qpos,
@@ -127,28 +124,23 @@ class FrankaOpenDrawerEnv(BaseEnv):
             "tcp_pose": tcp_pose,
             "handle_pos": handle,
             "tcp_to_handle": handle - tcp_pose[:, :3],
-            "open_direction": quat_apply(cabinet_pose[:, 3:], torch.tensor([-1.0, 0.0, 0.0], device=self.device)),
+            "open_direction": quat_apply(cabinet_pose[:, 3:], self.as_xp(self._outward)),
         }
 
-    def compute_dense_reward(self, obs, action, info: dict) -> torch.Tensor:
+    def compute_dense_reward(self, obs, action, info: dict):
         """reach + open terms (weights in the config), ``success_reward`` on success; float32 (N,);
         the terms go to ``info["reward_terms"]``."""
-        k = self.k
-        reach = 1 - torch.tanh(info["tcp_to_handle"].norm(dim=1) * k.reach_scale)
-        opened = (info["drawer_qpos"][:, 0] / k.open_distance).clamp(0, 1)
+        k, xp = self.k, self.xp
+        reach = 1 - xp.tanh(norm(info["tcp_to_handle"]) * k.reach_scale)
+        opened = (info["drawer_qpos"][:, 0] / k.open_distance).clip(0, 1)
         info["reward_terms"] = {"reach": reach, "open": opened}
-        dense = k.reach_weight * reach + k.open_weight * opened
-        return dense.masked_fill_(info["success"], self.cfg.success_reward)
-
-    def compute_normalized_dense_reward(self, obs, action, info: dict) -> torch.Tensor:
-        """Dense reward / ``success_reward``: float32 (N,) in [0, 1]."""
-        return self.compute_dense_reward(obs, action, info) / self.k.success_reward
+        return xp.where(info["success"], k.success_reward, self.weighted_sum(info["reward_terms"]))
 
     def _get_obs_extra(self, info: dict) -> dict:
         return {
-            "tcp_pose": info["tcp_pose"] - self._origin_poses,  # env-local
-            "cabinet_pose": info["cabinet_pose"] - self._origin_poses,
-            "handle_pos": info["handle_pos"] - self._env_origins,
+            "tcp_pose": self.local(info["tcp_pose"]),  # env-local
+            "cabinet_pose": self.local(info["cabinet_pose"]),
+            "handle_pos": self.local(info["handle_pos"]),
             "tcp_to_handle": info["tcp_to_handle"],
             "drawer_qpos": info["drawer_qpos"],
             "drawer_qvel": info["drawer_qvel"],

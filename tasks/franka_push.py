@@ -27,67 +27,54 @@ from dataclasses import dataclass
 
 import torch
 
-from simulo_envs.authoring import Cuboid, Cylinder, Material, Physics, Pose
-from simulo_envs.envs.base_env import BaseEnv
+from simulo_envs.authoring import Cylinder, Material, Physics, Pose
 from simulo_envs.envs.registration import register_env
+from simulo_envs.geometry import norm
 from simulo_envs.prop import Prop
-from simulo_envs.tensors import tensor_constants
+from simulo_envs.tasks.tabletop import GREEN, TableTopConfig, TableTopEnv
 
 
 @dataclass(frozen=True)
-class FrankaPushConfig:
-    """Every tunable of FrankaPush-v1, with units; env-local metres."""
+class FrankaPushConfig(TableTopConfig):
+    """Every tunable of FrankaPush-v1, with units; env-local metres (the reach term and
+    ``max_episode_steps`` (100) are ``TableTopConfig``'s defaults)."""
 
     cube_size: float = 0.04         # cube edge [m]
     cube_mass: float = 0.05         # [kg]
     spawn_x: float = 0.45           # env-local cube spawn [m]
-    spawn_y: float = 0.0
-    x_range: float = 0.10           # +- x randomisation around the spawn [m]
-    y_range: float = 0.15           # +- y randomisation around the spawn [m]
+    y_range: float = 0.15           # +- y randomisation around the spawn [m] (x: +-0.10)
     goal_distance: tuple[float, float] = (0.10, 0.20)  # goal's distance from the cube [m]
     goal_angle: float = math.pi / 4  # +- direction of the goal from the cube, about +x [rad]
     goal_radius: float = 0.06       # success: cube centre this close to the goal, in the plane [m]
     reach_limit: float = 0.8        # fail: cube farther than this from the base, in the plane [m]
     push_offset: float = 0.04       # reach target: this far behind the cube centre [m]
-    reach_scale: float = 5.0        # reach term = 1 - tanh(reach_scale * |tcp - push point|) [1/m]
     push_scale: float = 5.0         # push term = 1 - tanh(push_scale * |cube - goal|) [1/m]
-    reach_weight: float = 1.0
     push_weight: float = 2.0
     success_reward: float = 4.0     # dense reward on success; also the normaliser
-    max_episode_steps: int = 100
 
 
 @register_env("FrankaPush-v1", max_episode_steps=FrankaPushConfig.max_episode_steps)
-class FrankaPushEnv(BaseEnv):
+class FrankaPushEnv(TableTopEnv):
     """Push a cube into a goal region (see the module docstring)."""
 
-    SUPPORTED_ROBOTS = ("panda",)
-    default_robot_uids = "panda"  # built by BaseEnv._load_agent
-    default_control_mode = "pd_joint_delta_pos"
     cfg = FrankaPushConfig()
     default_max_episode_steps = cfg.max_episode_steps
+    xp_hooks = True  # the hooks below compute with self.xp alone
 
     def _load_scene(self, options: dict) -> None:
         cfg = self.cfg
-        self.scene.add_ground()
-        self.cube = self.scene.add(Prop(Cuboid(
-            "Cube", (cfg.cube_size,) * 3, Pose([cfg.spawn_x, cfg.spawn_y, cfg.cube_size / 2]),
-            Physics.rigid(mass=cfg.cube_mass), Material(color=(0.85, 0.15, 0.1)))), at="/World/Cube")
+        super()._load_scene(options)  # the ground
+        self.cube = self.add_cube("Cube", cfg.cube_size, cfg.cube_mass)
         self.goal = self.scene.add(Prop(Cylinder(  # a flat disc on the floor, seen by cameras only
             "Goal", cfg.goal_radius, 0.002, Pose([cfg.spawn_x + 0.15, cfg.spawn_y, 0.001]),
-            Physics.kinematic(), Material(color=(0.1, 0.7, 0.2)), collision=False)), at="/World/Goal")
+            Physics.kinematic(), Material(color=GREEN), collision=False)), at="/World/Goal")
 
     def _after_reconfigure(self, options: dict) -> None:
-        self.k = tensor_constants(self.cfg, self.device)  # the config as 0-dim tensors, for per-step math
         self._goal_pos = self.goal.default_pose[:, :3].clone()  # world frame (N, 3)
 
     def _initialize_episode(self, env_idx: torch.Tensor, options: dict) -> None:
-        cfg, count, rng = self.cfg, len(env_idx), self.episode_rng
-        pose = self.cube.default_pose[env_idx].clone()
-        pose[:, 0] += rng.uniform(env_idx, -cfg.x_range, cfg.x_range, device=self.device)
-        pose[:, 1] += rng.uniform(env_idx, -cfg.y_range, cfg.y_range, device=self.device)
-        self.cube.set_pose(pose, env_ids=env_idx)
-        self.cube.set_velocity(torch.zeros(count, 6, device=self.device), env_ids=env_idx)
+        cfg, rng = self.cfg, self.episode_rng
+        pose = self.spawn(self.cube, env_idx)
         distance = rng.uniform(env_idx, *cfg.goal_distance, device=self.device)
         angle = rng.uniform(env_idx, -cfg.goal_angle, cfg.goal_angle, device=self.device)
         goal = self.goal.default_pose[env_idx].clone()
@@ -100,13 +87,12 @@ class FrankaPushEnv(BaseEnv):
     def evaluate(self) -> dict:
         """success, fail bool (N,); cube/tcp poses (N, 7), tcp_to_cube, cube_to_goal (N, 3), world frame."""
         k = self.k
-        cube_pose = self.cube.state.pose
-        tcp_pose = self.agent.tcp_pose
-        cube_to_goal = self._goal_pos - cube_pose[:, :3]
+        cube_pose, tcp_pose = self.cube.state_in(self.xp).pose, self.tcp_pose()
+        cube_to_goal = self.as_xp(self._goal_pos) - cube_pose[:, :3]
         cube_to_goal[:, 2] = 0.0  # the goal is a region on the floor
-        from_base = (cube_pose[:, :2] - self._env_origins[:, :2]).norm(dim=1)
+        from_base = norm(self.local(cube_pose[:, :3])[:, :2])
         return {
-            "success": cube_to_goal.norm(dim=1) <= k.goal_radius,
+            "success": norm(cube_to_goal) <= k.goal_radius,
             "fail": from_base > k.reach_limit,
             "cube_pose": cube_pose,
             "tcp_pose": tcp_pose,
@@ -114,28 +100,23 @@ class FrankaPushEnv(BaseEnv):
             "cube_to_goal": cube_to_goal,
         }
 
-    def compute_dense_reward(self, obs, action, info: dict) -> torch.Tensor:
+    def compute_dense_reward(self, obs, action, info: dict):
         """reach + push terms (weights in the config), ``success_reward`` on success; float32 (N,);
         the terms go to ``info["reward_terms"]``."""
-        k = self.k
+        k, xp = self.k, self.xp
         to_goal = info["cube_to_goal"]
-        direction = to_goal / to_goal.norm(dim=1, keepdim=True).clamp_min(1e-6)
+        direction = to_goal / norm(to_goal)[:, None].clip(1e-6)
         push_point = info["cube_pose"][:, :3] - direction * k.push_offset
-        reach = 1 - torch.tanh((push_point - info["tcp_pose"][:, :3]).norm(dim=1) * k.reach_scale)
-        push = 1 - torch.tanh(to_goal.norm(dim=1) * k.push_scale)
+        reach = 1 - xp.tanh(norm(push_point - info["tcp_pose"][:, :3]) * k.reach_scale)
+        push = 1 - xp.tanh(norm(to_goal) * k.push_scale)
         info["reward_terms"] = {"reach": reach, "push": push}
-        dense = k.reach_weight * reach + k.push_weight * push
-        return dense.masked_fill_(info["success"], self.cfg.success_reward)
-
-    def compute_normalized_dense_reward(self, obs, action, info: dict) -> torch.Tensor:
-        """Dense reward / ``success_reward``: float32 (N,) in [0, 1]."""
-        return self.compute_dense_reward(obs, action, info) / self.k.success_reward
+        return xp.where(info["success"], k.success_reward, self.weighted_sum(info["reward_terms"]))
 
     def _get_obs_extra(self, info: dict) -> dict:
         return {
-            "tcp_pose": info["tcp_pose"] - self._origin_poses,  # env-local
-            "cube_pose": info["cube_pose"] - self._origin_poses,
-            "goal_pos": self._goal_pos - self._env_origins,
+            "tcp_pose": self.local(info["tcp_pose"]),  # env-local
+            "cube_pose": self.local(info["cube_pose"]),
+            "goal_pos": self.local(self.as_xp(self._goal_pos)),
             "tcp_to_cube": info["tcp_to_cube"],
             "cube_to_goal": info["cube_to_goal"],
         }

@@ -33,10 +33,11 @@ from dataclasses import dataclass
 import torch
 
 from simulo_envs.authoring import Material, Physics, Pose, Sphere
-from simulo_envs.envs.base_env import BaseEnv
 from simulo_envs.envs.registration import register_env
+from simulo_envs.geometry import norm
 from simulo_envs.prop import Prop
-from simulo_envs.tensors import tensor_constants
+from simulo_envs.tasks.tabletop import TableTopEnv
+from simulo_envs.tensors import as_float32
 
 
 @dataclass(frozen=True)
@@ -96,20 +97,18 @@ TRAIN_CONFIG = {
 
 
 @register_env("FrankaReach-v1", max_episode_steps=FrankaReachConfig.max_episode_steps)
-class FrankaReachEnv(BaseEnv):
+class FrankaReachEnv(TableTopEnv):
     """Reach a goal point with the Panda's TCP (see the module docstring)."""
 
-    SUPPORTED_ROBOTS = ("panda",)
-    default_robot_uids = "panda"  # built by BaseEnv._load_agent
     default_control_mode = "pd_ee_delta_pos"
     cfg = FrankaReachConfig()
     default_max_episode_steps = cfg.max_episode_steps
     train_config = TRAIN_CONFIG
-
+    xp_hooks = True  # the hooks below compute with self.xp alone
 
     def _load_scene(self, options: dict) -> None:
         cfg = self.cfg
-        self.scene.add_ground()
+        super()._load_scene(options)  # the ground
         centre = [(lo + hi) / 2 for lo, hi in zip(cfg.goal_low, cfg.goal_high)]
         self.goal = Prop(Sphere(name="Goal", radius=cfg.goal_radius, pose=Pose(position=centre),
                                 physics=Physics.kinematic(), material=Material(color=(0.1, 0.8, 0.2)),
@@ -117,7 +116,6 @@ class FrankaReachEnv(BaseEnv):
         self.scene.add(self.goal, at="/World/Goal")
 
     def _after_reconfigure(self, options: dict) -> None:
-        self.k = tensor_constants(self.cfg, self.device)  # the config as tensors, for per-step math
         self._goal_low = torch.tensor(self.cfg.goal_low, dtype=torch.float32, device=self.device)
         self._goal_high = torch.tensor(self.cfg.goal_high, dtype=torch.float32, device=self.device)
         self._goal_pos = self.goal.default_pose[:, :3].clone()  # world frame (N, 3); the marker's pose
@@ -133,9 +131,9 @@ class FrankaReachEnv(BaseEnv):
 
     def evaluate(self) -> dict:
         """success bool (N,) and the TCP-to-goal quantities the reward and observations read."""
-        tcp_pos = self.agent.tcp_pose[:, :3]
-        tcp_to_goal = self._goal_pos - tcp_pos
-        distance = tcp_to_goal.norm(dim=1)
+        tcp_pos = self.tcp_pose()[:, :3]
+        tcp_to_goal = self.as_xp(self._goal_pos) - tcp_pos
+        distance = norm(tcp_to_goal)
         return {
             "success": distance <= self.k.success_radius,
             "distance": distance,
@@ -143,21 +141,19 @@ class FrankaReachEnv(BaseEnv):
             "tcp_to_goal": tcp_to_goal,
         }
 
-    def compute_dense_reward(self, obs, action, info: dict) -> torch.Tensor:
+    def compute_dense_reward(self, obs, action, info: dict):
         """Dense reward, float32 (N,) (terms in the module docstring)."""
-        k = self.k
-        reach = 1 - torch.tanh(info["distance"] * k.reach_scale)
-        success = info["success"].to(torch.float32)
-        info["reward_terms"] = {"reach": reach, "success": success}
-        return k.reach_weight * reach + k.success_weight * success
+        reach = 1 - self.xp.tanh(info["distance"] * self.k.reach_scale)
+        info["reward_terms"] = {"reach": reach, "success": as_float32(info["success"])}
+        return self.weighted_sum(info["reward_terms"])
 
-    def compute_normalized_dense_reward(self, obs, action, info: dict) -> torch.Tensor:
+    def compute_normalized_dense_reward(self, obs, action, info: dict):
         """Dense reward scaled into [0, 1], float32 (N,)."""
         return self.compute_dense_reward(obs, action, info) / (self.k.reach_weight + self.k.success_weight)
 
     def _get_obs_extra(self, info: dict) -> dict:
         return {
-            "tcp_pos": info["tcp_pos"] - self._env_origins,  # env-local
-            "goal_pos": self._goal_pos - self._env_origins,
+            "tcp_pos": self.local(info["tcp_pos"]),  # env-local
+            "goal_pos": self.local(self.as_xp(self._goal_pos)),
             "tcp_to_goal": info["tcp_to_goal"],
         }

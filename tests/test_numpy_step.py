@@ -1,4 +1,6 @@
-"""The CPU fast path of ``step`` (a task's ``_numpy_step``) gives what the torch hooks give."""
+"""The CPU fast path of ``step``: the framework runs every task's own hooks on numpy arrays
+(``BaseEnv.xp_hooks``, ``simulo_envs/envs/fast_step.py``) and must return what the torch hooks
+return, for every task of the suite, every reward mode and every control mode."""
 
 import warnings
 
@@ -7,10 +9,17 @@ import pytest
 import sapien
 import torch
 
+import simulo_envs.tasks  # noqa: F401  (registers the tasks)
 from simulo_envs.envs.faults import FaultReason
-from simulo_envs.policies import LiftExpert
+from simulo_envs.envs.registration import REGISTERED
+from simulo_envs.policies import EXPERTS
 from simulo_envs.tasks.franka_lift import FrankaLiftEnv
 from simulo_envs.tensors import all_finite
+
+TASKS = ("FrankaLift-v1", "FrankaLiftMixed-v1", "FrankaLiftRandomized-v1", "FrankaReach-v1", "FrankaPush-v1",
+         "FrankaStack-v1", "FrankaPickPlace-v1", "FrankaOpenDrawer-v1")
+REWARD_MODES = ("normalized_dense", "dense", "sparse", "none")
+OTHER_CONTROL_MODES = ("pd_joint_delta_pos", "pd_joint_pos", "pd_ee_delta_pose", "pd_ee_pose")
 
 
 def _leaves(tree, prefix=""):
@@ -30,35 +39,88 @@ def _assert_same(fast, slow, what):
         torch.testing.assert_close(fast, slow, rtol=0, atol=2e-6, msg=what)
 
 
-@pytest.mark.parametrize("reward_mode", ["normalized_dense", "dense", "sparse", "none"])
-def test_fast_step_matches_the_torch_hooks_through_grasps_lifts_and_resets(reward_mode):
-    env = FrankaLiftEnv(num_envs=3, control_mode="pd_ee_delta_pos", reward_mode=reward_mode)
+def _assert_same_outputs(env, action, what):
+    """The fast path's ``(info, obs, reward, terminated)`` equal the torch hooks' on the env's
+    current state, in every reward mode (both paths only read the state)."""
+    mode = env.reward_mode
+    try:
+        for env.reward_mode in REWARD_MODES:
+            fast = env._numpy_outputs(action)
+            env._fast_step = False
+            slow = env._step_outputs(action)
+            env._fast_step = True
+            label = f"{what}, {env.reward_mode}"
+            assert [k for k, _ in _leaves(fast[0])] == [k for k, _ in _leaves(slow[0])], label
+            for (key, f), (_, s) in zip(_leaves(fast[0]), _leaves(slow[0])):
+                _assert_same(f, s, f"{label}: info[{key}]")
+            for k, name in ((1, "obs"), (2, "reward"), (3, "terminated")):
+                _assert_same(fast[k], slow[k], f"{label}: {name}")
+            assert fast[4] is True, label  # obs and reward checked finite
+    finally:
+        env.reward_mode = mode
+
+
+class _ReachController:
+    """FrankaReach-v1 has no scripted expert: move the TCP straight at the goal (pd_ee_delta_pos,
+    0.1 m per unit action)."""
+
+    def __init__(self, env):
+        self.env = env
+
+    def act(self):
+        step = (self.env.get_info()["tcp_to_goal"] / 0.1).clamp(-1, 1)
+        return torch.cat([step, torch.ones(len(step), 1)], dim=1)
+
+
+@pytest.mark.parametrize("task", TASKS)
+def test_fast_path_gives_the_torch_hooks_outputs_over_expert_episodes(task):
+    env = REGISTERED[task](num_envs=3, control_mode="pd_ee_delta_pos")
     assert env._fast_step
-    expert = LiftExpert(env)
+    expert = _ReachController(env) if task == "FrankaReach-v1" else EXPERTS[task](env)
     env.reset(seed=3)
     seen = {"grasp": 0, "success": 0, "reset": 0}
-    for _ in range(70):
+    for step in range(150):
         action = expert.act()
-        obs, reward, terminated, truncated, info = env.step(action)
-        # The torch hooks on the same state (contacts of the same step).
-        slow_info = env.get_info()
-        slow_reward = env.get_reward(env.get_obs(slow_info, unflattened=True), action, slow_info)
-        _assert_same(obs, env.get_obs(slow_info), "obs")
-        _assert_same(reward, slow_reward, "reward")
-        _assert_same(terminated, slow_info["success"], "terminated")
-        fast_leaves = {k: v for k, v in _leaves(info) if not k.startswith("sim_fault")}
-        slow_leaves = dict(_leaves(slow_info))
-        assert list(fast_leaves) == list(slow_leaves)
-        for key in slow_leaves:
-            _assert_same(fast_leaves[key], slow_leaves[key], key)
-        seen["grasp"] += int(info["is_grasped"].sum())
+        obs, reward, terminated, truncated, info = env.step(action)  # the fast path
+        fast_step = (info, obs, reward, terminated)
+        env._fast_step = False
+        slow = env._step_outputs(action)  # the torch hooks on the same state (the same step's contacts)
+        env._fast_step = True
+        assert [k for k, _ in _leaves(info) if not k.startswith("sim_fault")] == [k for k, _ in _leaves(slow[0])]
+        for key, value in _leaves(slow[0]):
+            _assert_same(dict(_leaves(info))[key], value, f"step {step}: info[{key}]")
+        for k in range(1, 4):
+            _assert_same(fast_step[k], slow[k], f"step {step}: output {k}")
+        _assert_same_outputs(env, action, f"step {step}")
+        seen["grasp"] += int(info.get("is_grasped", torch.zeros(1)).sum())
         seen["success"] += int(info["success"].sum())
         done = terminated | truncated
         if done.any():
             seen["reset"] += 1
             env.reset(options={"env_idx": done})
+        if seen["success"] >= 3 and seen["reset"] >= 1 and step >= 69:
+            break
     env.close()
-    assert seen["grasp"] > 20 and seen["success"] >= 3 and seen["reset"] >= 1, seen
+    assert seen["success"] >= 3 and seen["reset"] >= 1, seen
+    if task.startswith("FrankaLift"):
+        assert seen["grasp"] > 20, seen
+    elif task in ("FrankaStack-v1", "FrankaPickPlace-v1"):
+        assert seen["grasp"] > 0, seen
+
+
+@pytest.mark.parametrize("control_mode", OTHER_CONTROL_MODES)
+def test_fast_path_gives_the_torch_hooks_outputs_in_every_control_mode(control_mode):
+    # Two tasks per control mode (the suite in four pairs), random actions.
+    k = OTHER_CONTROL_MODES.index(control_mode)
+    for task in TASKS[2 * k:2 * k + 2]:
+        env = REGISTERED[task](num_envs=2, control_mode=control_mode)
+        assert env._fast_step
+        env.reset(seed=k)
+        actions = np.random.default_rng(k).uniform(-1, 1, (12, 2, env.single_action_space.shape[0]))
+        for step, action in enumerate(torch.from_numpy(actions.astype(np.float32))):
+            env.step(action)
+            _assert_same_outputs(env, action, f"{task}, {control_mode}, step {step}")
+        env.close()
 
 
 def test_fast_and_torch_steps_return_the_same_structure():

@@ -74,6 +74,7 @@ def measure_floor(num_envs: int, steps: int, warmup: int = 20) -> float:
 
     from simulo_envs.sim.contacts import ContactPairQuery
     from simulo_envs.tasks.franka_lift import FrankaLiftEnv, lift_predicates, lift_reward
+    from simulo_envs.tensors import numpy_constants
 
     env = FrankaLiftEnv(num_envs=num_envs)
     backend, robot, n = env.backend, env.agent.robot, num_envs
@@ -87,8 +88,8 @@ def measure_floor(num_envs: int, steps: int, warmup: int = 20) -> float:
     qvel = backend._packed_index("qvel", robot._gid)
     checked = np.concatenate([block[:, [0, 1, 2, 7, 8, 9, 10, 11, 12]], qvel], 1)  # position, v, w, qvel
     m = env.agent.controller._np
-    low, high, k = env._action_low_np, env._action_high_np, env._k_np
-    origin, spawn_z = env._origin_np, env._spawn_z_np
+    low, high, k = env._action_low_np, env._action_high_np, numpy_constants(env.cfg)
+    origin, spawn_z = env._origin_poses.numpy(), env.block.default_pose[:, 2].numpy()
     # The fault bounds (SimConfig's defaults): box around the origin, 0.577 x the speed limits per component.
     lo = np.c_[origin[:, :3] + (-5, -5, -1), np.full((n, 3), -11.5), np.full((n, 3), -115), np.full((n, 9), -50)]
     hi = np.c_[origin[:, :3] + (5, 5, 5), np.full((n, 3), 11.5), np.full((n, 3), 115), np.full((n, 9), 50)]

@@ -63,6 +63,7 @@ from simulo_envs.envs.viewer import HumanViewerMixin, check_human_render
 from simulo_envs.sim import backend_device, resolve_backend_name
 from simulo_envs.sim.config import SimConfig
 from simulo_envs.sim.render import require_vulkan
+from simulo_envs.tensors import as_float32
 
 __all__ = ["BaseEnv", "episode_seeds"]
 
@@ -144,6 +145,14 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
     #: ``reset(options=...)`` keys this class reads; each subclass (or mixin) lists only its own
     #: additions, the accepted set is the union over the MRO (``reset_options.known_reset_option_keys``).
     reset_option_keys: tuple[str, ...] = ("env_idx", "reconfigure", "reset_to_env_states")
+    xp_hooks: bool = False
+    """Set True in a task class whose step hooks (``evaluate``, ``compute_*_reward``,
+    ``_get_obs_agent``, ``_get_obs_extra``) compute with ``self.xp`` alone: its functions, state
+    read through ``state_in(self.xp)`` and the agent's ``xp=`` queries, the task's own tensors
+    through ``self.as_xp``. The framework then runs those same hooks on numpy arrays where that is
+    cheaper (physx_cpu, ``state`` obs mode; ``fast_step.py``). A subclass that overrides a hook
+    without setting it again gets the torch path."""
+    _xp = torch
 
     def __init__(
         self,
@@ -225,6 +234,7 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
         self._last_obs = None
         self._init_randomization(randomization)
         self._init_faults()
+        self._numpy_views: dict = {}
         self._elapsed_steps = torch.zeros(self.num_envs, dtype=torch.int32, device=self.device)
         self._one = torch.tensor(1, dtype=torch.int32, device=self.device)
         self._limit = torch.zeros((), dtype=torch.int32, device=self.device)
@@ -298,6 +308,31 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
         ``_initialize_episode`` follow the same seeds (``simulo_envs/envs/torch_rng.py``)."""
         return self._rng
 
+    @property
+    def xp(self):
+        """The array module the step hooks compute with: ``torch`` (tensors on ``device``), or
+        ``numpy`` while the CPU fast path runs them (``fast_step.py``; only for a class that sets
+        ``xp_hooks``). Hooks call its functions (``xp.tanh``, ``xp.where``, ...), read state with
+        ``state_in(xp)`` and return arrays of it."""
+        return self._xp
+
+    def as_xp(self, tensor: torch.Tensor):
+        """A tensor of the task's own (on ``device``) as an array of ``self.xp``: the tensor itself,
+        or on the CPU fast path its numpy view (the same memory, so it follows in-place writes to
+        the tensor). Read it, never write it."""
+        return tensor if self._xp is torch else self._numpy_view(tensor)
+
+    def _numpy_view(self, tensor: torch.Tensor) -> np.ndarray:
+        """The numpy view of a CPU tensor (the same memory), remembered per tensor object: torch's
+        ``.numpy()`` costs a few microseconds a call, a lookup a fraction of one."""
+        views = self._numpy_views
+        held = views.get(id(tensor))
+        if held is None or held[0] is not tensor:
+            if len(views) >= 64:  # tensors made anew each step: keep no more than a few
+                views.clear()
+            held = views[id(tensor)] = (tensor, tensor.numpy())
+        return held[1]
+
     # ------------------------------------------------------------------ hooks for tasks
     def _load_agent(self, options: dict, initial_agent_poses=None, build_separate: bool = False) -> None:
         """Create ``self.agent`` from ``self.robot_uids`` and add its robot(s) to ``self.scene``.
@@ -357,18 +392,20 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
 
     def compute_sparse_reward(self, obs: Any, action: torch.Tensor, info: dict) -> torch.Tensor:
         """+1 where ``info["success"]``, -1 where ``info["fail"]``, else 0; float32 (N,)."""
-        reward = torch.zeros(self.num_envs, device=self.device)
+        reward = self._zeros()
         if "success" in info:
-            reward = reward + info["success"].to(torch.float32)
+            reward = reward + as_float32(info["success"])
         if "fail" in info:
-            reward = reward - info["fail"].to(torch.float32)
+            reward = reward - as_float32(info["fail"])
         return reward
 
     def _get_obs_agent(self) -> dict:
         """Proprioception: ``{"qpos": (N, dof), "qvel": (N, dof)}`` (per agent key for several robots)."""
         if hasattr(self.agent, "get_proprioception"):
-            return self.agent.get_proprioception()
-        state = self.agent.robot.state
+            if self._xp is torch:  # an agent may take no ``xp`` (it then gets no fast path)
+                return self.agent.get_proprioception()
+            return self.agent.get_proprioception(xp=self._xp)
+        state = self.agent.robot.state_in(self._xp)
         return {"qpos": state.qpos, "qvel": state.qvel}
 
     def _get_obs_extra(self, info: dict) -> dict:

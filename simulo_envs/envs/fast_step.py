@@ -1,27 +1,32 @@
-"""The CPU fast path of ``BaseEnv.step``: a task's optional ``_numpy_step`` replaces the torch
-hooks (``evaluate``, the reward, the observation) with numpy on physx_cpu in ``state`` obs mode,
-where at small batches each torch call costs several times numpy's. ``BaseEnv.step`` takes it
-while ``_fast_step`` is True (decided at reconfigure by ``_numpy_step_applies``) and no hook is
-set on the instance; ``tests/test_numpy_step.py`` checks both paths give the same outputs."""
+"""The CPU fast path of ``BaseEnv.step``: the task's own step hooks, run on numpy arrays.
+
+At small batches every torch call costs several times what the same numpy call costs (about
+5-10 us against 1-2 us on this project's CPUs), and a task's ``evaluate``, reward and
+observation make dozens of them per step. A task whose hooks compute with ``self.xp`` alone
+(``BaseEnv.xp_hooks``) is written once; on physx_cpu in ``state`` obs mode the framework runs the
+same hooks with ``xp`` = numpy on the backend's numpy state (``state_in(numpy)``, the agent's
+``xp=numpy`` queries), then hands the outputs back as torch tensors on fresh memory, with the
+keys, order, dtypes and shapes of the torch path. ``tests/test_numpy_step.py`` steps every task
+of the suite through both paths and compares them.
+
+``step`` takes it while ``_fast_step`` is True (decided at each (re)build by
+``_numpy_step_applies``) and no hook is set on the instance (``env.evaluate = ...``: the torch
+path honours it).
+"""
 
 from __future__ import annotations
+
+import inspect
 
 import numpy as np
 import torch
 
+from simulo_envs.envs.observations import flatten_obs
 from simulo_envs.tensors import all_finite
 
 
 class NumpyStepMixin:
     """``BaseEnv``'s side of the fast path (module docstring)."""
-
-    _numpy_step = None
-    """A task may define ``_numpy_step(self) -> (info, obs, reward)``: what ``evaluate`` (then
-    ``compute_*_reward``, which may add ``info["reward_terms"]``), the flat ``state`` observation
-    (N, D) and the reward of ``reward_mode`` give, as numpy arrays computed on the backend's
-    numpy state. On physx_cpu with ``obs_mode="state"`` ``step`` then uses it instead of the torch
-    hooks: at small batches each torch call costs several times numpy's (``tasks/franka_lift.py``).
-    It must give the hooks' values: a test of the task compares the two paths."""
 
     _NUMPY_STEP_HOOKS = ("evaluate", "get_info", "get_obs", "get_reward", "compute_dense_reward",
                          "compute_normalized_dense_reward", "compute_sparse_reward", "_get_obs_state_dict",
@@ -29,35 +34,59 @@ class NumpyStepMixin:
     _NUMPY_STEP_HOOK_SET = frozenset(_NUMPY_STEP_HOOKS)
 
     def _numpy_step_applies(self) -> bool:
-        """True when ``step`` may take ``_numpy_step``: the env runs on physx_cpu in ``state`` obs
-        mode, and no class below the one that defines ``_numpy_step`` overrides a hook it stands
-        for (a subclass that changes ``evaluate`` or the reward gets the torch path; so does a
-        step while such a hook is set on the instance itself)."""
+        """True when ``step`` may run the hooks on numpy: the env runs on physx_cpu (numpy state)
+        in ``state`` obs mode, the agent reads its proprioception in numpy (``xp=``), and the
+        class that last sets ``xp_hooks`` sets it True with no class below it overriding a hook
+        (a subclass that changes ``evaluate`` or the reward in torch gets the torch path; so does
+        a step while such a hook is set on the instance itself)."""
         cls = type(self)
-        owner = next((c for c in cls.__mro__ if c.__dict__.get("_numpy_step") is not None), None)
-        if owner is None or self.obs_mode != "state" or self.device.type != "cpu":
+        owner = next((c for c in cls.__mro__ if "xp_hooks" in c.__dict__), None)
+        if owner is None or not owner.__dict__["xp_hooks"]:
             return False
-        if getattr(self._backend, "_packed_state", None) is None:  # GPU backends hold torch state
+        if self.obs_mode != "state" or self.sim_backend != "physx_cpu":
+            return False
+        proprioception = getattr(self.agent, "get_proprioception", None)
+        if proprioception is not None and "xp" not in inspect.signature(proprioception).parameters:
             return False
         return all(getattr(cls, name) is getattr(owner, name) for name in self._NUMPY_STEP_HOOKS)
 
-    def _numpy_outputs(self) -> tuple:
-        """``step``'s ``(info, obs, reward, terminated, finite)`` from ``_numpy_step``: the same keys,
-        order, dtypes and shapes as the torch hooks give, every tensor on fresh memory; ``finite``:
-        True when obs and reward are all finite (``all_finite``; False sends the fault check to
-        test the rows)."""
-        info_np, obs, reward = self._numpy_step()
+    def _numpy_outputs(self, action) -> tuple:
+        """``step``'s ``(info, obs, reward, terminated, finite)`` from the hooks run on numpy: every
+        array becomes a tensor on its own memory (``torch.from_numpy``, no copy: the hooks'
+        results are fresh); ``finite``: True when obs and reward are all finite (``all_finite``;
+        False sends the fault check to test the rows)."""
+        self._xp = np
+        try:
+            info = self.get_info()
+            raw_obs = self._get_obs_state_dict(info)  # get_obs in "state" mode (no subclass changes it)
+            reward = self.get_reward(raw_obs, self._action_as_numpy(action), info)
+            obs = flatten_obs(raw_obs)
+            terminated = self._terminated(info)
+        finally:
+            del self._xp  # back to the class's torch
         finite = all_finite(obs) and all_finite(reward)
-        terms = info_np.pop("reward_terms", None)
-        info = {key: torch.from_numpy(value) for key, value in info_np.items()}
-        info["elapsed_steps"] = self._elapsed_steps.clone()
-        self._add_privileged(info)
-        if terms is not None:
-            info["reward_terms"] = {key: torch.from_numpy(value) for key, value in terms.items()}
-        success, fail = info_np.get("success"), info_np.get("fail")
-        if success is None and fail is None:
-            terminated = np.zeros(self.num_envs, dtype=bool)
+        return _as_tensors(info), torch.from_numpy(obs), torch.from_numpy(reward), torch.from_numpy(terminated), finite
+
+    def _action_as_numpy(self, action):
+        """The step's clipped action as the hooks see it on the fast path: the numpy array it was
+        made from, or a numpy view (a dict of them for several agents); None for None."""
+        if isinstance(action, torch.Tensor):
+            return self._numpy_view(action)
+        if isinstance(action, dict):
+            return {key: self._action_as_numpy(value) for key, value in action.items()}
+        return action
+
+
+
+
+def _as_tensors(info: dict) -> dict:
+    """``info`` with every numpy array (nested dicts too) as a tensor on the same memory."""
+    out = {}
+    for key, value in info.items():
+        if isinstance(value, np.ndarray):
+            out[key] = torch.from_numpy(value)
+        elif isinstance(value, dict):
+            out[key] = _as_tensors(value)
         else:
-            terminated = success | fail if success is not None and fail is not None else (
-                success if fail is None else fail).copy()
-        return info, torch.from_numpy(obs), torch.from_numpy(reward), torch.from_numpy(terminated), finite
+            out[key] = value
+    return out

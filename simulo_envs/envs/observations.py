@@ -61,17 +61,20 @@ class ObservationMixin:
         return obs
 
 
-def flatten_obs(obs: dict) -> torch.Tensor:
-    """Concatenate every leaf tensor of a nested dict along dim 1, depth first in key order.
+def flatten_obs(obs: dict):
+    """Concatenate every leaf of a nested dict along dim 1, depth first in key order.
 
     Leaves of shape ``(N,)`` count as one column; ``(N, a, b)`` leaves are flattened. Bool and
-    integer leaves become float32. Returns float32 ``(N, D)``.
+    integer leaves become float32. Returns float32 ``(N, D)``: a tensor for tensor leaves, a numpy
+    array for numpy leaves (the CPU fast path, ``fast_step.py``).
 
     Called on every step: it allocates no reference cycle (no recursive closure), so the tensors
     it touches are freed by reference counting, never left to the garbage collector.
     """
-    leaves: list[torch.Tensor] = []
+    leaves: list = []
     _collect_leaves(obs, leaves)
+    if leaves and isinstance(leaves[0], np.ndarray):
+        return np.concatenate(leaves, axis=1, dtype=np.float32)
     # torch.cat promotes bool and integer columns to the float32 of the others (one cast, not one
     # per leaf); a dict of integer leaves only is cast at the end.
     try:
@@ -81,13 +84,13 @@ def flatten_obs(obs: dict) -> torch.Tensor:
     return flat if flat.dtype == torch.float32 else flat.to(torch.float32)
 
 
-def _collect_leaves(node, leaves: list) -> None:
-    """Append ``node``'s leaves to ``leaves`` as ``(N, k)`` tensors, depth first."""
-    if isinstance(node, dict):
-        for value in node.values():
+def _collect_leaves(node: dict, leaves: list) -> None:
+    """Append the leaves of the dict ``node`` to ``leaves`` as ``(N, k)`` arrays, depth first."""
+    for value in node.values():
+        if isinstance(value, dict):
             _collect_leaves(value, leaves)
-        return
-    leaves.append(node if node.ndim == 2 else node.reshape(node.shape[0], -1))
+        else:
+            leaves.append(value if value.ndim == 2 else value.reshape(value.shape[0], -1))
 
 
 def space_from_obs(obs, batched: bool) -> spaces.Space:

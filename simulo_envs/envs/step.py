@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+import numpy as np
 import torch
 
 from simulo_envs.envs.actions import clip_action, clip_dict_action
@@ -37,7 +38,12 @@ class StepMixin:
         """
         self._require_open()
         action = self._step_action(action)
-        self._elapsed_steps.add_(self._one)
+        on_cpu = self.device.type == "cpu"
+        if on_cpu:  # numpy's in-place add on the same memory costs a fraction of torch's
+            elapsed = self._numpy_view(self._elapsed_steps)
+            elapsed += 1
+        else:
+            self._elapsed_steps.add_(self._one)
         if self._randomizer.has_interval:
             self._randomizer.interval(self._elapsed_steps)
         self._detect_faults()  # quarantines envs whose physics went bad (faults.py)
@@ -45,18 +51,20 @@ class StepMixin:
         if self.max_episode_steps is None:
             truncated = self._false()
         else:
-            truncated = self._elapsed_steps >= self._limit
+            truncated = torch.from_numpy(elapsed >= self._max_episode_steps) if on_cpu else self._elapsed_steps >= self._limit
         obs, reward, terminated, truncated = self._quarantine_outputs(obs, reward, terminated, truncated, info, finite)
         self._last_obs = obs
         return obs, reward, terminated, truncated, info
 
     def _step_outputs(self, action) -> tuple:
         """``(info, obs, reward, terminated, finite)`` of the step just simulated, from the task's
-        hooks (or the CPU fast path standing in for them, ``fast_step.py``); ``finite``: True when
-        obs and reward are known to be finite, None when not checked yet."""
-        # A hook set on the instance (env.evaluate = ...) is honoured: the torch path calls it.
-        if self._fast_step and self.__dict__.keys().isdisjoint(self._NUMPY_STEP_HOOK_SET):
-            return self._numpy_outputs()
+        hooks: in torch, or run on numpy by the CPU fast path (``fast_step.py``); ``finite``: True
+        when obs and reward are known to be finite, None when not checked yet."""
+        # The first step after each build takes the torch path, where the hooks' outputs are checked
+        # (hook_checks.py); a hook set on the instance (env.evaluate = ...) is honoured there too.
+        if (self._fast_step and self.__dict__.get("_hooks_checked_build") == self._reconfig_count
+                and self.__dict__.keys().isdisjoint(self._NUMPY_STEP_HOOK_SET)):
+            return self._numpy_outputs(action)
         info = self.get_info()
         raw_obs = self.get_obs(info, unflattened=True)
         reward = checked_reward(self, info, raw_obs, action)  # get_reward; outputs checked once per build
@@ -79,19 +87,27 @@ class StepMixin:
         return action
 
     def _terminated(self, info: dict) -> torch.Tensor:
-        """bool (N,): ``info["success"] | info["fail"]`` (either may be absent), a new tensor."""
+        """bool (N,): ``info["success"] | info["fail"]`` (either may be absent), a new array of ``xp``."""
         success, fail = info.get("success"), info.get("fail")
         if success is None and fail is None:
             return self._false()
         if fail is None:
-            return success.clone()
+            return _copy(success)
         if success is None:
-            return fail.clone()
+            return _copy(fail)
         return success | fail
 
     def _false(self) -> torch.Tensor:
-        """bool (N,) all False."""
+        """bool (N,) all False, of ``xp``."""
+        if self._xp is np:
+            return np.zeros(self.num_envs, dtype=bool)
         return torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
+
+    def _zeros(self) -> torch.Tensor:
+        """float32 (N,) zeros, of ``xp``."""
+        if self._xp is np:
+            return np.zeros(self.num_envs, dtype=np.float32)
+        return torch.zeros(self.num_envs, device=self.device)
 
     def _prepare_action(self, action) -> Optional[torch.Tensor]:
         """Validate and clip an action (``clip_action``); returns float32 (N, action_dim) on
@@ -112,8 +128,12 @@ class StepMixin:
             if not bool(torch.isfinite(action).all()):
                 raise ValueError("action contains NaN or inf; no env was stepped")
             return torch.clamp(action.to(self.device), self._action_low, self._action_high)
-        clipped = torch.from_numpy(clip_action(action, self.num_envs, self._action_low_np, self._action_high_np))
-        return clipped if self.device.type == "cpu" else clipped.to(self.device)
+        array = clip_action(action, self.num_envs, self._action_low_np, self._action_high_np)
+        clipped = torch.from_numpy(array)
+        if self.device.type != "cpu":
+            return clipped.to(self.device)
+        self._numpy_views[id(clipped)] = (clipped, array)  # what the fast path's hooks get (fast_step.py)
+        return clipped
 
     # ------------------------------------------------------------------ hooks around the physics
     def _before_control_step(self) -> None:
@@ -141,8 +161,14 @@ class StepMixin:
         """``evaluate()`` plus ``"elapsed_steps"`` (int32 (N,)) and, with a randomization table,
         ``"privileged"`` (float32 (N, D): the randomized values, ``randomization.privileged_names``)."""
         info = self.evaluate()
-        info["elapsed_steps"] = self._elapsed_steps.clone()
+        if self._xp is torch:
+            info["elapsed_steps"] = self._elapsed_steps.clone()
+            self._add_privileged(info)
+            return info
+        info["elapsed_steps"] = self.as_xp(self._elapsed_steps).copy()  # numpy throughout (fast_step.py)
         self._add_privileged(info)
+        if "privileged" in info:
+            info["privileged"] = info["privileged"].numpy()
         return info
 
     def get_reward(self, obs, action, info) -> torch.Tensor:
@@ -155,5 +181,9 @@ class StepMixin:
             return self.compute_normalized_dense_reward(obs, action, info)
         if mode == "sparse":
             return self.compute_sparse_reward(obs, action, info)
-        return torch.zeros(self.num_envs, device=self.device)
+        return self._zeros()
 
+
+def _copy(array):
+    """A copy of a tensor or numpy array."""
+    return array.clone() if isinstance(array, torch.Tensor) else array.copy()

@@ -1,0 +1,116 @@
+"""What the table-top tasks share: a robot at the env origin on a ground plane, cubes that spawn
+on the ground with their x-y randomised, the config's numbers for per-step math, env-local
+observations and the dense reward as a weighted sum of named terms.
+
+A task subclasses ``TableTopEnv`` and still reads top to bottom like the seed example: config
+(a subclass of ``TableTopConfig`` where it has those fields), ``_load_scene`` (``super()`` adds the
+ground, ``add_cube`` a cube), ``_initialize_episode`` (``spawn`` draws a prop's spawn),
+``evaluate``, ``compute_dense_reward`` (``weighted_sum`` of the terms), ``_get_obs_extra``
+(``local`` makes world poses env-local). Its step hooks compute with ``self.xp`` (torch, or numpy
+on the CPU fast path: ``BaseEnv.xp_hooks``, ``simulo_envs/envs/fast_step.py``); the helpers here
+serve both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Optional
+
+import torch
+
+from simulo_envs.authoring import Cuboid, Material, Physics, Pose
+from simulo_envs.envs.base_env import BaseEnv
+from simulo_envs.prop import Prop
+from simulo_envs.tensors import numpy_constants, tensor_constants
+
+RED = (0.85, 0.15, 0.1)
+"""The colour of the cube a task is about (RGB in [0, 1])."""
+GREEN = (0.1, 0.7, 0.2)
+"""The colour of goals and second cubes (RGB in [0, 1])."""
+
+
+@dataclass(frozen=True)
+class TableTopConfig:
+    """The tunables most table-top tasks share, with units; env-local metres. A task's config
+    subclasses it, adds its own fields and restates the defaults it changes."""
+
+    spawn_x: float = 0.5            # env-local spawn of the task's cube [m]
+    spawn_y: float = 0.0
+    x_range: float = 0.10           # +- x randomisation around the spawn [m]
+    y_range: float = 0.20           # +- y randomisation around the spawn [m]
+    reach_scale: float = 5.0        # reach term = 1 - tanh(reach_scale * distance to the target) [1/m]
+    reach_weight: float = 1.0
+    success_reward: float = 5.0     # dense reward on success; also the normaliser
+    max_episode_steps: int = 100
+
+
+class TableTopEnv(BaseEnv):
+    """Base of the table-top tasks: the Panda (``pd_joint_delta_pos`` by default) at each env's
+    origin on a ground plane; a task sets ``cfg`` (a frozen dataclass of its numbers) and
+    ``default_max_episode_steps`` and writes the hooks (module docstring)."""
+
+    SUPPORTED_ROBOTS = ("panda",)
+    default_robot_uids = "panda"  # built by BaseEnv._load_agent
+    default_control_mode = "pd_joint_delta_pos"
+    cfg = TableTopConfig()
+
+    # ------------------------------------------------------------------ scene
+    def _load_scene(self, options: dict) -> None:
+        """The ground plane (at z = 0); a task adds its objects after ``super()._load_scene``."""
+        self.scene.add_ground()
+
+    def add_cube(self, name: str, size: float, mass: float, color=RED, xy: Optional[tuple] = None) -> Prop:
+        """A cube prop at ``/World/<name>``: edge ``size`` [m], ``mass`` [kg], resting upright on the
+        ground at env-local ``xy`` [m] (default ``(cfg.spawn_x, cfg.spawn_y)``), RGB ``color``."""
+        x, y = (self.cfg.spawn_x, self.cfg.spawn_y) if xy is None else xy
+        cube = Prop(Cuboid(name, (size,) * 3, Pose([x, y, size / 2]), Physics.rigid(mass=mass), Material(color=color)))
+        return self.scene.add(cube, at=f"/World/{name}")
+
+    # ------------------------------------------------------------------ episode
+    def spawn(self, prop: Prop, env_idx: torch.Tensor) -> torch.Tensor:
+        """Put ``prop`` at rest at its spawn pose moved by x ~ U(-x_range, x_range), then
+        y ~ U(-y_range, y_range) [m] (``cfg``; one draw each per env of ``env_idx``, from the
+        episode streams). Returns the poses written, world frame (k, 7)."""
+        cfg, rng = self.cfg, self.episode_rng
+        pose = prop.default_pose[env_idx].clone()
+        pose[:, 0] += rng.uniform(env_idx, -cfg.x_range, cfg.x_range, device=self.device)
+        pose[:, 1] += rng.uniform(env_idx, -cfg.y_range, cfg.y_range, device=self.device)
+        prop.set_pose(pose, env_ids=env_idx)
+        prop.set_velocity(torch.zeros(len(env_idx), 6, device=self.device), env_ids=env_idx)
+        return pose
+
+    # ------------------------------------------------------------------ step hooks' helpers
+    @property
+    def k(self) -> SimpleNamespace:
+        """``cfg``'s numbers as scalars of ``self.xp``: 0-dim float32 tensors on ``device`` (cheaper
+        than Python floats in torch arithmetic) or float32 numpy scalars (the CPU fast path)."""
+        cache = self.__dict__.get("_k")
+        if cache is None or cache[0] is not self.cfg:
+            cache = self._k = (self.cfg, tensor_constants(self.cfg, self.device), numpy_constants(self.cfg))
+        return cache[1] if self.xp is torch else cache[2]
+
+    def tcp_pose(self):
+        """(N, 7) the agent's TCP pose ``[x, y, z, qw, qx, qy, qz]``, world frame, of ``self.xp``."""
+        return self.agent.robot.state_in(self.xp).tcp_pose
+
+    def local(self, world):
+        """``world`` poses (N, 7) or positions (N, 3), world frame, in each env's own frame (minus
+        its origin), of ``self.xp``."""
+        origins = self._origin_poses if world.shape[1] == 7 else self._env_origins
+        return world - self.as_xp(origins)
+
+    def weighted_sum(self, terms: dict):
+        """``sum(cfg.<name>_weight * term)`` over the reward terms, in their order (N,)."""
+        k, total = self.k, None
+        for name, term in terms.items():
+            value = getattr(k, f"{name}_weight") * term
+            total = value if total is None else total + value
+        return total
+
+    def compute_normalized_dense_reward(self, obs, action, info: dict):
+        """Dense reward / ``success_reward``: float32 (N,) in [0, 1]."""
+        return self.compute_dense_reward(obs, action, info) / self.k.success_reward
+
+
+__all__ = ["TableTopConfig", "TableTopEnv", "RED", "GREEN"]
