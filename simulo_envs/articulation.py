@@ -15,7 +15,7 @@ import torch
 from simulo_envs.env_ids import EnvIds, normalize_env_ids
 from simulo_envs.physical_params import JointParamsMixin
 from simulo_envs.scene_object import SceneObject
-from simulo_envs.tensors import as_float_array, check_array_module, to_device, to_xp
+from simulo_envs.tensors import as_float_array, to_device, to_xp
 
 
 class ArticulationState:
@@ -75,20 +75,6 @@ class ArticulationObject(JointParamsMixin, SceneObject):
     """
 
     _kind = "articulation"
-
-    def state_in(self, xp) -> ArticulationState:
-        """The live state accessor whose reads are arrays of the module ``xp``: ``torch`` ->
-        ``state`` itself (fresh tensors on the env's device); ``numpy`` -> fresh float32 numpy
-        arrays, the same layouts (what a task's step hooks read on the CPU fast path,
-        ``BaseEnv.xp``; a GPU backend's tensors are copied to the host).
-
-        Raises:
-            ValueError: ``xp`` is neither ``torch`` nor ``numpy``.
-        """
-        if xp is torch:
-            return self._state
-        check_array_module(xp)
-        return self._numpy_state
 
     @property
     def dof(self) -> int:

@@ -17,7 +17,7 @@ from simulo_envs.authoring import Capsule, Cuboid, Cylinder, PrimitiveShape, Sph
 from simulo_envs.env_ids import EnvIds, normalize_env_ids
 from simulo_envs.physical_params import PropParamsMixin
 from simulo_envs.scene_object import SceneObject
-from simulo_envs.tensors import check_array_module, to_xp
+from simulo_envs.tensors import to_xp
 
 _SHAPE_TYPES = (Cuboid, Sphere, Cylinder, Capsule)
 
@@ -163,20 +163,6 @@ class Prop(PropParamsMixin, SceneObject):
     def state(self) -> PropState:
         """The live state accessor (the same object on every access); see ``PropState``."""
         return self._state
-
-    def state_in(self, xp) -> PropState:
-        """The live state accessor whose reads are arrays of the module ``xp``: ``torch`` ->
-        ``state`` itself (fresh tensors on the env's device); ``numpy`` -> fresh float32 numpy
-        arrays, the same layouts (what a task's step hooks read on the CPU fast path,
-        ``BaseEnv.xp``; a GPU backend's tensors are copied to the host).
-
-        Raises:
-            ValueError: ``xp`` is neither ``torch`` nor ``numpy``.
-        """
-        if xp is torch:
-            return self._state
-        check_array_module(xp)
-        return self._numpy_state
 
     @property
     def default_pose(self) -> torch.Tensor:

@@ -13,7 +13,7 @@ from typing import Optional
 import torch
 
 from simulo_envs.env_ids import normalize_env_ids
-from simulo_envs.tensors import as_float_array, normalized_poses
+from simulo_envs.tensors import as_float_array, check_array_module, normalized_poses
 
 
 class SceneObject:
@@ -45,6 +45,20 @@ class SceneObject:
     def num_envs(self) -> int:
         """Number of envs (0 until attached)."""
         return self._num_envs
+
+    def state_in(self, xp):
+        """The live state accessor whose reads are arrays of the module ``xp``: ``torch`` ->
+        ``state`` itself (fresh tensors on the env's device); ``numpy`` -> fresh float32 numpy
+        arrays, the same layouts (what a task's step hooks read on the CPU fast path,
+        ``BaseEnv.xp``; a GPU backend's tensors are copied to the host).
+
+        Raises:
+            ValueError: ``xp`` is neither ``torch`` nor ``numpy``.
+        """
+        if xp is torch:
+            return self._state
+        check_array_module(xp)
+        return self._numpy_state
 
     @property
     def is_attached(self) -> bool:
