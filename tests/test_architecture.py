@@ -191,7 +191,7 @@ def test_the_reader_sees_the_package():
     # The parser finds the modules and their imports (so the checks below cannot pass on nothing).
     assert {"simulo_envs.envs.base_env", "simulo_envs.tasks.franka_lift", "simulo_envs.agents.panda",
             "simulo_envs.sim.physx_cpu", "simulo_envs.cloner.plan"} <= set(MODULES)
-    assert "simulo_envs.envs.base_env" in EDGES["simulo_envs.tasks.franka_lift"]
+    assert "simulo_envs.envs.base_env" in EDGES["simulo_envs.tasks.tabletop"]
     assert "simulo_envs.cloner" in EDGES["simulo_envs.scene"]  # the subpackage __init__ runs too
     assert layer_of("simulo_envs.envs.base_env") == 2 and layer_of("simulo_envs") == 0
     assert layer_of("simulo_envs.sim.physx_cpu") == 5 and layer_of("simulo_envs.nothing_here") is None
