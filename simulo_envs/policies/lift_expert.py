@@ -1,4 +1,5 @@
-"""``LiftExpert``: a batched scripted expert for FrankaLift-v1 on ``pd_ee_delta_pos``.
+"""``LiftExpert``: a batched scripted expert for FrankaLift-v1 and SO100Lift-v1 (the same info
+keys) on ``pd_ee_delta_pos``, whichever robot runs it.
 
 A state machine with one phase per env, run on privileged state (the block's and the TCP's
 world poses, read from the env):
@@ -44,7 +45,8 @@ class LiftExpert(PhaseExpert):
     """Batched scripted expert; see the module docstring.
 
     Args:
-        env: a FrankaLift-v1 env (wrapped or not) made with ``control_mode="pd_ee_delta_pos"``.
+        env: a FrankaLift-v1 or SO100Lift-v1 env (wrapped or not) made with
+            ``control_mode="pd_ee_delta_pos"``.
         config: tunables.
 
     Raises:

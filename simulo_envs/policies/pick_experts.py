@@ -1,5 +1,5 @@
 """Batched scripted experts that grasp a cube from above on ``pd_ee_delta_pos``: ``PickPlaceExpert``
-(FrankaPickPlace-v1) and ``StackExpert`` (FrankaStack-v1).
+(FrankaPickPlace-v1, SO100PickPlace-v1) and ``StackExpert`` (FrankaStack-v1).
 
 Both begin like ``LiftExpert``, per env (``PhaseExpert``):
 
@@ -77,8 +77,9 @@ class _GraspExpert(PhaseExpert):
 
 
 class PickPlaceExpert(_GraspExpert):
-    """Batched scripted expert for FrankaPickPlace-v1; see the module docstring. Grasps the cube
-    at its centre by default (nothing lies below it to catch with the fingertips)."""
+    """Batched scripted expert for FrankaPickPlace-v1 and SO100PickPlace-v1; see the module
+    docstring. Grasps the cube at its centre by default (nothing lies below it to catch with the
+    fingertips)."""
 
     def __init__(self, env, config: PickExpertConfig = PickExpertConfig(grasp_offset=0.0)):
         super().__init__(env, config)
