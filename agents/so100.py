@@ -9,13 +9,14 @@ meshes), loaded from the installed package at run time. Joints, in URDF order:
 arm reaches forward along the URDF base's -y axis; the base is turned +90 deg about z so that
 the arm faces world +x (``BASE_POSE``), as ManiSkill mounts it.
 
-TCP: a point fixed in the ``Fixed_Jaw`` link (``TCP_OFFSET``), between the jaw tips: 100 mm
-down the jaw (the ``Fixed_Jaw_tip`` link is at 97 mm, the jaw pads end at 106 mm) and 5 mm in
-front of the fixed jaw's inner face (the face is at x = +7.9 mm: a 25 mm cube held against it
-has its centre at x = -4.6 mm). It stays put while the gripper moves, so the Cartesian
-controllers never chase the moving jaw. The jaw tips reach 6.4 mm past the TCP: with the TCP at
-the centre of a 25 mm cube on the floor, jaw pointing down, they stay 6 mm clear of the floor.
-At rest the TCP frame's ``-y`` axis (the approach) points down.
+TCP: a point fixed in the ``Fixed_Jaw`` link (``TCP_OFFSET``), between the jaws: 100 mm down
+the jaw (the ``Fixed_Jaw_tip`` link is at 97 mm, the jaw pads end at 106 mm) and 20 mm in front
+of the fixed jaw's inner face (the face is at x = +7.9 mm): a 25 mm cube centred on the TCP
+clears that face by 7.5 mm, and the closing jaw pushes it the rest of the way. It stays put
+while the gripper moves, so the Cartesian controllers never chase the moving jaw. The jaw tips
+reach 6.4 mm past the TCP: with the TCP at the centre of a 25 mm cube on the floor, jaw pointing
+down, they stay 6 mm clear of the floor. At rest the TCP frame's ``-y`` axis (the approach)
+points down.
 
 Rest pose (``REST_QPOS``): the TCP 0.23 m in front of the base, 0.09 m above the floor, the jaw
 pointing straight down, gripper open (solved once by IK on this asset).
@@ -94,15 +95,17 @@ GRIPPER_JOINTS = ("gripper",)
 FIXED_JAW, MOVING_JAW = "Fixed_Jaw", "Moving_Jaw"
 GRIPPER_CLOSED, GRIPPER_OPEN = -1.1, 1.1
 """Gripper joint limits [rad]: closed (jaw tips 7 mm apart), wide open."""
-TCP_OFFSET = Pose(position=(-0.008, -0.1, 0.0))
+TCP_OFFSET = Pose(position=(-0.012, -0.1, 0.0))
 """The TCP in the ``Fixed_Jaw`` frame [m] (module docstring)."""
 BASE_POSE = Pose(quaternion=(math.cos(math.pi / 4), 0.0, 0.0, math.sin(math.pi / 4)))
 """Env-local base pose: +90 deg about z, the arm facing +x."""
-REST_QPOS = (0.0, -0.139, 0.061, 1.649, 0.0, GRIPPER_OPEN)
+REST_QPOS = (0.0, -0.174, 0.098, 1.647, 0.0, GRIPPER_OPEN)
 """Rest configuration [rad]: TCP at (0.23, 0, 0.09) env-local, jaw pointing down, gripper open."""
 
-ARM_DRIVE = JointDrive(stiffness=1000.0, damping=10.0, force_limit=1.91)
-GRIPPER_DRIVE = JointDrive(stiffness=1000.0, damping=100.0, force_limit=0.96)
+SERVO_SPEED = 5.45
+"""The STS3215's rated no-load speed at 7.4 V, 0.192 s/60 deg [rad/s]: every joint's speed limit."""
+ARM_DRIVE = JointDrive(stiffness=1000.0, damping=10.0, force_limit=1.91, max_velocity=SERVO_SPEED)
+GRIPPER_DRIVE = JointDrive(stiffness=1000.0, damping=100.0, force_limit=0.96, max_velocity=SERVO_SPEED)
 JAW_MATERIAL = LinkMaterial(static_friction=2.0, dynamic_friction=2.0, restitution=0.0,
                             patch_radius=0.1, min_patch_radius=0.1)
 

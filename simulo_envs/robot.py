@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 import torch
@@ -24,11 +24,13 @@ from simulo_envs.tensors import to_device, to_xp
 @dataclass(frozen=True)
 class JointDrive:
     """PD drive of one joint: ``stiffness`` [N/m or Nm/rad], ``damping`` [Ns/m or Nms/rad],
-    ``force_limit`` [N or Nm]."""
+    ``force_limit`` [N or Nm], and optionally ``max_velocity`` [m/s or rad/s], the joint's speed
+    limit (a servo's rated speed; None: PhysX's default, 100)."""
 
     stiffness: float
     damping: float
     force_limit: float
+    max_velocity: Optional[float] = None
 
 
 @dataclass(frozen=True)
@@ -215,7 +217,7 @@ class Robot(ArticulationObject):
         base = torch.tensor(self.spec.base_pose.to_list(), dtype=torch.float64).repeat(n, 1)
         base[:, :3] += env_origins.to("cpu", torch.float64)
         materials = {k: vars(v) if not isinstance(v, dict) else v for k, v in self.spec.link_materials.items()}
-        drives = [(d.stiffness, d.damping, d.force_limit) for d in self.spec.drives]
+        drives = [(d.stiffness, d.damping, d.force_limit, d.max_velocity) for d in self.spec.drives]
         gid = backend.add_articulation(self.spec.urdf_path, self._name, materials, base.numpy(), drives,
                                        disable_gravity=self.spec.disable_gravity)
         self._bind_group(backend, gid, device)

@@ -10,8 +10,9 @@ zero velocity: the region where the arm grasps from above with its jaw within ab
 vertical; the robot returns to its rest pose at rest.
 
 Success: ``cube z - spawn z >= lift_height``, read from the cube's own pose. Fail: the cube's
-centre left the reachable ring around the base (planar distance outside [0.10, 0.34] m, pushed out
-of reach). The episode terminates on either; it is truncated after ``max_episode_steps`` (80).
+centre left the ring around the base the arm reaches (planar distance outside [0.08, 0.40] m; the
+TCP reaches 0.06-0.40 m at table height): pushed out of reach. The episode terminates on either;
+it is truncated after ``max_episode_steps`` (80).
 
 Observation (``state``): agent qpos (6), qvel (6); extra: TCP pose (7, env-local), cube pose
 (7, env-local), TCP-to-cube vector (3), is_grasped (1) -> 30 floats.
@@ -46,8 +47,8 @@ class SO100LiftConfig:
     x_range: float = 0.03           # +- x randomisation around the spawn [m]
     y_range: float = 0.08           # +- y randomisation around the spawn [m]
     lift_height: float = 0.05       # success: cube centre this far above its spawn height [m]
-    reach_min: float = 0.10         # fail: cube centre nearer the base than this, in the plane [m]
-    reach_max: float = 0.34         # fail: cube centre farther from the base than this, in the plane [m]
+    reach_min: float = 0.08         # fail: cube centre nearer the base than this, in the plane [m]
+    reach_max: float = 0.40         # fail: cube centre farther from the base than this, in the plane [m]
     reach_scale: float = 10.0       # reach term = 1 - tanh(reach_scale * |tcp - cube|) [1/m]
     lift_scale: float = 20.0        # lift term = grasp * (1 - tanh(lift_scale * height still to go)) [1/m]
     reach_weight: float = 1.0

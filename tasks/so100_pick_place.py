@@ -10,7 +10,7 @@ zero velocity (SO100Lift-v1's region); goal x in 0.265 +- 0.03, y in 0 +- 0.08 (
 the cube), z in [0.04, 0.10]; the robot returns to its rest pose.
 
 Success: ``|cube - goal| <= goal_radius``, read from the cube's own pose. Fail: the cube's centre
-left the reachable ring around the base (planar distance outside [0.10, 0.34] m). The episode
+left the reachable ring around the base (planar distance outside [0.08, 0.40] m). The episode
 terminates on either; it is truncated after ``max_episode_steps`` (80).
 
 Observation (``state``): agent qpos (6), qvel (6); extra: TCP pose (7), cube pose (7), goal
@@ -47,8 +47,8 @@ class SO100PickPlaceConfig:
     y_range: float = 0.08           # +- y randomisation of the cube and the goal [m]
     goal_z: tuple[float, float] = (0.04, 0.10)  # goal height above the floor [m]
     goal_radius: float = 0.015      # success: cube centre this close to the goal [m]
-    reach_min: float = 0.10         # fail: cube centre nearer the base than this, in the plane [m]
-    reach_max: float = 0.34         # fail: cube centre farther from the base than this, in the plane [m]
+    reach_min: float = 0.08         # fail: cube centre nearer the base than this, in the plane [m]
+    reach_max: float = 0.40         # fail: cube centre farther from the base than this, in the plane [m]
     reach_scale: float = 10.0       # reach term = 1 - tanh(reach_scale * |tcp - cube|) [1/m]
     place_scale: float = 10.0       # place term = grasped * (1 - tanh(place_scale * |cube - goal|)) [1/m]
     reach_weight: float = 1.0

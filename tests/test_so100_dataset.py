@@ -34,7 +34,7 @@ def test_lerobot_dataset_in_the_real_arms_schema_replays(tmp_path):
     assert ds.control_mode == "pd_joint_pos_lerobot" and ds.robot_type == "so100"
     ep = ds[0]
     # the first frame is the rest pose in degrees, the gripper open (100)
-    assert torch.allclose(ep.observation_state[0], torch.tensor([0.0, -7.964, 3.495, 94.481, 0.0, 100.0]), atol=0.01)
+    assert torch.allclose(ep.observation_state[0], torch.tensor([0.0, -9.969, 5.615, 94.366, 0.0, 100.0]), atol=0.01)
     assert ep.observation_state[-1, 5] < 40  # closed on the cube at the end
     assert ep.images["base_camera"].shape[1:] == (64, 64, 3)
     # the actions are joint targets in the same units: replayed in pd_joint_pos_lerobot they lift the cube again

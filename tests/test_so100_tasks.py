@@ -51,7 +51,7 @@ def test_lift_success_fail_and_rewards():
         base = env.unwrapped
         pose = base.block.state.pose
         pose[1, 2] += 0.06                                # env 1: lifted 6 cm (needs 5)
-        pose[2, :2] = base._env_origins[2, :2] + torch.tensor([0.40, 0.0])  # env 2: out of reach
+        pose[2, :2] = base._env_origins[2, :2] + torch.tensor([0.42, 0.0])  # env 2: out of reach
         base.block.set_pose(pose)
         info = base.get_info()
         assert info["success"].tolist() == [False, True, False]

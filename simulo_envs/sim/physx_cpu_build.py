@@ -109,7 +109,8 @@ class PhysxCpuBuildMixin:
         Args:
             link_materials: link name -> dict(static_friction, dynamic_friction, restitution,
                 patch_radius, min_patch_radius) overriding the URDF's collision material.
-            drive: per active joint ``(stiffness [N/m or Nm/rad], damping, force_limit)``.
+            drive: per active joint ``(stiffness [N/m or Nm/rad], damping, force_limit)``, optionally
+                with a fourth entry, the joint's speed limit [m/s or rad/s] (None: PhysX's default).
             disable_gravity: the links feel no gravity (ideal gravity compensation).
 
         Returns the group id.
@@ -146,8 +147,10 @@ class PhysxCpuBuildMixin:
             active = art.get_active_joints()
             if len(drive) != len(active):
                 raise ValueError(f"add_articulation: {len(active)} active joints, {len(drive)} drive settings")
-            for joint, (stiffness, damping, force_limit) in zip(active, drive):
+            for joint, (stiffness, damping, force_limit, *speed) in zip(active, drive):
                 joint.set_drive_properties(stiffness, damping, force_limit, "force")
+                if speed and speed[0] is not None:
+                    joint.set_max_velocity(speed[0])
             if disable_gravity:
                 for link in art.links:
                     link.disable_gravity = True

@@ -4,7 +4,8 @@
     python tests/benchmarks/measure_so100_drives.py [--stiffness 100 300 1000 3000] [--ratio 10 30 100]
 
 For each stiffness ``k`` [Nm/rad] and ratio ``k / d`` (``d`` the damping [Nms/rad]), with the
-force limits of the agent (the servo's stall torque), gravity on, at 100 Hz physics and 20 Hz
+force limits and joint speed limit of the agent (the servo's stall torque and rated speed; pass
+``--no-speed-limit`` to measure without it), gravity on, at 100 Hz physics and 20 Hz
 control, from the rest pose:
 
 - ``step@1``: fraction of a 0.05 rad target step (the largest ``pd_joint_delta_pos`` step) done
@@ -14,7 +15,7 @@ control, from the rest pose:
 - ``sag``: largest gap between target and joint angle [deg] after 1 s holding the rest pose
   (gravity against the drive), and holding the arm stretched out (shoulder_lift +0.6 rad);
 - ``v1rad``: peak joint speed [rad/s] on a 1 rad step of the shoulder (the servo's rated no-load
-  speed is 5.45 rad/s at 7.4 V);
+  speed is 5.45 rad/s at 7.4 V, the agent's joint speed limit);
 - ``grip``: control periods the gripper takes from open to within 0.05 rad of closed (no
   object), for the gripper drive of the same ``k`` and ratio.
 
@@ -51,11 +52,12 @@ class _Bench(BaseEnv):
         return {"success": torch.zeros(self.num_envs, dtype=torch.bool)}
 
 
-def measure(stiffness: float, ratio: float) -> dict:
+def measure(stiffness: float, ratio: float, speed_limit: bool = True) -> dict:
     """The figures of the module docstring for one candidate."""
     damping = stiffness / ratio
-    arm = JointDrive(stiffness, damping, so100.ARM_DRIVE.force_limit)
-    grip = JointDrive(stiffness, damping, so100.GRIPPER_DRIVE.force_limit)
+    speed = so100.SERVO_SPEED if speed_limit else None
+    arm = JointDrive(stiffness, damping, so100.ARM_DRIVE.force_limit, speed)
+    grip = JointDrive(stiffness, damping, so100.GRIPPER_DRIVE.force_limit, speed)
     saved = so100.SO100.drives
     so100.SO100.drives = (arm,) * len(so100.ARM_JOINTS) + (grip,)
     try:
@@ -107,12 +109,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--stiffness", type=float, nargs="+", default=[100.0, 300.0, 1000.0, 3000.0])
     parser.add_argument("--ratio", type=float, nargs="+", default=[10.0, 30.0, 100.0])
+    parser.add_argument("--no-speed-limit", action="store_true", help="PhysX's default joint speed limit (100 rad/s)")
     args = parser.parse_args()
-    print(f"force limits: arm {so100.ARM_DRIVE.force_limit} Nm, gripper {so100.GRIPPER_DRIVE.force_limit} Nm")
+    print(f"force limits: arm {so100.ARM_DRIVE.force_limit} Nm, gripper {so100.GRIPPER_DRIVE.force_limit} Nm; "
+          f"joint speed limit: {'none' if args.no_speed_limit else so100.SERVO_SPEED} rad/s")
     print(f"{'k':>7} {'d':>7} {'step@1':>7} {'step@2':>7} {'over%':>6} {'sag deg':>8} {'v1rad':>7} {'grip':>5}")
     for k in args.stiffness:
         for ratio in args.ratio:
-            m = measure(k, ratio)
+            m = measure(k, ratio, not args.no_speed_limit)
             print(f"{m['k']:7.0f} {m['d']:7.2f} {m['step@1']:7.3f} {m['step@2']:7.3f} {m['over']:6.1f} "
                   f"{m['sag']:8.3f} {m['v1rad']:7.2f} {m['grip']!s:>5}")
 
