@@ -45,7 +45,7 @@ def test_lerobot_dataset_in_the_real_arms_schema_replays(tmp_path):
             _, _, terminated, _, info = env.step(action[None])
         assert bool(info["success"][0]) and bool(terminated[0])
         assert np.allclose(env.unwrapped.agent.lerobot_from_qpos(env.unwrapped.agent.robot.state.qpos)[0, :5],
-                           ep.action[-1, :5], atol=2.0)  # its last targets, less the lag of a moving arm
+                           ep.action[-1, :5], atol=3.0)  # its last targets, less the lag of a moving arm (2 deg)
     finally:
         env.close()
 
