@@ -74,7 +74,7 @@ class FrankaLiftEnv(TableTopEnv):
         self.block = self.add_cube("Block", self.cfg.block_size, self.cfg.block_mass)
 
     def _after_reconfigure(self, options: dict) -> None:
-        self._spawn_z = self.block.default_pose[:, 2]  # per env: heterogeneous props differ
+        self.spawn_z = self.block.default_pose[:, 2]  # per env: heterogeneous props differ
 
     def _initialize_episode(self, env_idx, options: dict) -> None:
         self.spawn(self.block, env_idx)
@@ -84,7 +84,7 @@ class FrankaLiftEnv(TableTopEnv):
         """success, is_grasped bool (N,); height_gain (N,) m; block/tcp poses (N, 7) and
         tcp_to_block (N, 3), world frame."""
         block_pose, tcp_pose = self.block.state_in(self.xp).pose, self.tcp_pose()
-        success, height_gain, tcp_to_block = lift_predicates(block_pose, tcp_pose, self.as_xp(self._spawn_z), self.k)
+        success, height_gain, tcp_to_block = lift_predicates(block_pose, tcp_pose, self.as_xp(self.spawn_z), self.k)
         return {
             "success": success,
             "is_grasped": self.agent.is_grasping(self.block, xp=self.xp),

@@ -88,12 +88,12 @@ class FrankaOpenDrawerEnv(TableTopEnv):
         self.cabinet = self.scene.add(ArticulatedProp(spec), at="/World/Cabinet")
         # The handle bar's centre in the drawer link's frame (the "handle" shape of drawer_cabinet).
         handle = next(s for s in spec.links[1].shapes if s.name == "handle")
-        self._handle_local = torch.tensor(handle.pose.position, dtype=torch.float32)
-        self._handle_local[2] += cfg.grip_height
+        self.handle_local = torch.tensor(handle.pose.position, dtype=torch.float32)
+        self.handle_local[2] += cfg.grip_height
 
     def _after_reconfigure(self, options: dict) -> None:
-        self._handle_local = self._handle_local.to(self.device)
-        self._outward = torch.tensor([-1.0, 0.0, 0.0], device=self.device)  # the drawer's way out, cabinet frame
+        self.handle_local = self.handle_local.to(self.device)
+        self.outward = torch.tensor([-1.0, 0.0, 0.0], device=self.device)  # the drawer's way out, cabinet frame
 
     def _initialize_episode(self, env_idx: torch.Tensor, options: dict) -> None:
         cfg, count, rng = self.cfg, len(env_idx), self.episode_rng
@@ -114,7 +114,7 @@ class FrankaOpenDrawerEnv(TableTopEnv):
         state = self.cabinet.state_in(self.xp)
         qpos, drawer = state.qpos, state.link_pose("drawer")
         cabinet_pose = state.root_pose
-        handle = drawer[:, :3] + quat_apply(drawer[:, 3:], self.as_xp(self._handle_local))
+        handle = drawer[:, :3] + quat_apply(drawer[:, 3:], self.as_xp(self.handle_local))
         tcp_pose = self.tcp_pose()
         return {
             "success": qpos[:, 0] >= self.k.open_distance,
@@ -124,7 +124,7 @@ class FrankaOpenDrawerEnv(TableTopEnv):
             "tcp_pose": tcp_pose,
             "handle_pos": handle,
             "tcp_to_handle": handle - tcp_pose[:, :3],
-            "open_direction": quat_apply(cabinet_pose[:, 3:], self.as_xp(self._outward)),
+            "open_direction": quat_apply(cabinet_pose[:, 3:], self.as_xp(self.outward)),
         }
 
     def compute_dense_reward(self, obs, action, info: dict):

@@ -65,10 +65,10 @@ class FrankaPickPlaceEnv(TableTopEnv):
         self.goal = self.scene.add(Prop(Sphere(  # a marker for people: no collision, hidden from sensors
             "Goal", cfg.goal_radius, Pose([cfg.spawn_x, cfg.spawn_y, sum(cfg.goal_z) / 2]),
             Physics.kinematic(), Material(color=(0.1, 0.8, 0.2)), collision=False)), at="/World/Goal")
-        self._hidden_objects = [self.goal]
+        self.hide(self.goal)
 
     def _after_reconfigure(self, options: dict) -> None:
-        self._goal_pos = self.goal.default_pose[:, :3].clone()  # world frame (N, 3)
+        self.goal_pos = self.goal.default_pose[:, :3].clone()  # world frame (N, 3)
 
     def _initialize_episode(self, env_idx: torch.Tensor, options: dict) -> None:
         cfg, rng = self.cfg, self.episode_rng
@@ -76,16 +76,16 @@ class FrankaPickPlaceEnv(TableTopEnv):
         goal = self.goal.default_pose[env_idx].clone()
         goal[:, 0] += rng.uniform(env_idx, -cfg.x_range, cfg.x_range, device=self.device)
         goal[:, 1] += rng.uniform(env_idx, -cfg.y_range, cfg.y_range, device=self.device)
-        goal[:, 2] = self._env_origins[env_idx, 2] + rng.uniform(env_idx, *cfg.goal_z, device=self.device)
+        goal[:, 2] = self.scene.env_origins[env_idx, 2] + rng.uniform(env_idx, *cfg.goal_z, device=self.device)
         self.goal.set_pose(goal, env_ids=env_idx)
-        self._goal_pos[env_idx] = goal[:, :3]
+        self.goal_pos[env_idx] = goal[:, :3]
         self.agent.reset(env_idx)
 
     def evaluate(self) -> dict:
         """success, is_grasped bool (N,); cube/tcp poses (N, 7), tcp_to_cube, cube_to_goal (N, 3),
         world frame."""
         cube_pose, tcp_pose = self.cube.state_in(self.xp).pose, self.tcp_pose()
-        cube_to_goal = self.as_xp(self._goal_pos) - cube_pose[:, :3]
+        cube_to_goal = self.as_xp(self.goal_pos) - cube_pose[:, :3]
         return {
             "success": norm(cube_to_goal) <= self.k.goal_radius,
             "is_grasped": self.agent.is_grasping(self.cube, xp=self.xp),
@@ -109,7 +109,7 @@ class FrankaPickPlaceEnv(TableTopEnv):
         return {
             "tcp_pose": self.local(info["tcp_pose"]),  # env-local
             "cube_pose": self.local(info["cube_pose"]),
-            "goal_pos": self.local(self.as_xp(self._goal_pos)),
+            "goal_pos": self.local(self.as_xp(self.goal_pos)),
             "tcp_to_cube": info["tcp_to_cube"],
             "cube_to_goal": info["cube_to_goal"],
             "is_grasped": info["is_grasped"],

@@ -46,7 +46,8 @@ class TableTopConfig:
 
 
 class TableTopEnv(BaseEnv):
-    """Base of the table-top tasks: the Panda (``pd_joint_delta_pos`` by default) at each env's
+    """Base of the table-top tasks: a robot (the Panda unless a task names another in
+    ``SUPPORTED_ROBOTS`` / ``default_robot_uids``; ``pd_joint_delta_pos`` by default) at each env's
     origin on a ground plane; a task sets ``cfg`` (a frozen dataclass of its numbers) and
     ``default_max_episode_steps`` and writes the hooks (module docstring)."""
 
@@ -57,8 +58,10 @@ class TableTopEnv(BaseEnv):
 
     # ------------------------------------------------------------------ scene
     def _load_scene(self, options: dict) -> None:
-        """The ground plane (at z = 0); a task adds its objects after ``super()._load_scene``."""
+        """The ground plane (at z = 0); a task adds its objects after ``super()._load_scene``.
+        Nothing is hidden from sensors yet (``hide``)."""
         self.scene.add_ground()
+        self._hidden_objects = []
 
     def add_cube(self, name: str, size: float, mass: float, color=RED, xy: Optional[tuple] = None) -> Prop:
         """A cube prop at ``/World/<name>``: edge ``size`` [m], ``mass`` [kg], resting upright on the
@@ -66,6 +69,11 @@ class TableTopEnv(BaseEnv):
         x, y = (self.cfg.spawn_x, self.cfg.spawn_y) if xy is None else xy
         cube = Prop(Cuboid(name, (size,) * 3, Pose([x, y, size / 2]), Physics.rigid(mass=mass), Material(color=color)))
         return self.scene.add(cube, at=f"/World/{name}")
+
+    def hide(self, *props: Prop) -> None:
+        """Keep ``props`` (goal markers, say) out of sensor images; ``render()`` still draws them
+        (ManiSkill's ``_hidden_objects``)."""
+        self._hidden_objects = [*self._hidden_objects, *props]  # BaseEnv's list, read by the sensors
 
     # ------------------------------------------------------------------ episode
     def spawn(self, prop: Prop, env_idx: torch.Tensor) -> torch.Tensor:

@@ -101,7 +101,7 @@ def test_randomisation_stays_in_the_documented_ranges(env_id):
         assert (cube[:, 1] - cfg.spawn_y).abs().max() <= cfg.y_range + 1e-6
         assert torch.allclose(cube[:, 2], torch.full((16,), cfg.cube_size / 2), atol=1e-4)
         if env_id == "FrankaPush-v1":
-            offset = u._goal_pos[:, :2] - info["cube_pose"][:, :2]
+            offset = u.goal_pos[:, :2] - info["cube_pose"][:, :2]
             assert offset.norm(dim=1).min() >= cfg.goal_distance[0] - 1e-5
             assert offset.norm(dim=1).max() <= cfg.goal_distance[1] + 1e-5
             assert torch.atan2(offset[:, 1], offset[:, 0]).abs().max() <= cfg.goal_angle + 1e-5
@@ -109,7 +109,7 @@ def test_randomisation_stays_in_the_documented_ranges(env_id):
             gap = (info["b_pose"][:, :2] - info["a_pose"][:, :2]).norm(dim=1)
             assert gap.min() >= cfg.separation[0] - 1e-5 and gap.max() <= cfg.separation[1] + 1e-5
         else:
-            goal = u._goal_pos - u.scene.env_origins
+            goal = u.goal_pos - u.scene.env_origins
             assert goal[:, 2].min() >= cfg.goal_z[0] and goal[:, 2].max() <= cfg.goal_z[1]
     finally:
         env.close()
@@ -122,7 +122,7 @@ def test_push_success_and_fail():
     try:
         env.reset(seed=0)
         pose = u.cube.state.pose
-        goal = u._goal_pos
+        goal = u.goal_pos
         pose[0, :2] = goal[0, :2] + torch.tensor([0.05, 0.0])        # inside the 0.06 m region
         pose[1, :2] = goal[1, :2] + torch.tensor([0.0, 0.07])        # just outside
         pose[2, :2] = u.scene.env_origins[2, :2] + torch.tensor([0.85, 0.0])  # out of the arm's reach
@@ -141,7 +141,7 @@ def test_pick_place_success_and_hidden_goal():
         env.reset(seed=0)
         assert u._hidden_objects == [u.goal]  # drawn in renders, never in sensor images
         pose = u.cube.state.pose
-        pose[:, :3] = u._goal_pos + torch.tensor([[0.02, 0.0, 0.0], [0.0, 0.0, -0.03]])  # inside 0.025 m / not
+        pose[:, :3] = u.goal_pos + torch.tensor([[0.02, 0.0, 0.0], [0.0, 0.0, -0.03]])  # inside 0.025 m / not
         u.cube.set_pose(pose)
         assert u.evaluate()["success"].tolist() == [True, False]
     finally:
