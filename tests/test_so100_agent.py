@@ -135,6 +135,21 @@ def test_pd_joint_pos_tracks_and_clips_targets_to_the_joint_limits():
     env.close()
 
 
+def test_lerobot_and_delta_targets_outside_the_joint_limits_are_clipped_to_them():
+    env = make("pd_joint_pos_lerobot")
+    env.reset(seed=0)
+    env.step(torch.tensor([[500.0, -500.0, 500.0, -500.0, 500.0, 300.0]]))  # degrees, gripper percent
+    assert torch.allclose(env.agent.robot.state.drive_targets,
+                          torch.tensor([[2.0, -1.5708, 1.5708, -1.8, 3.14159, 1.1]]), atol=1e-5)
+    env.close()
+    env = make("pd_joint_delta_pos")
+    env.reset(seed=0)
+    for _ in range(50):  # 50 x 0.05 rad: far past shoulder_lift's limit
+        env.step(torch.tensor([[0.0, -1.0, 0.0, 0.0, 0.0, 1.0]]))
+    assert env.agent.robot.state.drive_targets[0, 1].item() == pytest.approx(-1.5708, abs=1e-5)
+    env.close()
+
+
 def test_pd_joint_delta_pos_moves_at_most_its_bound_per_step():
     env = make("pd_joint_delta_pos")
     env.reset(seed=0)
