@@ -26,14 +26,14 @@ class ILConfig:
     obs_horizon: int = 2                      # observations the policy reads, ending at the current one [steps]
     pred_horizon: int = 16                    # actions the policy predicts per call [steps]
     action_horizon: int = 8                   # of those, executed before planning again [steps]
-    iterations: int = 30_000                  # gradient steps (the --max-minutes cap may stop sooner)
-    batch_size: int = 256                     # windows per gradient step
+    iterations: int = 12_000                  # gradient steps (the --max-minutes cap may stop sooner)
+    batch_size: int = 128                     # windows per gradient step
     lr: float = 1e-3                          # AdamW learning rate, cosine-decayed to 0 after warmup
     lr_warmup: int = 500                      # linear warmup [gradient steps]
     weight_decay: float = 1e-6                # AdamW weight decay
     denoiser: str = "mlp"                     # "unet" (ConditionalUnet1D) or "mlp" (MLPDenoiser)
     down_dims: tuple[int, ...] = (64, 128, 256)  # U-Net channels per level
-    hidden: int = 512                         # MLP width (MLP denoiser, BC head)
+    hidden: int = 256                         # MLP width (MLP denoiser, BC head)
     blocks: int = 3                           # MLP residual blocks (MLP denoiser) / hidden layers (BC)
     train_timesteps: int = 100                # DDPM diffusion steps in training
     inference_steps: int = 10                 # DDIM denoising steps per action chunk at run time
