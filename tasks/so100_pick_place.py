@@ -27,22 +27,23 @@ from dataclasses import dataclass
 
 import torch
 
-from simulo_envs.authoring import Cuboid, Material, Physics, Pose, Sphere
-from simulo_envs.envs.base_env import BaseEnv
+from simulo_envs.authoring import Material, Physics, Pose, Sphere
 from simulo_envs.envs.registration import register_env
 from simulo_envs.envs.sensors import CameraConfig, look_at
+from simulo_envs.geometry import norm
 from simulo_envs.prop import Prop
-from simulo_envs.tensors import tensor_constants
+from simulo_envs.tasks.tabletop import TableTopConfig, TableTopEnv
+from simulo_envs.tensors import as_float32
 
 
 @dataclass(frozen=True)
-class SO100PickPlaceConfig:
-    """Every tunable of SO100PickPlace-v1, with units; env-local metres."""
+class SO100PickPlaceConfig(TableTopConfig):
+    """Every tunable of SO100PickPlace-v1, with units; env-local metres (``reach_weight`` and
+    ``success_reward`` (5) are ``TableTopConfig``'s defaults)."""
 
     cube_size: float = 0.025        # cube edge [m]
     cube_mass: float = 0.01         # [kg]
     spawn_x: float = 0.265          # env-local cube spawn, also the centre of the goal's x-y range [m]
-    spawn_y: float = 0.0
     x_range: float = 0.03           # +- x randomisation of the cube and the goal [m]
     y_range: float = 0.08           # +- y randomisation of the cube and the goal [m]
     goal_z: tuple[float, float] = (0.04, 0.10)  # goal height above the floor [m]
@@ -51,22 +52,20 @@ class SO100PickPlaceConfig:
     reach_max: float = 0.40         # fail: cube centre farther from the base than this, in the plane [m]
     reach_scale: float = 10.0       # reach term = 1 - tanh(reach_scale * |tcp - cube|) [1/m]
     place_scale: float = 10.0       # place term = grasped * (1 - tanh(place_scale * |cube - goal|)) [1/m]
-    reach_weight: float = 1.0
     grasp_weight: float = 1.0
     place_weight: float = 2.0
-    success_reward: float = 5.0     # dense reward on success; also the normaliser
     max_episode_steps: int = 80
 
 
 @register_env("SO100PickPlace-v1", max_episode_steps=SO100PickPlaceConfig.max_episode_steps)
-class SO100PickPlaceEnv(BaseEnv):
+class SO100PickPlaceEnv(TableTopEnv):
     """Carry a cube to a goal point in the air with the SO-100 (see the module docstring)."""
 
     SUPPORTED_ROBOTS = ("so100",)
     default_robot_uids = "so100"
-    default_control_mode = "pd_joint_delta_pos"
     cfg = SO100PickPlaceConfig()
     default_max_episode_steps = cfg.max_episode_steps
+    xp_hooks = True  # the hooks below compute with self.xp alone
 
     @property
     def _default_sensor_configs(self) -> list[CameraConfig]:
@@ -78,73 +77,60 @@ class SO100PickPlaceEnv(BaseEnv):
 
     def _load_scene(self, options: dict) -> None:
         cfg = self.cfg
-        self.scene.add_ground()
-        self.cube = self.scene.add(Prop(Cuboid(
-            "Cube", (cfg.cube_size,) * 3, Pose([cfg.spawn_x, cfg.spawn_y, cfg.cube_size / 2]),
-            Physics.rigid(mass=cfg.cube_mass), Material(color=(0.85, 0.15, 0.1)))), at="/World/Cube")
+        super()._load_scene(options)  # the ground
+        self.cube = self.add_cube("Cube", cfg.cube_size, cfg.cube_mass)
         self.goal = self.scene.add(Prop(Sphere(  # a marker for people: no collision, hidden from sensors
             "Goal", cfg.goal_radius, Pose([cfg.spawn_x, cfg.spawn_y, sum(cfg.goal_z) / 2]),
             Physics.kinematic(), Material(color=(0.1, 0.8, 0.2)), collision=False)), at="/World/Goal")
-        self._hidden_objects = [self.goal]
+        self.hide(self.goal)
 
     def _after_reconfigure(self, options: dict) -> None:
-        self.k = tensor_constants(self.cfg, self.device)  # the config as 0-dim tensors, for per-step math
-        self._goal_pos = self.goal.default_pose[:, :3].clone()  # world frame (N, 3)
+        self.goal_pos = self.goal.default_pose[:, :3].clone()  # world frame (N, 3)
 
     def _initialize_episode(self, env_idx: torch.Tensor, options: dict) -> None:
-        cfg, count, rng = self.cfg, len(env_idx), self.episode_rng
-        pose = self.cube.default_pose[env_idx].clone()
-        pose[:, 0] += rng.uniform(env_idx, -cfg.x_range, cfg.x_range, device=self.device)
-        pose[:, 1] += rng.uniform(env_idx, -cfg.y_range, cfg.y_range, device=self.device)
-        self.cube.set_pose(pose, env_ids=env_idx)
-        self.cube.set_velocity(torch.zeros(count, 6, device=self.device), env_ids=env_idx)
+        cfg, rng = self.cfg, self.episode_rng
+        self.spawn(self.cube, env_idx)
         goal = self.goal.default_pose[env_idx].clone()
         goal[:, 0] += rng.uniform(env_idx, -cfg.x_range, cfg.x_range, device=self.device)
         goal[:, 1] += rng.uniform(env_idx, -cfg.y_range, cfg.y_range, device=self.device)
-        goal[:, 2] = self._env_origins[env_idx, 2] + rng.uniform(env_idx, *cfg.goal_z, device=self.device)
+        goal[:, 2] = self.scene.env_origins[env_idx, 2] + rng.uniform(env_idx, *cfg.goal_z, device=self.device)
         self.goal.set_pose(goal, env_ids=env_idx)
-        self._goal_pos[env_idx] = goal[:, :3]
+        self.goal_pos[env_idx] = goal[:, :3]
         self.agent.reset(env_idx)
 
     def evaluate(self) -> dict:
         """success, fail, is_grasped bool (N,); cube/tcp poses (N, 7), tcp_to_cube, cube_to_goal
         (N, 3), world frame."""
         k = self.k
-        cube_pose = self.cube.state.pose
-        tcp_pose = self.agent.tcp_pose
-        cube_to_goal = self._goal_pos - cube_pose[:, :3]
-        planar = (cube_pose[:, :2] - self._env_origins[:, :2]).norm(dim=1)
+        cube_pose, tcp_pose = self.cube.state_in(self.xp).pose, self.tcp_pose()
+        cube_to_goal = self.as_xp(self.goal_pos) - cube_pose[:, :3]
+        planar = norm(self.local(cube_pose[:, :3])[:, :2])
         return {
-            "success": cube_to_goal.norm(dim=1) <= k.goal_radius,
+            "success": norm(cube_to_goal) <= k.goal_radius,
             "fail": (planar < k.reach_min) | (planar > k.reach_max),
-            "is_grasped": self.agent.is_grasping(self.cube),
+            "is_grasped": self.agent.is_grasping(self.cube, xp=self.xp),
             "cube_pose": cube_pose,
             "tcp_pose": tcp_pose,
             "tcp_to_cube": cube_pose[:, :3] - tcp_pose[:, :3],
             "cube_to_goal": cube_to_goal,
         }
 
-    def compute_dense_reward(self, obs, action, info: dict) -> torch.Tensor:
+    def compute_dense_reward(self, obs, action, info: dict):
         """reach + grasp + place terms (weights in the config), ``success_reward`` on success, 0
         on fail; float32 (N,); the terms go to ``info["reward_terms"]``."""
-        k = self.k
-        grasped = info["is_grasped"].to(torch.float32)
-        reach = 1 - torch.tanh(info["tcp_to_cube"].norm(dim=1) * k.reach_scale)
-        place = grasped * (1 - torch.tanh(info["cube_to_goal"].norm(dim=1) * k.place_scale))
+        k, xp = self.k, self.xp
+        grasped = as_float32(info["is_grasped"])
+        reach = 1 - xp.tanh(norm(info["tcp_to_cube"]) * k.reach_scale)
+        place = grasped * (1 - xp.tanh(norm(info["cube_to_goal"]) * k.place_scale))
         info["reward_terms"] = {"reach": reach, "grasp": grasped, "place": place}
-        dense = k.reach_weight * reach + k.grasp_weight * grasped + k.place_weight * place
-        dense = dense.masked_fill(info["fail"], 0.0)
-        return dense.masked_fill(info["success"], self.cfg.success_reward)
-
-    def compute_normalized_dense_reward(self, obs, action, info: dict) -> torch.Tensor:
-        """Dense reward / ``success_reward``: float32 (N,) in [0, 1]."""
-        return self.compute_dense_reward(obs, action, info) / self.k.success_reward
+        dense = xp.where(info["fail"], 0.0, self.weighted_sum(info["reward_terms"]))
+        return xp.where(info["success"], k.success_reward, dense)
 
     def _get_obs_extra(self, info: dict) -> dict:
         return {
-            "tcp_pose": info["tcp_pose"] - self._origin_poses,  # env-local
-            "cube_pose": info["cube_pose"] - self._origin_poses,
-            "goal_pos": self._goal_pos - self._env_origins,
+            "tcp_pose": self.local(info["tcp_pose"]),  # env-local
+            "cube_pose": self.local(info["cube_pose"]),
+            "goal_pos": self.local(self.as_xp(self.goal_pos)),
             "tcp_to_cube": info["tcp_to_cube"],
             "cube_to_goal": info["cube_to_goal"],
             "is_grasped": info["is_grasped"],

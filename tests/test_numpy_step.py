@@ -17,9 +17,11 @@ from simulo_envs.tasks.franka_lift import FrankaLiftEnv
 from simulo_envs.tensors import all_finite
 
 TASKS = ("FrankaLift-v1", "FrankaLiftMixed-v1", "FrankaLiftRandomized-v1", "FrankaReach-v1", "FrankaPush-v1",
-         "FrankaStack-v1", "FrankaPickPlace-v1", "FrankaOpenDrawer-v1")
+         "FrankaStack-v1", "FrankaPickPlace-v1", "FrankaOpenDrawer-v1", "SO100Lift-v1", "SO100PickPlace-v1")
 REWARD_MODES = ("normalized_dense", "dense", "sparse", "none")
 OTHER_CONTROL_MODES = ("pd_joint_delta_pos", "pd_joint_pos", "pd_ee_delta_pose", "pd_ee_pose")
+SO100_CONTROL_MODES = {"SO100Lift-v1": ("pd_joint_delta_pos", "pd_joint_pos_lerobot"),  # the SO-100's other modes
+                       "SO100PickPlace-v1": ("pd_joint_pos", "pd_ee_pose")}
 
 
 def _leaves(tree, prefix=""):
@@ -104,23 +106,38 @@ def test_fast_path_gives_the_torch_hooks_outputs_over_expert_episodes(task):
     assert seen["success"] >= 3 and seen["reset"] >= 1, seen
     if task.startswith("FrankaLift"):
         assert seen["grasp"] > 20, seen
-    elif task in ("FrankaStack-v1", "FrankaPickPlace-v1"):
+    elif task in ("FrankaStack-v1", "FrankaPickPlace-v1", "SO100Lift-v1", "SO100PickPlace-v1"):
         assert seen["grasp"] > 0, seen
+
+
+def test_every_task_of_the_suite_is_checked_here():
+    suite = {env_id for env_id, cls in REGISTERED.items() if cls.__module__.startswith("simulo_envs.tasks.")}
+    assert suite == set(TASKS)
+
+
+def _random_actions_agree(task, control_mode, seed):
+    env = REGISTERED[task](num_envs=2, control_mode=control_mode)
+    assert env._fast_step
+    env.reset(seed=seed)
+    actions = np.random.default_rng(seed).uniform(-1, 1, (12, 2, env.single_action_space.shape[0]))
+    for step, action in enumerate(torch.from_numpy(actions.astype(np.float32))):
+        env.step(action)
+        _assert_same_outputs(env, action, f"{task}, {control_mode}, step {step}")
+    env.close()
 
 
 @pytest.mark.parametrize("control_mode", OTHER_CONTROL_MODES)
 def test_fast_path_gives_the_torch_hooks_outputs_in_every_control_mode(control_mode):
-    # Two tasks per control mode (the suite in four pairs), random actions.
+    # Two Panda tasks per control mode (the eight in four pairs), random actions.
     k = OTHER_CONTROL_MODES.index(control_mode)
     for task in TASKS[2 * k:2 * k + 2]:
-        env = REGISTERED[task](num_envs=2, control_mode=control_mode)
-        assert env._fast_step
-        env.reset(seed=k)
-        actions = np.random.default_rng(k).uniform(-1, 1, (12, 2, env.single_action_space.shape[0]))
-        for step, action in enumerate(torch.from_numpy(actions.astype(np.float32))):
-            env.step(action)
-            _assert_same_outputs(env, action, f"{task}, {control_mode}, step {step}")
-        env.close()
+        _random_actions_agree(task, control_mode, k)
+
+
+@pytest.mark.parametrize("task", sorted(SO100_CONTROL_MODES))
+def test_fast_path_gives_the_torch_hooks_outputs_in_the_so100_control_modes(task):
+    for k, control_mode in enumerate(SO100_CONTROL_MODES[task]):
+        _random_actions_agree(task, control_mode, k)
 
 
 def test_fast_and_torch_steps_return_the_same_structure():
