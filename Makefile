@@ -32,8 +32,14 @@ $(STAMP): pyproject.toml Makefile scripts/setup_vulkan.sh
 demo: setup
 	$(BIN)/python scripts/demo.py --policy expert --video videos/FrankaLift-v1.mp4
 
+# The suite on parallel workers (pytest-xdist), one per logical core up to TEST_WORKERS_MAX. Each worker
+# takes whole test files, so a module's shared fixtures are built once. TEST_WORKERS=0 runs the
+# suite in one process.
+TEST_WORKERS     ?= logical
+TEST_WORKERS_MAX ?= 4
+
 test: setup
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --maxprocesses $(TEST_WORKERS_MAX) --dist loadfile
 
 bench: setup
 	$(BIN)/python scripts/benchmark.py
