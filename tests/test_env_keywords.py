@@ -138,7 +138,7 @@ def test_parallel_in_single_scene_gives_one_overview_image():
         env.reset(seed=0)
         image = env.render()
         assert image.shape == (1, 120, 160, 3)
-        blocks = [k for k, v in env.segmentation_id_map.items() if v is env.block]
+        blocks = [k for k, v in env.segmentation_id_map.items() if v == env.block.path]
         assert len(blocks) == 4  # four blocks in the one scene, each with its own id
     finally:
         env.close()

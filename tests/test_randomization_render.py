@@ -37,7 +37,7 @@ def _frame(u):
 
 
 def _block_mask(u, seg):
-    block_id = next(k for k, v in u.segmentation_id_map.items() if v is u.block)
+    block_id = next(k for k, v in u.segmentation_id_map.items() if v == u.block.path)
     return seg == block_id
 
 

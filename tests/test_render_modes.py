@@ -125,7 +125,7 @@ def test_pointcloud_is_fused_in_the_world_frame():
         assert pcd["rgb"].shape == (2, 64 * 64, 3) and pcd["rgb"].dtype == torch.uint8
         assert pcd["segmentation"].shape == (2, 64 * 64, 1)
         assert obs["sensor_data"] == {} and "cam2world_gl" in obs["sensor_param"]["base_camera"]
-        block_id = next(k for k, v in e.segmentation_id_map.items() if v is e.block)
+        block_id = next(k for k, v in e.segmentation_id_map.items() if v == e.block.path)
         block = e.block.state.pose[:, :3]
         for i in range(2):
             on_block = pcd["segmentation"][i, :, 0] == block_id
@@ -149,7 +149,7 @@ def test_normal_and_albedo_textures():
         normal, albedo = images["normal"][0], images["albedo"][0]
         assert normal.dtype == torch.float32 and albedo.dtype == torch.uint8
         seg = images["segmentation"][0, ..., 0]
-        block = seg == next(k for k, v in e.segmentation_id_map.items() if v is e.block)
+        block = seg == next(k for k, v in e.segmentation_id_map.items() if v == e.block.path)
         assert block.sum() > 10
         assert torch.allclose(albedo[block].float().mean(0), torch.tensor([217.0, 38.0, 26.0]), atol=4)
         ground = seg == next(k for k, v in e.segmentation_id_map.items() if v == "ground")

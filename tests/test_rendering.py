@@ -24,7 +24,7 @@ def env():
 
 
 def _block_id(u):
-    return next(k for k, v in u.segmentation_id_map.items() if v is u.block)
+    return next(k for k, v in u.segmentation_id_map.items() if v == u.block.path)
 
 
 def _project(u, point):

@@ -27,7 +27,6 @@ def task_object_masks(env, segmentation: torch.Tensor) -> dict[str, torch.Tensor
     hidden = {prop.path for prop in base._hidden_objects}
     masks = {}
     for seg_id, name in base.segmentation_id_map.items():
-        name = str(getattr(name, "path", name))
         if name == "ground" or name in hidden or any(name.startswith(robot + ":") for robot in robots):
             continue
         masks[name] = segmentation[..., 0] == seg_id
@@ -39,6 +38,9 @@ def test_the_sensor_camera_sees_the_task_objects_at_reset(env_id):
     env = gym.make(env_id, num_envs=2, obs_mode="segmentation")
     try:
         obs, _ = env.reset(seed=0)
+        # One naming style: a prim path ("/World/Block", "/World/Cabinet:drawer") or "ground".
+        names = list(env.unwrapped.segmentation_id_map.values())
+        assert all(isinstance(n, str) and (n == "ground" or n.startswith("/World/")) for n in names), names
         masks = task_object_masks(env, obs["sensor_data"]["base_camera"]["segmentation"])
         assert masks, f"{env_id} has no object of its own in the segmentation map"
         for name, mask in masks.items():

@@ -90,8 +90,10 @@ class RenderingMixin:
 
     @property
     def segmentation_id_map(self) -> dict:
-        """Segmentation id -> the ``Prop``, ``"robot_path:link_name"`` or ``"ground"`` it belongs
-        to (ids are the same in every env; 0 is background). Empty when rendering is off."""
+        """Segmentation id -> the name of what it belongs to, one style for everything: a prop's prim
+        path (``"/World/Block"``), ``"<articulation path>:<link name>"`` for a link of a robot or
+        an articulated prop (``"/World/Robot:panda_hand"``, ``"/World/Cabinet:drawer"``), or
+        ``"ground"`` (ids are the same in every env; 0 is background). Empty when rendering is off."""
         return dict(getattr(self, "_segmentation_map", {}))
 
     def _build_segmentation_map(self) -> dict:
@@ -111,7 +113,7 @@ class RenderingMixin:
                 ids = backend.segmentation_ids(obj._gid)
                 if len(set(ids)) != 1:
                     raise RuntimeError(f"segmentation ids of {path} differ between envs: {ids}")
-                mapping[ids[0]] = obj
+                mapping[ids[0]] = path
             else:
                 per_env = backend.link_segmentation_ids(obj._gid)
                 for link, seg_id in zip(obj.link_names, per_env[0]):
@@ -125,7 +127,7 @@ class RenderingMixin:
         mapping = {seg_id: "ground" for seg_id in grounds}
         for path, obj in self.scene.objects.items():
             if isinstance(obj, Prop):
-                mapping.update({seg_id: obj for seg_id in backend.segmentation_ids(obj._gid)})
+                mapping.update({seg_id: path for seg_id in backend.segmentation_ids(obj._gid)})
             else:
                 for per_env in backend.link_segmentation_ids(obj._gid):
                     mapping.update({seg_id: f"{path}:{link}" for link, seg_id in zip(obj.link_names, per_env)})
