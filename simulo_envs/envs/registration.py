@@ -31,10 +31,19 @@ def register_env(env_id: str, max_episode_steps: Optional[int] = None):
       ``SimuloVectorEnv`` (autoreset by partial resets); ``"sync"`` / ``"async"``: Gymnasium's
       vector envs over ``SingleEnvView``\\ s.
 
-    How: ``simulo_envs/wrappers/gym_spec.py``. An id already in Gymnasium's registry is left as it is.
+    How: ``simulo_envs/wrappers/gym_spec.py``. A class defined inside a function registers too
+    (Gymnasium gets the class itself, not its import path). Registering an id again with the
+    same class, or a new definition of it (same module and qualified name: a re-run notebook
+    cell, a reloaded module), replaces the registration everywhere, ``max_episode_steps``
+    included.
+
+    Raises:
+        ValueError: at registration, ``env_id`` is already another task's (or another library's
+            in Gymnasium's registry): the message names its owner.
     """
 
     def wrap(cls):
+        _check_new_registration(env_id, cls)
         REGISTERED[env_id] = cls
         limit = cls.default_max_episode_steps if max_episode_steps is None else max_episode_steps
         _MAX_EPISODE_STEPS[env_id] = limit
@@ -43,6 +52,22 @@ def register_env(env_id: str, max_episode_steps: Optional[int] = None):
         return cls
 
     return wrap
+
+
+def _check_new_registration(env_id: str, cls: type) -> None:
+    """Refuse ``env_id`` when it is taken by a different task, or by something else in Gymnasium's registry."""
+    def name(klass) -> str:
+        return f"{klass.__module__}.{klass.__qualname__}"
+
+    known = REGISTERED.get(env_id)
+    if known is not None and known is not cls and name(known) != name(cls):
+        raise ValueError(f"register_env({env_id!r}): the id is already {name(known)}'s; register {name(cls)} "
+                         f"under an id of its own")
+    entry = gym.registry[env_id].entry_point if env_id in gym.registry else None
+    ours = isinstance(entry, type) and name(entry) == name(cls) or entry == f"{cls.__module__}:{cls.__name__}"
+    if known is None and entry is not None and not ours:
+        raise ValueError(f"register_env({env_id!r}): Gymnasium already has this id (entry point "
+                         f"{gym.registry[env_id].entry_point!r}); register the task under an id of its own")
 
 
 def on_register(listener: Callable[[str, type, Optional[int]], None]) -> None:

@@ -83,15 +83,15 @@ class BatchedEnvSpec(EnvSpec):
 
 def register_batched(env_id: str, cls: type, max_episode_steps: Optional[int]) -> None:
     """Put ``cls`` in Gymnasium's registry under ``env_id`` as a ``BatchedEnvSpec`` whose vector
-    entry point is ``make_vector_env`` for that id; an id already registered is left as it is.
+    entry point is ``make_vector_env`` for that id; its entry point is the class itself (a class
+    defined inside a function has no import path). A registration again (``register_env`` allows
+    the same task only) replaces the spec, so ``gym.make`` builds what the registry names.
 
     Subscribed to ``simulo_envs.envs.registration.on_register`` below: every task ``register_env``
     registers, before or after this module is imported, goes through here."""
-    if env_id in gym.registry:
-        return
     gym.registry[env_id] = BatchedEnvSpec(
         id=env_id,
-        entry_point=f"{cls.__module__}:{cls.__name__}",
+        entry_point=cls,
         max_episode_steps=max_episode_steps,
         order_enforce=False,
         disable_env_checker=True,
