@@ -4,10 +4,15 @@
     python scripts/demo.py --policy random      # uniform random actions
     python scripts/demo.py --policy expert --num-envs 16 --episodes 64 --seed 0 --json
 
-``--video PATH.mp4`` records the rollout (``make demo`` writes ``videos/FrankaLift-v1.mp4``).
+``--video PATH.mp4`` records the rollout (``make demo`` writes ``videos/FrankaLift-v1.mp4``); its
+folder is checked writable before anything runs.
 ``--policy expert`` is the task's scripted expert (``simulo_envs.policies.EXPERTS``, one per task
-but FrankaReach-v1) and runs the env in ``pd_ee_delta_pos``; ``--policy random`` uses the env's
-default control mode.
+but FrankaReach-v1; a task of your own that subclasses one of them gets its expert) and runs the
+env in ``pd_ee_delta_pos``; ``--policy random`` uses the env's default control mode.
+
+Your own task: ``--task-module my_tasks`` imports ``my_tasks`` (from the current directory or the
+Python path) so the ids it registers can be run, or name it ``--env-id my_tasks:MyTask-v1`` /
+``my_tasks:MyTaskClass`` (no ``PYTHONPATH`` needed).
 
 ``--num-workers P`` (or ``auto``: the usable cores) steps the envs in P worker processes
 (``docs/scale_out.md``); the expert then reads the state it needs from ``info``.
@@ -22,23 +27,30 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 
 import gymnasium as gym
 import torch
-from tqdm import tqdm
 
 import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.envs.registration import REGISTERED
 from simulo_envs.policies import EXPERTS
 from simulo_envs.sim import sim_backend_arg
+from simulo_envs.wrappers.progress import ProgressBar
 from simulo_envs.wrappers.record import RecordEpisode
+from simulo_envs.wrappers.rsl_rl import registered_kwargs
+from simulo_envs.wrappers.run_files import check_output_file
 from simulo_envs.wrappers.sharded import ShardedEnv, num_workers_arg, resolve_num_workers
+from simulo_envs.wrappers.task_lookup import expert_for, import_task_modules, resolve_task
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--env-id", default="FrankaLift-v1")
+    parser.add_argument("--env-id", default="FrankaLift-v1",
+                        help="a registered id, or 'module:EnvId' / 'module:Class' for a task of your own")
+    parser.add_argument("--task-module", action="append", default=[], metavar="MODULE",
+                        help="import MODULE first (it registers your tasks); repeatable")
     parser.add_argument("--num-envs", type=int, default=4)
     parser.add_argument("--episodes", type=int, default=None, help="episodes to run (default: one per env)")
     parser.add_argument("--seed", type=int, default=0)
@@ -50,7 +62,7 @@ def parse_args() -> argparse.Namespace:
                         help="auto, physx_cpu, physx_cuda[:N] or physx_cuda_emulated (default auto)")
     parser.add_argument("--num-workers", type=num_workers_arg, default=1, metavar="P",
                         help="worker processes stepping the envs: an int (default 1: this process) or 'auto'")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     try:
         args.num_workers = resolve_num_workers(args.num_workers, max(args.num_envs, 1))
     except ValueError as exc:
@@ -63,24 +75,37 @@ def parse_args() -> argparse.Namespace:
         parser.error("--seed must be >= 0")
     if args.video is not None and not args.video.endswith(".mp4"):
         parser.error("--video must name an .mp4 file")
-    if args.policy == "expert" and args.env_id not in EXPERTS:
-        parser.error(f"{args.env_id} has no scripted expert (experts: {', '.join(EXPERTS)}); use --policy random")
+    try:
+        import_task_modules(args.task_module)
+        args.env_id, args.env_cls = resolve_task(args.env_id)
+        if args.video is not None:
+            check_output_file(args.video, "video file")
+    except (LookupError, ValueError, TypeError, ImportError) as error:
+        parser.error(str(error.args[0]) if error.args else repr(error))
+    if args.policy == "expert" and expert_for(args.env_cls) is None:
+        parser.error(f"{args.env_id} has no scripted expert (experts: {', '.join(EXPERTS)}, and tasks that subclass "
+                     f"theirs); use --policy random")
     return args
 
 
 def run(env_id: str, num_envs: int, episodes: int, seed: int, policy: str = "expert", progress: bool = True,
-        video: str | None = None, sim_backend: str = "auto", num_workers: int = 1) -> dict:
-    """Roll out ``policy`` until ``episodes`` episodes end; return the summary."""
+        video: str | None = None, sim_backend: str = "auto", num_workers: int = 1, report=None) -> dict:
+    """Roll out ``policy`` until ``episodes`` episodes end; return the summary. ``env_id``: as
+    ``--env-id`` (a registered id, ``module:EnvId``, ``module:Class``). ``report(summary)``, if
+    given, is called with the summary before the video is written."""
+    env_id, cls = resolve_task(env_id)
     kwargs = {"control_mode": "pd_ee_delta_pos"} if policy == "expert" else {}
     if video:
         kwargs.update(render_mode="rgb_array", human_render_camera_configs=dict(width=256, height=256))
-    if num_workers == 1:
+    if num_workers == 1 and env_id in REGISTERED:
         env = gym.make(env_id, num_envs=num_envs, sim_backend=sim_backend, **kwargs)
+    elif num_workers == 1:   # a class of the user's that is not registered
+        env = cls(num_envs=num_envs, sim_backend=sim_backend, **kwargs)
     else:
-        env = ShardedEnv(REGISTERED[env_id], num_envs, num_workers, {"sim_backend": sim_backend, **kwargs})
+        env = ShardedEnv(cls, num_envs, num_workers, {"sim_backend": sim_backend, **registered_kwargs(env_id), **kwargs})
     if video:
         env = RecordEpisode(env, os.path.dirname(os.path.abspath(video)), save_on_reset=False)
-    expert = EXPERTS[env_id](env) if policy == "expert" else None
+    expert = expert_for(cls)(env) if policy == "expert" else None
     base = env.unwrapped
     generator = torch.Generator().manual_seed(seed)
     low = torch.from_numpy(base.single_action_space.low).to(base.device)
@@ -89,7 +114,7 @@ def run(env_id: str, num_envs: int, episodes: int, seed: int, policy: str = "exp
     returns = torch.zeros(num_envs, device=base.device)
     finished: list[dict] = []
     steps = 0
-    bar = tqdm(total=episodes, desc=f"{env_id} x{num_envs}", unit="episode", disable=not progress)
+    bar = ProgressBar(total=episodes, desc=f"{env_id} x{num_envs}", unit="episode", disable=not progress)
     start = time.perf_counter()
     while len(finished) < episodes:
         if expert is not None:
@@ -110,28 +135,42 @@ def run(env_id: str, num_envs: int, episodes: int, seed: int, policy: str = "exp
             info = env.reset(options={"env_idx": done})[1]  # every env's info: the expert's next input
     elapsed = time.perf_counter() - start
     bar.close()
-    if video:
-        env.flush_video(name=os.path.splitext(os.path.basename(video))[0])
-    env.close()
     successes = sum(e["success"] for e in finished)
-    return {"env_id": env_id, "policy": policy, "num_envs": num_envs, "episodes": len(finished),
-            "success_rate": successes / len(finished), "steps_per_second": steps / elapsed,
-            "wall_time_s": elapsed, "per_episode": finished}
+    summary = {"env_id": env_id, "policy": policy, "num_envs": num_envs, "episodes": len(finished),
+               "success_rate": successes / len(finished), "steps_per_second": steps / elapsed,
+               "wall_time_s": elapsed, "per_episode": finished}
+    if report is not None:
+        report(summary)
+    try:
+        if video:
+            env.flush_video(name=os.path.splitext(os.path.basename(video))[0])
+    finally:
+        env.close()
+    return summary
 
 
-def main() -> None:
-    args = parse_args()
+def main(argv=None) -> None:
+    args = parse_args(argv)
     episodes = args.episodes or args.num_envs
-    summary = run(args.env_id, args.num_envs, episodes, args.seed, args.policy, video=args.video,
-                  sim_backend=args.sim_backend, num_workers=args.num_workers)
-    print(f"\n{'episode':>7} {'env':>4} {'return':>9} {'length':>6} {'success':>8}")
-    for k, ep in enumerate(summary["per_episode"]):
-        print(f"{k:>7} {ep['env']:>4} {ep['return']:>9.3f} {ep['length']:>6} {str(ep['success']):>8}")
-    print(f"\nsuccess rate {summary['success_rate']:.2f} over {summary['episodes']} episodes; "
-          f"{summary['steps_per_second']:.0f} env steps/s; {summary['wall_time_s']:.1f} s")
+
+    def report(summary: dict) -> None:
+        print(f"\n{'episode':>7} {'env':>4} {'return':>9} {'length':>6} {'success':>8}")
+        for k, ep in enumerate(summary["per_episode"]):
+            print(f"{k:>7} {ep['env']:>4} {ep['return']:>9.3f} {ep['length']:>6} {str(ep['success']):>8}")
+        print(f"\nsuccess rate {summary['success_rate']:.2f} over {summary['episodes']} episodes; "
+              f"{summary['steps_per_second']:.0f} env steps/s; {summary['wall_time_s']:.1f} s")
+        sys.stdout.flush()
+
+    try:
+        summary = run(args.env_id, args.num_envs, episodes, args.seed, args.policy, video=args.video,
+                      sim_backend=args.sim_backend, num_workers=args.num_workers, report=report)
+    except (OSError, RuntimeError) as error:
+        if not args.video:
+            raise
+        sys.exit(f"demo.py: error: the video could not be written to {args.video}: {error}")
     if args.video:
         print(f"video: {os.path.abspath(args.video)}")
-    if args.json:
+    if args.json:   # the last line
         print(json.dumps({k: summary[k] for k in ("success_rate", "episodes", "steps_per_second", "wall_time_s")}))
 
 

@@ -1,5 +1,6 @@
-"""Evaluate a checkpoint of ``scripts/train.py`` (PPO) or ``scripts/train_il.py`` (behaviour cloning,
-Diffusion Policy): success rate over ``--episodes`` episodes.
+"""Evaluate a checkpoint of ``scripts/train.py`` (PPO, ``model_*.pt``), ``scripts/train_sb3.py``
+(PPO, ``model.zip``) or ``scripts/train_il.py`` (behaviour cloning, Diffusion Policy): success rate
+over ``--episodes`` episodes.
 
     python scripts/evaluate.py --checkpoint runs/FrankaReach-v1/seed0/model_final.pt --episodes 100
     python scripts/evaluate.py --checkpoint runs/FrankaReach-v1/seed0/model_*.pt --csv runs/FrankaReach-v1/seed0/evaluations.csv
@@ -22,9 +23,14 @@ The kind of policy is read from the checkpoint. An imitation policy runs in its 
 observation kind (state or camera images) and control mode, its action chunks executed in receding
 horizon (``simulo_envs/imitation/rollout.py``); seeds its demonstrations were recorded with are refused.
 
-``--video-dir DIR`` also films the (last) checkpoint's policy for one episode in 4 envs (tiled; to the
-time limit with ``--full-episodes``) and writes
-``DIR/<env_id>.mp4`` (needs a Vulkan driver; ``make`` installs a software one).
+``--video-dir DIR`` also films the (last) checkpoint's policy for one episode in 4 envs (tiled) and
+writes ``DIR/<env_id>.mp4`` (needs a Vulkan driver; ``make`` installs a software one). The clip ends
+when every env has finished its episode, at its success for a task that terminates on success;
+``--video-full-episodes`` (implied by ``--full-episodes``) films every episode to the time limit.
+
+``--device`` and every output (``--video-dir``, ``--csv``) are checked before anything is
+evaluated; each result is printed as soon as it is computed, before the video and the CSV file
+are written. A checkpoint trained on a GPU evaluates on ``--device cpu``.
 """
 
 from __future__ import annotations
@@ -39,15 +45,20 @@ import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.imitation.dispatch import by_policy_type
+from simulo_envs.wrappers.distributed import check_device
+from simulo_envs.wrappers.evaluation import evaluate, record_policy_video
+from simulo_envs.wrappers.run_files import check_output_dir, check_output_file
 from simulo_envs.wrappers.sharded import num_workers_arg
-from simulo_envs.wrappers.training import evaluate, import_task_modules, record_policy_video
+from simulo_envs.wrappers.task_lookup import import_task_modules
 
 evaluate, record_policy_video = by_policy_type(evaluate, record_policy_video)   # imitation checkpoints too
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--checkpoint", required=True, nargs="+", help="one or more model_*.pt files")
+    parser.add_argument("--checkpoint", required=True, nargs="+",
+                        help="one or more checkpoints: model_*.pt (scripts/train.py), model.zip (scripts/train_sb3.py) "
+                             "or a scripts/train_il.py checkpoint")
     parser.add_argument("--episodes", type=int, default=100)
     parser.add_argument("--seed", type=int, default=10_000, help="evaluation seeds differ from training's")
     parser.add_argument("--max-envs", type=int, default=100)
@@ -57,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--task-module", action="append", default=[], metavar="MODULE",
                         help="import MODULE first (it registers your tasks); repeatable")
     parser.add_argument("--video-dir", default=None, help="also write a video of the policy (4 envs, tiled) here")
+    parser.add_argument("--video-full-episodes", action="store_true",
+                        help="film every episode to the time limit (the clip otherwise ends at each env's first success)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--num-workers", type=num_workers_arg, default=1, metavar="P",
                         help="worker processes stepping the evaluation envs: an int or 'auto' (default 1: in process)")
@@ -72,27 +85,55 @@ def main(argv=None) -> None:
     for name in ("episodes", "max_envs"):  # --num-workers is checked by its type
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    try:   # where it runs and what it writes, before any work
+        check_device(args.device)
+        if args.video_dir:
+            check_output_dir(args.video_dir, "video folder")
+        if args.csv:
+            check_output_file(args.csv, "CSV file")
+    except ValueError as error:
+        parser.error(str(error))
     torch.set_num_threads(1)
     checkpoints = sorted(args.checkpoint, key=_iteration_order)
     summaries = []
     for checkpoint in checkpoints:
+        step = "evaluation"
         try:
             if not summaries:
                 import_task_modules(args.task_module)
             summary = evaluate(checkpoint, args.episodes, seed=args.seed, max_envs=args.max_envs,
                                device=args.device, progress=not (args.no_progress or args.json),
                                full_episodes=args.full_episodes, num_workers=args.num_workers)
-            if args.video_dir and checkpoint == checkpoints[-1]:
-                summary["video"] = record_policy_video(checkpoint, args.video_dir, seed=args.seed,
-                                                       device=args.device, full_episodes=args.full_episodes)
+            summary["checkpoint"] = checkpoint
+            summaries.append(summary)
+            filming = args.video_dir and checkpoint == checkpoints[-1]
+            if not (filming and args.json):
+                print(json.dumps(summary) if args.json else _describe(summary, several=len(checkpoints) > 1),
+                      flush=True)
+            if filming:
+                step = "video"
+                summary["video"] = record_policy_video(checkpoint, args.video_dir, seed=args.seed, device=args.device,
+                                                       full_episodes=args.full_episodes or args.video_full_episodes)
+                print(json.dumps(summary) if args.json else f"video: {summary['video']}", flush=True)
         except (OSError, LookupError, ValueError, TypeError, ImportError, RuntimeError) as error:
-            message = str(error.args[0]) if error.args else repr(error)
+            message = _message(error)
+            if step == "video":
+                if args.json:   # the result first, as without a video
+                    print(json.dumps(summaries[-1]), flush=True)
+                message = f"the video could not be written to {args.video_dir}: {message}"
             parser.error(f"{checkpoint}: {message}" if len(checkpoints) > 1 else message)
-        summary["checkpoint"] = checkpoint
-        summaries.append(summary)
-        print(json.dumps(summary) if args.json else _describe(summary, several=len(checkpoints) > 1), flush=True)
     if args.csv:
-        _write_csv(args.csv, summaries)
+        try:
+            _write_csv(args.csv, summaries)
+        except OSError as error:
+            parser.error(f"cannot write {args.csv}: {error.strerror or error}")
+
+
+def _message(error: Exception) -> str:
+    """An exception as one line: an OSError by its reason and file (its first argument is a number)."""
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror + (f": {error.filename}" if error.filename else "")
+    return str(error.args[0]) if error.args else repr(error)
 
 
 def _iteration_order(path: str):
@@ -107,7 +148,7 @@ def _describe(summary: dict, several: bool) -> str:
     text = (f"{where}{summary['env_id']}: success rate {summary['success_rate']:.1%} over {summary['episodes']} "
             f"episodes (success at end {summary['success_at_end']:.1%}, mean return {summary['mean_return']:.2f}, "
             f"mean length {summary['mean_length']:.1f})")
-    return text + (f"\nvideo: {summary['video']}" if "video" in summary else "")
+    return text
 
 
 def _write_csv(path: str, summaries: list[dict]) -> None:

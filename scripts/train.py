@@ -20,6 +20,15 @@ alone writes. Writes to ``--log-dir`` (default ``runs/<env-id>/seed<seed>``): Te
 ``model_<iteration>.pt`` and ``model_final.pt``; ``--eval-episodes N`` also evaluates the final
 checkpoint (rank 0) and writes ``evaluation.json``. Evaluate later with
 ``scripts/evaluate.py --checkpoint .../model_final.pt``.
+
+One run per log folder: a folder that holds an earlier run is refused, unless ``--resume``
+continues it (from its latest checkpoint: networks, optimizer, iteration, env steps, log) or
+``--overwrite`` deletes it first. The folder and ``--device`` are checked before anything is built.
+
+Ctrl-C (SIGINT) or SIGTERM stops the training at a safe point (the next env step; under torchrun
+the end of the iteration, every rank together); rank 0 saves ``model_<iteration>.pt`` of the last
+whole iteration, one line says where, and the exit status is 130 (SIGINT) or 143 (SIGTERM).
+``--resume`` continues from there. A second Ctrl-C stops at once, without saving.
 """
 
 from __future__ import annotations
@@ -33,9 +42,13 @@ import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.sim import sim_backend_arg
-from simulo_envs.wrappers.distributed import rank_device, rank_info
+from simulo_envs.wrappers.distributed import check_device, rank_device, rank_info
+from simulo_envs.wrappers.evaluation import evaluate
+from simulo_envs.wrappers.interrupt import exit_status
+from simulo_envs.wrappers.run_files import claim_log_dir, check_output_file
 from simulo_envs.wrappers.sharded import num_workers_arg
-from simulo_envs.wrappers.training import SetupError, evaluate, import_task_modules, plan_training, train
+from simulo_envs.wrappers.training import (SetupError, describe_result, import_task_modules, plan_training,
+                                           resume_infos, train)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,7 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--total-timesteps", type=int, default=None,
                         help="env steps, all envs together (an upper bound: whole PPO iterations)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--log-dir", default=None)
+    parser.add_argument("--log-dir", default=None, help="default runs/<env-id>/seed<seed>; one run per folder")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue the run in --log-dir from its latest checkpoint")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="delete an earlier run in --log-dir and start again")
     parser.add_argument("--device", default="cpu", help="where the networks run (cuda: cuda:<LOCAL_RANK> per rank)")
     parser.add_argument("--checkpoint-every", type=int, default=None,
                         help="iterations between checkpoints (default: the config's save_interval)")
@@ -82,37 +99,48 @@ def main(argv=None) -> None:
             fail(parser, f"--{name.replace('_', '-')} must be >= {0 if name == 'eval_episodes' else 1}, got {value}")
     if args.max_minutes is not None and not args.max_minutes > 0:
         fail(parser, f"--max-minutes must be > 0, got {args.max_minutes}")
+    if args.resume and args.overwrite:
+        fail(parser, "--resume continues the run in the log folder and --overwrite deletes it: give one")
     torch.set_num_threads(args.torch_threads)
+    log_dir = args.log_dir or os.path.join("runs", args.env_id.replace(":", "."), f"seed{args.seed}")
     try:
         import_task_modules(args.task_module)
         rank = rank_info()
-        device = rank_device(args.device, rank)
+        device = check_device(rank_device(check_device(args.device), rank))
         env_kwargs = {} if args.sim_backend is None else {"sim_backend": args.sim_backend}
         vector_kwargs = {} if args.num_workers is None else {"num_workers": args.num_workers}
         plan = plan_training(args.env_id, args.num_envs, args.total_timesteps, rank.world_size, env_kwargs, vector_kwargs)
+        if rank.is_main:   # what rank 0 will write, checked before anything is built
+            claim_log_dir(log_dir, resume=args.resume, overwrite=args.overwrite)
+            if args.resume:
+                resume_infos(log_dir, plan, device)
     except (LookupError, ValueError, TypeError, ImportError) as error:
         fail(parser, str(error.args[0]) if error.args else repr(error))
-    log_dir = args.log_dir or os.path.join("runs", args.env_id.replace(":", "."), f"seed{args.seed}")
     if rank.is_main:
-        print(f"training {plan.describe()}; logs in {log_dir}", flush=True)
+        print(f"training {plan.describe()}; logs in {log_dir}{' (resumed)' if args.resume else ''}", flush=True)
     try:
         result = train(plan.env_id, seed=args.seed, log_dir=log_dir, device=device,
                        checkpoint_every=args.checkpoint_every, progress=not args.no_progress, plan=plan,
-                       max_wall_s=None if args.max_minutes is None else args.max_minutes * 60)
+                       max_wall_s=None if args.max_minutes is None else args.max_minutes * 60,
+                       resume=args.resume, overwrite=args.overwrite)
     except SetupError as error:
         fail(parser, str(error))
-    if not rank.is_main:
+    if rank.is_main:
+        print(describe_result(result), flush=True)
+    if result.interrupted is not None:
+        sys.exit(exit_status(result.interrupted))
+    if not rank.is_main or not args.eval_episodes:
         return
-    success = ("no training episode finished" if result.success_once is None
-               else f"training success (last 100 episodes) {result.success_once:.2f}")
-    print(f"trained {result.env_steps:,} env steps in {result.wall_s:.0f} s "
-          f"({result.steps_per_second:,.0f} steps/s); {success}; checkpoint {result.checkpoint}")
-    if args.eval_episodes:
-        summary = evaluate(result.checkpoint, args.eval_episodes, device=device,
-                           progress=not args.no_progress, num_workers=args.num_workers)
-        with open(os.path.join(log_dir, "evaluation.json"), "w") as handle:
+    summary = evaluate(result.checkpoint, args.eval_episodes, device=device, progress=not args.no_progress,
+                       num_workers=args.num_workers)
+    print(f"evaluation: success rate {summary['success_rate']:.1%} over {summary['episodes']} episodes", flush=True)
+    path = os.path.join(log_dir, "evaluation.json")
+    try:
+        check_output_file(path, "evaluation file")
+        with open(path, "w") as handle:
             json.dump(summary, handle)
-        print(f"evaluation: success rate {summary['success_rate']:.1%} over {summary['episodes']} episodes")
+    except (OSError, ValueError) as error:
+        sys.exit(f"{parser.prog}: error: cannot write {path}: {error}")
 
 
 if __name__ == "__main__":

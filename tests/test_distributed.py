@@ -80,7 +80,7 @@ def test_two_rank_training_stays_in_lockstep_and_rank0_checkpoint_evaluates(tmp_
     actor_state = list(checkpoint["actor_state_dict"].values())
     assert all(torch.equal(x, y) for x, y in zip(actor_state, first[-1]["state"]))
 
-    from simulo_envs.wrappers.training import evaluate
+    from simulo_envs.wrappers.evaluation import evaluate
 
     summary = evaluate(ranks[0]["checkpoint"], episodes=2, seed=50)   # one process, no torchrun
     assert summary["env_id"] == "FrankaReach-v1" and summary["episodes"] == 2 and summary["env_steps"] == 600

@@ -15,7 +15,7 @@ import torch
 pytest.importorskip("rsl_rl")
 
 import simulo_envs  # noqa: F401,E402
-from simulo_envs.wrappers.training import evaluate  # noqa: E402
+from simulo_envs.wrappers.evaluation import evaluate  # noqa: E402
 
 CHECKPOINT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tasks", "franka_lift_ppo.pt")
 

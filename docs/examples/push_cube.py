@@ -18,6 +18,7 @@ from simulo_envs.authoring import Cuboid, Material, Physics, Pose
 from simulo_envs.envs.base_env import BaseEnv
 from simulo_envs.envs.registration import register_env
 from simulo_envs.prop import Prop
+from simulo_envs.tasks.tabletop_ppo import ppo_config
 from simulo_envs.tensors import tensor_constants
 
 
@@ -43,6 +44,7 @@ class PushCubeEnv(BaseEnv):
     cfg = PushCubeConfig()
     default_max_episode_steps = cfg.max_episode_steps
     reset_option_keys = ("cube_y",)  # read by _initialize_episode
+    train_config = ppo_config(num_envs=64, total_timesteps=480_000)  # PPO for scripts/train.py (docs: "Train it")
 
     def _load_agent(self, options: dict) -> None:
         self.agent = Panda(self.scene, control_mode=self._requested_control_mode or "pd_ee_delta_pos")

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
-__all__ = ["RankInfo", "rank_info", "rank_device", "rank_seeds", "init_process_group", "close_process_group"]
+__all__ = ["RankInfo", "rank_info", "rank_device", "check_device", "rank_seeds", "init_process_group",
+           "close_process_group"]
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,34 @@ def rank_device(device: str, info: RankInfo) -> str:
     if info.distributed and device.startswith("cuda") and device != f"cuda:{info.local_rank}":
         raise ValueError(f"under torchrun each rank uses its own GPU: give --device cuda "
                          f"(rank {info.rank} takes cuda:{info.local_rank}), not {device!r}")
+    return device
+
+
+def check_device(device: str) -> str:
+    """``device`` if this machine has it: ``"cpu"``, or a CUDA device (``"cuda"``, ``"cuda:N"``) when
+    torch sees a GPU (and GPU ``N``). Called before any work, so a training or an evaluation asked
+    to run where it cannot fails at once.
+
+    Raises:
+        ValueError: not a device string torch knows; a CUDA device on a machine without CUDA (a
+            torch build without CUDA support, or no GPU visible) or with fewer GPUs; any other
+            device type (the message says which devices there are).
+    """
+    try:
+        parsed = torch.device(device)
+    except (RuntimeError, TypeError) as error:
+        raise ValueError(f"device {device!r} is not a device torch knows (cpu, cuda, cuda:N): {error}") from None
+    if parsed.type == "cuda":
+        if not torch.cuda.is_available():
+            why = ("this torch build has no CUDA support" if not torch.backends.cuda.is_built()
+                   else "torch sees no CUDA GPU on this machine")
+            raise ValueError(f"device {device!r}: {why} (torch {torch.__version__}); use --device cpu")
+        count = torch.cuda.device_count()
+        if parsed.index is not None and parsed.index >= count:
+            raise ValueError(f"device {device!r}: this machine has {count} CUDA GPU{'s' if count != 1 else ''} "
+                             f"(cuda:0 .. cuda:{count - 1})")
+    elif parsed.type != "cpu":
+        raise ValueError(f"device {device!r}: the training and evaluation code runs on cpu or cuda[:N]")
     return device
 
 

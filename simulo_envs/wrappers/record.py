@@ -32,6 +32,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from simulo_envs.wrappers.run_files import check_output_dir
+
 
 class RecordEpisode(gym.Wrapper):
     """Record videos and/or trajectories of a (batched) simulo_envs env; see the module docstring.
@@ -49,7 +51,9 @@ class RecordEpisode(gym.Wrapper):
 
     Raises:
         ValueError: video asked for without ``render_mode="rgb_array"``, or ``info_on_video``
-            with more than one env.
+            with more than one env. ``simulo_envs.wrappers.run_files.OutputError`` (a ValueError):
+            files cannot be written in ``output_dir`` (the message names it and why); checked
+            before anything is recorded.
     """
 
     def __init__(self, env: gym.Env, output_dir: str, save_video: bool = True, save_trajectory: bool = False,
@@ -62,7 +66,7 @@ class RecordEpisode(gym.Wrapper):
             raise ValueError("RecordEpisode video needs the env made with render_mode='rgb_array'")
         if info_on_video and base.num_envs != 1:
             raise ValueError("info_on_video draws per-frame text for a single env; num_envs is %d" % base.num_envs)
-        self.output_dir = output_dir
+        self.output_dir = check_output_dir(output_dir, "RecordEpisode output_dir")
         os.makedirs(output_dir, exist_ok=True)
         self.save_video, self.save_trajectory = save_video, save_trajectory
         self.save_on_reset = save_on_reset

@@ -22,16 +22,18 @@ on steps where some env finished, so rsl_rl's logger averages over finished epis
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Sequence, Union
 
+import gymnasium as gym
 import torch
 from gymnasium.vector import AutoresetMode
 from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
-from simulo_envs.wrappers.vector import SimuloVectorEnv
+from simulo_envs.wrappers.task_lookup import resolve_task
+from simulo_envs.wrappers.vector import SimuloVectorEnv, make_vector_env
 
-__all__ = ["RslRlVecEnv"]
+__all__ = ["RslRlVecEnv", "make_rsl_env", "registered_kwargs"]
 
 
 class RslRlVecEnv(VecEnv):
@@ -126,3 +128,51 @@ class RslRlVecEnv(VecEnv):
     def close(self) -> None:
         """Close the env."""
         self.venv.close()
+
+
+def make_rsl_env(env: Union[str, type], num_envs: int, config: dict, seed: Union[None, int, Sequence[int]],
+                 evaluation: bool = False, full_episodes: bool = False,
+                 num_workers: Union[None, int, str] = None):
+    """An ``RslRlVecEnv`` over ``env`` (an id, a ``"module:Class"`` string or a class) built from ``config``.
+
+    A registered id gets its registration's keywords (``max_episode_steps``), as ``gym.make`` would;
+    ``config["env_kwargs"]`` override them.
+
+    ``seed``: as ``BaseEnv.reset`` (an int ``s`` gives env ``i`` the seed ``s + i``; a list gives
+    one seed per env). ``evaluation=True`` keeps the env's terminations (``ignore_terminations``
+    off), so an episode ends at its first success: success then means "reached within
+    ``max_episode_steps``"; with ``full_episodes=True`` as well, an evaluation env ignores
+    terminations instead, so every episode runs to the time limit. ``num_workers``: the vector
+    env's worker processes; ``None`` means the config's for training and 1 (this process) for
+    evaluation (how many processes trained a policy does not change it).
+    """
+    env_kwargs = dict(config.get("env_kwargs", {}))
+    if isinstance(env, str):
+        env_id, cls = resolve_task(env)
+        env_kwargs = {**registered_kwargs(env_id), **env_kwargs}
+    else:
+        cls = env
+    vector_kwargs = dict(config.get("vector_kwargs", {}))
+    if evaluation:
+        vector_kwargs["ignore_terminations"] = bool(full_episodes)
+        vector_kwargs["num_workers"] = 1
+    if num_workers is not None:
+        vector_kwargs["num_workers"] = num_workers
+    venv = make_vector_env(cls, num_envs=num_envs, record_metrics=True, **env_kwargs, **vector_kwargs)
+    env = RslRlVecEnv(venv)
+    env.reset(seed=seed)   # after the adapter's own unseeded reset, so episode 0 of env i uses seed s + i
+    return env
+
+
+def registered_kwargs(env_id: str) -> dict:
+    """What Gymnasium's registry holds for ``env_id`` as env keywords: the spec's ``kwargs`` and its
+    ``max_episode_steps`` (the per-env limit ``gym.make`` gives); ``{}`` if unregistered."""
+    spec = gym.registry.get(env_id)
+    if spec is None:
+        return {}
+    kwargs = {k: v for k, v in spec.kwargs.items() if v is not None}
+    if spec.max_episode_steps is not None and "max_episode_steps" not in kwargs:
+        kwargs["max_episode_steps"] = spec.max_episode_steps
+    if kwargs.get("max_episode_steps") == -1:   # Gymnasium's "no limit": the class default applies
+        del kwargs["max_episode_steps"]
+    return kwargs

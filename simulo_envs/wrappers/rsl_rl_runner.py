@@ -8,21 +8,26 @@
   processes works on gloo as it is: parameters broadcast from rank 0 before the first rollout,
   gradients averaged in ``PPO.reduce_parameters``, the adaptive learning rate decided on rank 0 and
   broadcast, observation-normaliser statistics all-reduced.
-- the logger: ``ProgressLogger`` replaces the library's console block with a tqdm bar that moves
-  every env step, writes ``progress.csv`` and TensorBoard scalars against env steps (all ranks'
-  finished episodes, gathered on rank 0), and writes nothing on other ranks. Each row also holds
-  the iteration's seconds of rollout (``collect_s``) and of PPO update (``learn_s``, gradient
-  averaging included), as rank 0's clock saw them.
-- ``save``: every checkpoint carries ``infos`` (env id, training config, seed, env steps, the
-  task's module), which is all ``simulo_envs.wrappers.training.load_policy`` needs.
+- the logger: ``ProgressLogger`` replaces the library's console block with a progress bar
+  (``simulo_envs.wrappers.progress``) that moves every env step, writes ``progress.csv`` and
+  TensorBoard scalars against env steps (all ranks' finished episodes, gathered on rank 0), and
+  writes nothing on other ranks. Each row also holds the iteration's seconds of rollout
+  (``collect_s``) and of PPO update (``learn_s``, gradient averaging included), as rank 0's clock
+  saw them. It is also where ``learn`` stops early: at the wall-clock cap, or after a stop signal
+  (``simulo_envs.wrappers.interrupt``: at the next env step in one process, at the end of the
+  iteration when several ranks must stop together).
+- ``save``: every checkpoint carries ``infos`` (env id, training config, seed, env steps, PPO
+  iterations done, finished episodes, the last 100 episodes' statistics, the task's module),
+  which is all ``simulo_envs.wrappers.evaluation.load_policy`` needs and what a resumed
+  training continues from (``ProgressLogger.restore``). It is written whole or not at all.
 """
 
 from __future__ import annotations
 
 import contextlib
-import csv
 import io
 import os
+import signal
 import time
 from collections import deque
 from typing import Callable, Optional
@@ -33,6 +38,9 @@ from rsl_rl.runners import OnPolicyRunner
 from rsl_rl.utils.logger import Logger
 
 from simulo_envs.wrappers.distributed import RankInfo, init_process_group
+from simulo_envs.wrappers.interrupt import StopOnSignals, TrainingInterrupted, max_over_ranks
+from simulo_envs.wrappers.progress import ProgressBar
+from simulo_envs.wrappers.run_files import open_progress_csv, progress_row
 
 __all__ = ["SimuloRunner", "ProgressLogger", "WallClockLimit", "EPISODE_KEYS"]
 
@@ -51,7 +59,11 @@ class ProgressLogger(Logger):
     ``progress.csv`` (rank 0) has one row per iteration: ``iteration``, ``env_steps`` (all ranks),
     ``wall_s`` (since the first rollout), ``episodes`` (finished so far, all ranks), then
     ``success_once``, ``success_at_end``, ``return``, ``length``: means over the last 100 finished
-    episodes of all ranks, empty while no episode has finished.
+    episodes of all ranks, empty while no episode has finished. A resumed training (``restore``)
+    continues the counts, the clock and the file; rows past its checkpoint (an earlier session
+    that ended without saving them) are dropped, in TensorBoard too (``purge_step``).
+
+    ``stop_signals``: a ``StopOnSignals`` whose request stops ``learn`` (``TrainingInterrupted``).
     """
 
     def __init__(self, *, runner: "SimuloRunner", log_dir: Optional[str], progress_total: Optional[int],
@@ -61,10 +73,15 @@ class ProgressLogger(Logger):
         super().__init__(log_dir=log_dir, cfg=runner.cfg, env_cfg=runner.env.cfg, num_envs=runner.env.num_envs,
                          is_distributed=info.distributed, gpu_world_size=info.world_size,
                          gpu_global_rank=info.rank, device=runner.device)
+        self.rank = info.rank
         self.on_iteration = on_iteration
         self.max_wall_s = max_wall_s
+        self.stop_signals: Optional[StopOnSignals] = None
         self.env_steps = 0
         self.episodes = 0
+        self.iterations_done = 0
+        self.wall_offset = 0.0          # seconds trained by earlier sessions of a resumed training
+        self.resumed = False
         self.recent = {key: deque(maxlen=100) for key in EPISODE_KEYS}
         self._finished: list[torch.Tensor] = []
         self._steps_per_env_step = runner.env.num_envs * info.world_size
@@ -73,6 +90,22 @@ class ProgressLogger(Logger):
         self._csv = None
         self._start = time.perf_counter()
 
+    def state(self) -> dict:
+        """What a checkpoint keeps of the log: ``env_steps``, ``iterations``, ``episodes``, ``wall_s``
+        and ``recent`` (the last 100 episodes' statistics)."""
+        return {"env_steps": self.env_steps, "iterations": self.iterations_done, "episodes": self.episodes,
+                "wall_s": self.wall_offset + (time.perf_counter() - self._start),
+                "recent": {key: list(values) for key, values in self.recent.items()}}
+
+    def restore(self, infos: dict) -> None:
+        """Continue the log of a checkpoint's ``infos`` (``state``'s keys): call before ``learn``."""
+        self.env_steps, self.iterations_done = int(infos["env_steps"]), int(infos["iterations"])
+        self.episodes, self.wall_offset = int(infos.get("episodes", 0)), float(infos.get("wall_s", 0.0))
+        for key, values in infos.get("recent", {}).items():
+            if key in self.recent:
+                self.recent[key].extend(values)
+        self.resumed = True
+
     # -- hooks OnPolicyRunner.learn calls ---------------------------------------------------------
     def init_logging_writer(self) -> None:
         """Create the TensorBoard writer, ``progress.csv`` and the bar (rank 0 with a log dir only)."""
@@ -80,14 +113,16 @@ class ProgressLogger(Logger):
         self._start = time.perf_counter()
         if self.writer is None:
             return
-        from tqdm import tqdm
+        if self.resumed and hasattr(self.writer, "purge_step"):   # TensorBoard: drop events past the checkpoint
+            from torch.utils.tensorboard import SummaryWriter
 
-        handle = open(os.path.join(self.log_dir, "progress.csv"), "w", newline="")
-        self._csv = (handle, csv.writer(handle))
-        self._csv[1].writerow(["iteration", "env_steps", "wall_s", "episodes", *EPISODE_KEYS, "collect_s", "learn_s"])
+            self.writer.close()
+            self.writer = SummaryWriter(log_dir=self.log_dir, flush_secs=10, purge_step=self.env_steps + 1)
+        self._csv = open_progress_csv(os.path.join(self.log_dir, "progress.csv"),
+                                      self.iterations_done if self.resumed else None)
         if self._progress_total:
-            self.progress_bar = tqdm(total=self._progress_total, unit="step", unit_scale=True, desc=self._desc,
-                             dynamic_ncols=True)
+            self.progress_bar = ProgressBar(total=self._progress_total, unit="step", unit_scale=True, desc=self._desc,
+                                            deadline_s=self.max_wall_s, initial=self.env_steps)
 
     def process_env_step(self, rewards, dones, extras, intrinsic_rewards=None) -> None:
         """Keep the episodes that finished in this step (every rank) and move the bar (rank 0)."""
@@ -96,6 +131,8 @@ class ProgressLogger(Logger):
             self._finished.append(torch.stack([episode[key].detach().float().cpu() for key in EPISODE_KEYS], dim=1))
         if self.progress_bar is not None:
             self.progress_bar.update(self._steps_per_env_step)
+        if self.stop_signals is not None and self.gpu_world_size == 1:
+            self.stop_signals.check()   # one process: stop between env steps (the rollout is dropped)
 
     def log(self, it: int, start_it: int, total_it: int, collect_time: float, learn_time: float,
             loss_dict: dict, learning_rate: float, action_std: torch.Tensor, rnd_weight=None, **_) -> None:
@@ -109,9 +146,11 @@ class ProgressLogger(Logger):
             finished = torch.cat(gathered)
         self.env_steps += self.cfg["num_steps_per_env"] * self._steps_per_env_step
         self.episodes += len(finished)
+        self.iterations_done += 1
         for column, key in enumerate(EPISODE_KEYS):
             self.recent[key].extend(finished[:, column].tolist())
-        wall = time.perf_counter() - self._start
+        session_wall = time.perf_counter() - self._start
+        wall = self.wall_offset + session_wall
         row = {"iteration": it, "env_steps": self.env_steps, "wall_s": wall, "episodes": self.episodes,
                **{key: (sum(v) / len(v) if v else None) for key, v in self.recent.items()},
                "collect_s": collect_time, "learn_s": learn_time}
@@ -119,16 +158,22 @@ class ProgressLogger(Logger):
             self._write(row, loss_dict, learning_rate, action_std, collect_time + learn_time)
         if self.on_iteration is not None:
             self.on_iteration(row)
-        if self.max_wall_s is not None and self._out_of_time(wall, collect_time + learn_time):
-            raise WallClockLimit(f"stopped after {wall:.0f} s: another iteration would pass {self.max_wall_s:.0f} s")
+        self._stop_if_asked(session_wall, collect_time + learn_time)
 
-    def _out_of_time(self, wall: float, iteration_s: float) -> bool:
-        """Whether another iteration (as long as the last) would end past ``max_wall_s``; rank 0
-        decides for every rank (ranks must stop at the same iteration)."""
-        stop = [wall + iteration_s > self.max_wall_s]
-        if self.gpu_world_size > 1:
-            dist.broadcast_object_list(stop, src=0)
-        return bool(stop[0])
+    def _stop_if_asked(self, session_wall: float, iteration_s: float) -> None:
+        """After an iteration: stop on a signal any rank received (``TrainingInterrupted``), or when
+        another iteration as long as the last would end past ``max_wall_s`` by rank 0's clock
+        (``WallClockLimit``). One all-reduce decides for every rank: they stop at the same iteration."""
+        requested = self.stop_signals.requested if self.stop_signals is not None else None
+        number = float(signal.Signals[requested]) if requested else 0.0
+        late = (self.max_wall_s is not None and self.rank == 0
+                and session_wall + iteration_s > self.max_wall_s)
+        number, late = max_over_ranks([number, float(late)])
+        if number:
+            raise TrainingInterrupted(signal.Signals(int(number)).name)
+        if late:
+            raise WallClockLimit(f"stopped after {session_wall:.0f} s: another iteration would pass "
+                                 f"{self.max_wall_s:.0f} s")
 
     def stop_logging_writer(self) -> None:
         """Flush and close the bar, the CSV and the writer."""
@@ -160,9 +205,7 @@ class ProgressLogger(Logger):
         self.writer.add_scalar("perf/steps_per_second",
                                self.cfg["num_steps_per_env"] * self._steps_per_env_step / max(iteration_s, 1e-9), steps)
         handle, table = self._csv
-        table.writerow([row["iteration"], steps, f"{row['wall_s']:.1f}", row["episodes"],
-                        *("" if row[key] is None else f"{row[key]:.4f}" for key in EPISODE_KEYS),
-                        f"{row['collect_s']:.3f}", f"{row['learn_s']:.3f}"])
+        table.writerow(progress_row(row))
         handle.flush()
         if self.progress_bar is not None:
             if row["success_once"] is None:
@@ -222,5 +265,9 @@ class SimuloRunner(OnPolicyRunner):
                                  "world_size": info.world_size}
 
     def save(self, path: str, infos: Optional[dict] = None) -> None:
-        """``OnPolicyRunner.save`` with ``self.infos`` and the env steps trained so far in ``infos``."""
-        super().save(path, {**self.infos, "env_steps": self.logger.env_steps, **(infos or {})})
+        """``OnPolicyRunner.save`` with ``self.infos`` and the log's state (``ProgressLogger.state``)
+        in ``infos``, written to a temporary file first and then renamed, so ``path`` is never
+        half written."""
+        temporary = f"{path}.partial"
+        super().save(temporary, {**self.infos, **self.logger.state(), **(infos or {})})
+        os.replace(temporary, path)

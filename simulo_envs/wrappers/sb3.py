@@ -7,7 +7,8 @@ a dict in ``infos`` holding, where that env is done, ``terminal_observation`` (t
 episode's last observation) and ``TimeLimit.truncated`` (True for a time-out, so SB3 bootstraps
 from ``terminal_observation``), and ``episode = {"r": return, "l": length, "t": seconds}`` (what
 ``Monitor`` writes; SB3's logger reads ``ep_rew_mean`` / ``ep_len_mean`` from it) and
-``is_success`` (SB3's ``success_rate``). ``metadata`` is the env's (``render_modes``,
+``is_success`` (SB3's ``success_rate``; ``success_at_end`` beside it: whether the success still
+held at the episode's last step). ``metadata`` is the env's (``render_modes``,
 ``render_fps``), so ``VecVideoRecorder`` writes clips at the env's frame rate.
 
 This adapter runs a ``SimuloVectorEnv`` (same-step autoreset by partial reset, ``record_metrics``)
@@ -98,6 +99,7 @@ class SB3VecEnv(VecEnv):
                                     "t": round(now - self._episode_start[i], 6)}
                 if "success_once" in episode:
                     entry["is_success"] = bool(episode["success_once"][i])
+                    entry["success_at_end"] = bool(episode["success_at_end"][i])
                 self._episode_start[i] = now
         return obs_to_numpy(obs), reward.to(torch.float32).cpu().numpy(), dones, infos
 

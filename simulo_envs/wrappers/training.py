@@ -1,4 +1,5 @@
-"""PPO training and evaluation on rsl-rl-lib 5.5.1, shared by ``scripts/train.py`` and ``scripts/evaluate.py``.
+"""PPO training on rsl-rl-lib 5.5.1: what ``scripts/train.py`` runs, in one process or as one
+rank of a ``torchrun`` launch.
 
 Why rsl-rl-lib: it is GPU-first and torch-native (batched torch tensors in, no numpy round trip,
 the layout Isaac Lab trains its manipulation and locomotion tasks with), its PPO is small and
@@ -7,7 +8,8 @@ over ``torch.distributed`` ranks; skrl would work too but brings a larger API fo
 
 Tasks: a registered id (``"FrankaReach-v1"``), or a task in the user's own module, named
 ``"module:Class"`` (an entry-point string, as in ``gym.register``) or ``"module:EnvId-v1"``
-(Gymnasium's ``gym.make("module:EnvId")`` form: the module is imported, then the id looked up).
+(Gymnasium's ``gym.make("module:EnvId")`` form: the module is imported, then the id looked up);
+see ``simulo_envs/wrappers/task_lookup.py``.
 
 Per-task hyperparameters live next to each task: a ``train_config`` class attribute of the env
 (``tasks/franka_reach.py``'s ``TRAIN_CONFIG``) or a sibling module ``<task module>_ppo`` with a
@@ -25,102 +27,41 @@ Several processes (``torchrun``, ``simulo_envs.wrappers.distributed``): ``num_en
 envs of all ranks together and must divide evenly; rank ``r`` of ``P`` builds ``num_envs / P``
 envs with the seeds a single process gives envs ``r * n ... r * n + n - 1``; rank 0 alone writes.
 
+The log folder holds one run (``simulo_envs.wrappers.run_files``): a folder with an earlier run
+is refused unless the training continues it (``resume``) or deletes it (``overwrite``).
+
+Stopping: SIGINT (Ctrl-C) or SIGTERM stops the training at a safe point (the next env step in one
+process; the end of the iteration on every rank together under ``torchrun``); rank 0 then saves
+``model_<iteration>.pt`` of the last whole iteration, which ``evaluate.py`` and ``resume`` accept.
+
 A checkpoint is ``OnPolicyRunner.save``'s dict with ``infos = {"env_id", "task_module",
-"train_config", "env_steps", "seed", "world_size"}``; ``load_policy`` rebuilds the policy from it
-alone, in one process, whatever the number of ranks that trained it.
+"train_config", "seed", "world_size", "env_steps", "iterations", "episodes", "wall_s", "recent"}``;
+``simulo_envs.wrappers.evaluation.load_policy`` rebuilds the policy from it alone, in one process,
+whatever the number of ranks that trained it.
 """
 
 from __future__ import annotations
 
 import copy
-import importlib
 import json
 import os
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Callable, Optional
 
 import numpy as np
 import torch
+import torch.distributed as dist
+
+from simulo_envs.wrappers.distributed import check_device, close_process_group, rank_device, rank_info, rank_seeds
+from simulo_envs.wrappers.interrupt import StopOnSignals, TrainingInterrupted
+from simulo_envs.wrappers.rsl_rl import make_rsl_env
+from simulo_envs.wrappers.rsl_rl_runner import SimuloRunner, WallClockLimit
+from simulo_envs.wrappers.run_files import OutputError, claim_log_dir, delete_run_files, latest_checkpoint
+from simulo_envs.wrappers.task_lookup import import_task_modules, resolve_task, train_config_for
 
 __all__ = ["import_task_modules", "resolve_task", "train_config_for", "plan_training", "TrainPlan", "TrainResult",
-           "SetupError", "train", "make_rsl_env", "load_policy", "evaluate", "record_policy_video"]
-
-
-# -- which task, which config ---------------------------------------------------------------------
-def import_task_modules(modules: Sequence[str]) -> None:
-    """Import the user's task modules (each registers its tasks on import), searching the current
-    directory first, as ``python -m`` does.
-
-    Raises:
-        ImportError: a module cannot be imported (the message names it).
-    """
-    import sys
-
-    if modules and os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    for module in modules:
-        try:
-            importlib.import_module(module)
-        except ImportError as error:
-            raise ImportError(f"task module {module!r} cannot be imported: {error}") from error
-
-
-def resolve_task(spec: str) -> tuple[str, type]:
-    """``(env_id, env class)`` for a registered id or a ``"module:Class"`` / ``"module:EnvId"`` string.
-
-    ``env_id`` is the registered id when the class is registered, else ``spec`` itself (so a
-    checkpoint names a task ``load_policy`` can find again).
-
-    Raises:
-        KeyError: an unknown id (the message lists the registered ids); a module without that name.
-        ImportError: the module of ``"module:..."`` cannot be imported.
-        TypeError: the name is not a simulo_envs task class.
-    """
-    from simulo_envs.envs.base_env import BaseEnv
-    from simulo_envs.envs.registration import REGISTERED
-
-    if spec in REGISTERED:
-        return spec, REGISTERED[spec]
-    if ":" not in spec:
-        raise KeyError(f"unknown env id {spec!r}; registered: {', '.join(sorted(REGISTERED))} "
-                       f"(a task of your own: import its module with --task-module, or name it 'module:Class')")
-    module_name, name = spec.split(":", 1)
-    import_task_modules([module_name])
-    module = importlib.import_module(module_name)
-    if name in REGISTERED:
-        return name, REGISTERED[name]
-    cls = getattr(module, name, None)
-    if cls is None:
-        raise KeyError(f"module {module_name!r} has neither a task class nor a registered id {name!r}")
-    if not (isinstance(cls, type) and issubclass(cls, BaseEnv)):
-        raise TypeError(f"{spec!r} is not a simulo_envs task (a BaseEnv subclass), got {cls!r}")
-    registered = [env_id for env_id, known in REGISTERED.items() if known is cls]
-    return (registered[0] if registered else spec), cls
-
-
-def train_config_for(env_id: str) -> dict:
-    """The task's PPO hyperparameters (a deep copy): the class's ``train_config``, else
-    ``<module>_ppo.TRAIN_CONFIG``, searched up the task's base classes.
-
-    Raises:
-        KeyError / ImportError / TypeError: as ``resolve_task``.
-        LookupError: neither the task nor a parent task has a training config.
-    """
-    _, cls = resolve_task(env_id)
-    for klass in cls.__mro__:
-        config = klass.__dict__.get("train_config")
-        if config is None and klass.__module__ != "builtins":
-            sibling = f"{klass.__module__}_ppo"
-            try:
-                config = getattr(importlib.import_module(sibling), "TRAIN_CONFIG", None)
-            except ModuleNotFoundError as error:
-                if error.name != sibling:
-                    raise
-        if config is not None:
-            return copy.deepcopy(config)
-    raise LookupError(f"{env_id} has no PPO config: give {cls.__name__} a train_config dict, or add "
-                      f"{cls.__module__}_ppo.TRAIN_CONFIG (layout: simulo_envs/wrappers/training.py)")
+           "SetupError", "train", "make_rsl_env", "resume_infos", "describe_result"]
 
 
 @dataclass(frozen=True)
@@ -199,92 +140,91 @@ def plan_training(env_id: str, num_envs: Optional[int] = None, total_timesteps: 
     return TrainPlan(env_id, env_cls, config, int(num_envs), world_size, steps_per_env, iterations, int(total))
 
 
-def make_rsl_env(env: Union[str, type], num_envs: int, config: dict, seed: Union[None, int, Sequence[int]],
-                 evaluation: bool = False, full_episodes: bool = False,
-                 num_workers: Union[None, int, str] = None):
-    """An ``RslRlVecEnv`` over ``env`` (an id, a ``"module:Class"`` string or a class) built from ``config``.
-
-    A registered id gets its registration's keywords (``max_episode_steps``), as ``gym.make`` would;
-    ``config["env_kwargs"]`` override them.
-
-    ``seed``: as ``BaseEnv.reset`` (an int ``s`` gives env ``i`` the seed ``s + i``; a list gives
-    one seed per env). ``evaluation=True`` keeps the env's terminations (``ignore_terminations``
-    off), so an episode ends at its first success: success then means "reached within
-    ``max_episode_steps``"; with ``full_episodes=True`` as well, an evaluation env ignores
-    terminations instead, so every episode runs to the time limit. ``num_workers``: the vector
-    env's worker processes; ``None`` means the config's for training and 1 (this process) for
-    evaluation (how many processes trained a policy does not change it).
-    """
-    from simulo_envs.wrappers.rsl_rl import RslRlVecEnv
-    from simulo_envs.wrappers.vector import make_vector_env
-
-    env_kwargs = dict(config.get("env_kwargs", {}))
-    if isinstance(env, str):
-        env_id, cls = resolve_task(env)
-        env_kwargs = {**_registered_kwargs(env_id), **env_kwargs}
-    else:
-        cls = env
-    vector_kwargs = dict(config.get("vector_kwargs", {}))
-    if evaluation:
-        vector_kwargs["ignore_terminations"] = bool(full_episodes)
-        vector_kwargs["num_workers"] = 1
-    if num_workers is not None:
-        vector_kwargs["num_workers"] = num_workers
-    venv = make_vector_env(cls, num_envs=num_envs, record_metrics=True, **env_kwargs, **vector_kwargs)
-    env = RslRlVecEnv(venv)
-    env.reset(seed=seed)   # after the adapter's own unseeded reset, so episode 0 of env i uses seed s + i
-    return env
-
-
-def _registered_kwargs(env_id: str) -> dict:
-    """What Gymnasium's registry holds for ``env_id`` as env keywords: the spec's ``kwargs`` and its
-    ``max_episode_steps`` (the per-env limit ``gym.make`` gives); ``{}`` if unregistered."""
-    import gymnasium as gym
-
-    spec = gym.registry.get(env_id)
-    if spec is None:
-        return {}
-    kwargs = {k: v for k, v in spec.kwargs.items() if v is not None}
-    if spec.max_episode_steps is not None and "max_episode_steps" not in kwargs:
-        kwargs["max_episode_steps"] = spec.max_episode_steps
-    if kwargs.get("max_episode_steps") == -1:   # Gymnasium's "no limit": the class default applies
-        del kwargs["max_episode_steps"]
-    return kwargs
-
-
 def _policy_seed(seed: int, rank: int) -> int:
     """Seed of rank ``rank``'s torch RNG (action noise, minibatch order): NumPy's ``SeedSequence``
     of ``(seed, rank)``, so ranks draw independent streams."""
     return int(np.random.SeedSequence([seed, rank]).generate_state(1, dtype=np.uint64)[0] % (2**63))
 
 
-# -- training -------------------------------------------------------------------------------------
+
 class SetupError(ValueError):
-    """``train`` could not build the envs from the request (a bad env keyword, a backend this machine
-    lacks, ...); the message says which and why. Raised before anything is trained."""
+    """``train`` could not start from the request (a bad env keyword, a backend or device this
+    machine lacks, a checkpoint that does not fit); the message says which and why. Raised before
+    anything is trained."""
 
 
 @dataclass
 class TrainResult:
-    """What ``train`` did. ``checkpoint`` is ``None`` on ranks > 0 (they write nothing)."""
+    """What ``train`` did. ``checkpoint`` is ``None`` on ranks > 0 (they write nothing) and when a
+    stop signal came before the first iteration of this session ended."""
 
     checkpoint: Optional[str]
-    env_steps: int
-    wall_s: float                   # the training loop alone (rollouts + PPO updates), not env construction
+    env_steps: int                  # all sessions of the run, all ranks
+    wall_s: float                   # this session's training loop (rollouts + PPO updates), not env construction
     episodes: int                   # finished training episodes, all ranks
     success_once: Optional[float]   # over the last 100 finished training episodes; None if none finished
+    iterations: int = 0             # PPO iterations done (all sessions)
+    interrupted: Optional[str] = None   # the stop signal's name ("SIGINT", "SIGTERM"), if one stopped it
+    session_steps: int = 0          # env steps trained by this session
 
     @property
     def steps_per_second(self) -> float:
-        """Training throughput: env steps (all ranks) per second of rollouts and PPO updates."""
-        return self.env_steps / self.wall_s
+        """Training throughput of this session: env steps (all ranks) per second of rollouts and updates."""
+        return self.session_steps / self.wall_s if self.wall_s > 0 else 0.0
+
+
+def describe_result(result: TrainResult) -> str:
+    """One line on what a training did: what it trained, how fast, its training success and its
+    checkpoint; or, stopped by a signal, where it stopped, what it saved and how to go on."""
+    plural = "s" if result.iterations != 1 else ""
+    if result.interrupted is not None:
+        where = f"after {result.iterations} PPO iteration{plural} ({result.env_steps:,} env steps)"
+        if result.checkpoint is None:
+            return f"interrupted by {result.interrupted} before the first PPO iteration ended: nothing saved"
+        return f"interrupted by {result.interrupted} {where}: saved {result.checkpoint}; continue with --resume"
+    success = ("no training episode finished" if result.success_once is None
+               else f"training success (last 100 episodes) {result.success_once:.2f}")
+    return (f"trained {result.env_steps:,} env steps in {result.wall_s:.0f} s ({result.steps_per_second:,.0f} "
+            f"steps/s); {success}; checkpoint {result.checkpoint}")
+
+
+def resume_infos(log_dir: str, plan: TrainPlan, device: str = "cpu") -> tuple[str, dict]:
+    """``(checkpoint, infos)`` a resumed training of ``plan`` continues from: the latest checkpoint
+    in ``log_dir``, checked against the plan.
+
+    Raises:
+        OutputError: no checkpoint in ``log_dir``.
+        SetupError: it trained another task, or another number of envs per iteration, or the plan's
+            budget is already spent.
+    """
+    path = latest_checkpoint(log_dir)
+    if path is None:
+        raise OutputError(f"--resume: {log_dir!r} holds no checkpoint (model_<iteration>.pt) to continue from; "
+                          f"--overwrite starts the run again")
+    try:
+        infos = torch.load(path, weights_only=False, map_location=device).get("infos") or {}
+    except Exception as error:  # a file torch cannot read
+        raise SetupError(f"--resume: {path!r} cannot be read: {error}") from None
+    config = infos.get("train_config", {})
+    shape = (config.get("num_envs"), config.get("runner", {}).get("num_steps_per_env"))
+    if infos.get("env_id") != plan.env_id:
+        raise SetupError(f"--resume: {path!r} trained {infos.get('env_id')}, not {plan.env_id}")
+    if "iterations" not in infos:
+        raise SetupError(f"--resume: {path!r} does not record its iterations (written by an older version)")
+    if shape != (plan.num_envs, plan.steps_per_env):
+        raise SetupError(f"--resume: {path!r} trained iterations of {shape[0]} envs x {shape[1]} steps; resume "
+                         f"with the same --num-envs (asked for {plan.num_envs} x {plan.steps_per_env})")
+    if infos["iterations"] >= plan.iterations:
+        raise SetupError(f"--resume: {path!r} already trained {infos['env_steps']:,} env steps of the "
+                         f"{plan.env_steps:,} planned; raise --total-timesteps to train further")
+    return path, infos
 
 
 def train(env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional[int] = None, seed: int = 0,
           log_dir: str = "runs", device: str = "cpu", checkpoint_every: Optional[int] = None, progress: bool = True,
           on_iteration: Optional[Callable[[dict], None]] = None, env_kwargs: Optional[dict] = None,
           vector_kwargs: Optional[dict] = None, plan: Optional[TrainPlan] = None,
-          max_wall_s: Optional[float] = None) -> TrainResult:
+          max_wall_s: Optional[float] = None, resume: bool = False, overwrite: bool = False) -> TrainResult:
     """Train PPO on ``env_id``, in this process or as one rank of a ``torchrun`` launch.
 
     Rank 0 writes to ``log_dir``: ``run.json`` (the plan: env id, envs, ranks, iterations, seed),
@@ -301,20 +241,23 @@ def train(env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional
             ``progress.csv`` row as a dict (episode means ``None`` until an episode finishes).
         plan: a ``plan_training`` result, if the caller checked the request already (it then
             replaces ``env_id``, ``num_envs``, ``total_timesteps``, ``env_kwargs`` and ``vector_kwargs``).
-        max_wall_s: a wall-clock cap [s] on the training loop: training stops before an iteration
-            that would end past it (judged by the last iteration's duration), saves
+        max_wall_s: a wall-clock cap [s] on this session's training loop: training stops before an
+            iteration that would end past it (judged by the last iteration's duration), saves
             ``model_final.pt`` and returns; ``TrainResult.env_steps`` says what was trained.
+        resume: continue the run in ``log_dir`` from its latest checkpoint (``resume_infos``):
+            networks, optimizer, iteration, env steps and log; the envs start new episodes.
+        overwrite: delete an earlier run's files in ``log_dir`` first (once the envs are built).
+
+    A stop signal (SIGINT, SIGTERM) ends the training at a safe point; rank 0 saves
+    ``model_<last iteration>.pt`` and ``TrainResult.interrupted`` names the signal.
 
     Raises:
         as ``plan_training``; ``ValueError`` for inconsistent ``torchrun`` variables, a plan for
-        another number of ranks or a ``max_wall_s`` that is not > 0; ``SetupError`` when the envs
-        cannot be built.
+        another number of ranks or a ``max_wall_s`` that is not > 0; ``OutputError`` (rank 0) for a
+        log folder that cannot be written or holds an earlier run without ``resume``/``overwrite``;
+        ``SetupError`` when the device, the envs or the resumed checkpoint do not fit. All before
+        anything is written.
     """
-    from simulo_envs.wrappers.distributed import close_process_group, rank_device, rank_info, rank_seeds
-    from simulo_envs.wrappers.rsl_rl_runner import SimuloRunner
-
-    from simulo_envs.wrappers.rsl_rl_runner import WallClockLimit
-
     if max_wall_s is not None and (isinstance(max_wall_s, bool) or not isinstance(max_wall_s, (int, float))
                                    or not max_wall_s > 0):
         raise ValueError(f"max_wall_s must be a number of seconds > 0, got {max_wall_s!r}")
@@ -323,187 +266,92 @@ def train(env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional
         plan = plan_training(env_id, num_envs, total_timesteps, rank.world_size, env_kwargs, vector_kwargs)
     elif plan.world_size != rank.world_size:
         raise ValueError(f"the plan is for {plan.world_size} ranks, this launch has {rank.world_size}")
-    config, device = plan.config, rank_device(device, rank)
+    try:
+        device = check_device(rank_device(check_device(device), rank))
+    except ValueError as error:
+        raise SetupError(str(error)) from None
+    earlier, resumed = [], None
+    if rank.is_main:
+        earlier = claim_log_dir(log_dir, resume=resume, overwrite=overwrite)
+        if resume:
+            resumed = resume_infos(log_dir, plan, device)
+    config = plan.config
     if checkpoint_every is not None:
         config["runner"]["save_interval"] = checkpoint_every
     infos = {"env_id": plan.env_id, "task_module": plan.env_cls.__module__, "train_config": config, "seed": seed,
              "world_size": rank.world_size}
-    torch.manual_seed(seed)   # network initialisation; rank 0's weights are broadcast before training
-    try:
-        env = make_rsl_env(plan.env_id, plan.envs_per_rank, config, rank_seeds(seed, rank, plan.envs_per_rank))
-    except (ValueError, TypeError, KeyError, RuntimeError) as error:
-        keywords = {**config.get("env_kwargs", {}), **config.get("vector_kwargs", {})}
-        raise SetupError(f"cannot build {plan.env_id} with {keywords}: "
-                         f"{error.args[0] if error.args else error!r}") from error
-    if rank.is_main:
-        os.makedirs(log_dir, exist_ok=True)
-        with open(os.path.join(log_dir, "run.json"), "w") as handle:
-            json.dump({**plan.summary(), "seed": seed, "device": device}, handle, indent=1)
-    try:
-        runner = SimuloRunner(env, copy.deepcopy(config["runner"]), log_dir=log_dir, device=device,
-                              rank_info=rank, infos=infos, desc=plan.env_id, on_iteration=on_iteration,
-                              progress_total=plan.env_steps if progress else None, max_wall_s=max_wall_s)
-        torch.manual_seed(_policy_seed(seed, rank.rank))
-        start = time.perf_counter()
+    with StopOnSignals() as stop:
+        torch.manual_seed(seed)   # network initialisation; rank 0's weights are broadcast before training
         try:
-            runner.learn(plan.iterations)
-        except WallClockLimit:
-            runner.logger.stop_logging_writer()   # what learn() does after its last iteration
-        wall = time.perf_counter() - start
-        checkpoint = None
-        if rank.is_main:
-            checkpoint = os.path.join(log_dir, "model_final.pt")
-            runner.save(checkpoint)
-        logger = runner.logger
-        success = logger.recent["success_once"]
-        return TrainResult(checkpoint, logger.env_steps, wall, logger.episodes,
-                           sum(success) / len(success) if success else None)
-    finally:
-        env.close()
-        close_process_group()
+            env = make_rsl_env(plan.env_id, plan.envs_per_rank, config, rank_seeds(seed, rank, plan.envs_per_rank))
+        except (ValueError, TypeError, KeyError, RuntimeError) as error:
+            keywords = {**config.get("env_kwargs", {}), **config.get("vector_kwargs", {})}
+            raise SetupError(f"cannot build {plan.env_id} with {keywords}: "
+                             f"{error.args[0] if error.args else error!r}") from error
+        try:
+            return _train_built(env, plan, rank, device, log_dir, infos, stop, earlier if overwrite else [], resumed,
+                                progress=progress, on_iteration=on_iteration, max_wall_s=max_wall_s)
+        finally:
+            env.close()
+            close_process_group()
 
 
-# -- evaluation -----------------------------------------------------------------------------------
-def _read_checkpoint(checkpoint: str, device: str) -> dict:
-    """The checkpoint's ``infos``, with its task importable.
-
-    Raises:
-        FileNotFoundError: no such file. ValueError: not a checkpoint of ``train``.
-    """
-    if not os.path.isfile(checkpoint):
-        raise FileNotFoundError(f"no checkpoint file {checkpoint!r}")
+def _train_built(env, plan: TrainPlan, rank, device: str, log_dir: str, infos: dict, stop: StopOnSignals,
+                 delete: list, resumed: Optional[tuple], *, progress: bool, on_iteration, max_wall_s) -> TrainResult:
+    """``train`` once its env is built: the run's files, the runner, the loop, the last checkpoint."""
+    if rank.is_main:
+        delete_run_files(log_dir, delete)
+        os.makedirs(log_dir, exist_ok=True)
+        summary = {**plan.summary(), "seed": infos["seed"], "device": device}
+        if resumed:
+            summary["resumed_from"] = os.path.basename(resumed[0])
+        with open(os.path.join(log_dir, "run.json"), "w") as handle:
+            json.dump(summary, handle, indent=1)
+    runner = SimuloRunner(env, copy.deepcopy(plan.config["runner"]), log_dir=log_dir, device=device,
+                          rank_info=rank, infos=infos, desc=plan.env_id, on_iteration=on_iteration,
+                          progress_total=plan.env_steps if progress else None, max_wall_s=max_wall_s)
+    runner.logger.stop_signals = stop
+    if plan.world_size > 1 or resumed:
+        _resume_state(runner, resumed, rank)
+    start_steps = runner.logger.env_steps
+    torch.manual_seed(_policy_seed(infos["seed"] + runner.logger.iterations_done, rank.rank))
+    start = time.perf_counter()
+    interrupted = None
     try:
-        raw = torch.load(checkpoint, weights_only=False, map_location=device)
-    except Exception as error:  # torch raises many kinds for a file that is not a checkpoint
-        raise ValueError(f"{checkpoint!r} is not a torch checkpoint: {error}") from None
-    infos = raw.get("infos") if isinstance(raw, dict) else None
-    if not isinstance(infos, dict) or "env_id" not in infos or "train_config" not in infos:
-        raise ValueError(f"{checkpoint!r} was not written by scripts/train.py (no env id and training config)")
-    from simulo_envs.envs.registration import REGISTERED
-
-    module = infos.get("task_module")
-    if infos["env_id"] not in REGISTERED and ":" not in infos["env_id"] and module:
-        import_task_modules([module])   # a user's task registers itself on import
-    return infos
-
-
-def _evaluation_runner(env, infos: dict, checkpoint: str, device: str):
-    from simulo_envs.wrappers.rsl_rl_runner import SimuloRunner
-
-    runner = SimuloRunner(env, copy.deepcopy(infos["train_config"]["runner"]), device=device)
-    # The policy is the actor alone: a checkpoint stripped of its critic and optimizer state still evaluates.
-    runner.load(checkpoint, load_cfg={"actor": True}, map_location=device)
-    return runner.get_inference_policy(device)
-
-
-def load_policy(checkpoint: str, num_envs: int, seed: int, device: str = "cpu", full_episodes: bool = False,
-                num_workers: Union[int, str] = 1):
-    """``(env, policy, infos)``: an evaluation env (terminations on; off with ``full_episodes``;
-    its envs in ``num_workers`` processes) and the deterministic policy, in this process, from a
-    checkpoint of any number of ranks and workers.
-
-    Raises:
-        FileNotFoundError / ValueError: as ``_read_checkpoint``; KeyError: its task is unknown here.
-    """
-    infos = _read_checkpoint(checkpoint, device)
-    env = make_rsl_env(infos["env_id"], num_envs, infos["train_config"], seed, evaluation=True,
-                       full_episodes=full_episodes, num_workers=num_workers)
-    return env, _evaluation_runner(env, infos, checkpoint, device), infos
+        stop.check()   # a signal while the envs were built: stop before the first rollout
+        runner.learn(plan.iterations - runner.logger.iterations_done)
+    except WallClockLimit:
+        runner.logger.stop_logging_writer()   # what learn() does after its last iteration
+    except TrainingInterrupted as error:
+        interrupted = error.signal_name
+        runner.logger.stop_logging_writer()
+    wall = time.perf_counter() - start
+    logger = runner.logger
+    checkpoint = None
+    if rank.is_main and logger.iterations_done > 0 and (interrupted is None or logger.env_steps > start_steps):
+        name = "model_final.pt" if interrupted is None else f"model_{logger.iterations_done - 1}.pt"
+        runner.current_learning_iteration = logger.iterations_done - 1
+        checkpoint = os.path.join(log_dir, name)
+        runner.save(checkpoint)
+    elif rank.is_main and interrupted is not None and resumed:
+        checkpoint = resumed[0]   # nothing new since the checkpoint this session started from
+    success = logger.recent["success_once"]
+    return TrainResult(checkpoint, logger.env_steps, wall, logger.episodes,
+                       sum(success) / len(success) if success else None, logger.iterations_done, interrupted,
+                       logger.env_steps - start_steps)
 
 
-def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int = 100, device: str = "cpu",
-             progress: bool = False, full_episodes: bool = False,
-             num_workers: Union[int, str] = 1) -> dict[str, Any]:
-    """Run ``episodes`` episodes with the deterministic policy, one per env, in batches of at most
-    ``max_envs`` envs (batch ``b`` reseeds the envs with ``seed + episodes done so far``, so episode
-    ``k`` always uses seed ``seed + k``).
-
-    Returns ``{"env_id", "episodes", "success_rate", "success_at_end", "mean_return", "mean_length",
-    "env_steps", "full_episodes"}``. Success = the task's success at some step of the episode (it
-    terminates there). ``full_episodes=True`` ignores terminations, so every episode runs to the time
-    limit: ``success_rate`` is still success at some step (the same episodes up to it), and
-    ``success_at_end`` says whether the success still holds at the last step (a lifted cube still up).
-    ``num_workers``: worker processes of the evaluation env (``make_vector_env``).
-
-    Raises:
-        ValueError: ``episodes`` or ``max_envs`` < 1; as ``load_policy``.
-    """
-    from tqdm import tqdm
-
-    for name, value in (("episodes", episodes), ("max_envs", max_envs)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
-    results: list[tuple[bool, bool, float, int]] = []
-    env, policy, infos = load_policy(checkpoint, min(max_envs, episodes), seed, device, full_episodes, num_workers)
-    bar = tqdm(total=episodes, unit="episode", desc=f"evaluating {infos['env_id']}", disable=not progress)
-    try:
-        while len(results) < episodes:
-            if results:
-                env.reset(seed=seed + len(results))
-            batch = min(env.num_envs, episodes - len(results))
-            results.extend(_run_episodes(env, policy, batch, bar))
-    finally:
-        bar.close()
-        env.close()
-    n = len(results)
-    columns = list(zip(*results))
-    return {"env_id": infos["env_id"], "episodes": n, "success_rate": sum(columns[0]) / n,
-            "success_at_end": sum(columns[1]) / n, "mean_return": sum(columns[2]) / n,
-            "mean_length": sum(columns[3]) / n, "env_steps": infos.get("env_steps"),
-            "full_episodes": bool(full_episodes)}
-
-
-def _run_episodes(env, policy, count: int, bar) -> list[tuple[bool, bool, float, int]]:
-    """Step until envs ``0 .. count-1`` have each finished one episode; their statistics in env order."""
-    finished = torch.zeros(env.num_envs, dtype=torch.bool)
-    wanted = torch.arange(env.num_envs) < count
-    rows: dict[int, tuple[bool, bool, float, int]] = {}
-    obs = env.get_observations()
-    with torch.inference_mode():
-        while not bool(finished[wanted].all()):
-            obs, _, _, _ = env.step(policy(obs))
-            info = env.last_info
-            if "_final_info" in info:
-                new = info["_final_info"].cpu() & ~finished & wanted
-                episode = info["final_info"]["episode"]
-                for i in new.nonzero().flatten().tolist():
-                    rows[i] = (bool(episode["success_once"][i]), bool(episode["success_at_end"][i]),
-                               float(episode["return"][i]), int(episode["length"][i]))
-                finished |= info["_final_info"].cpu()
-                bar.update(int(new.sum()))
-    return [rows[i] for i in range(count)]
-
-
-def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed: int = 10_000,
-                        device: str = "cpu", size: int = 256, full_episodes: bool = False) -> str:
-    """Film the deterministic policy of ``checkpoint`` for one episode per env (``num_envs`` envs
-    tiled, ``size`` px each) and write ``<video_dir>/<env_id>.mp4``; returns the path.
-    ``full_episodes``: ignore terminations, so every episode runs to the time limit (shows whether
-    a success holds, e.g. a lifted cube kept up)."""
-    from simulo_envs.wrappers.record import RecordEpisode
-    from simulo_envs.wrappers.rsl_rl import RslRlVecEnv
-    from simulo_envs.wrappers.vector import SimuloVectorEnv
-
-    infos = _read_checkpoint(checkpoint, device)
-    config = infos["train_config"]
-    env_id, cls = resolve_task(infos["env_id"])
-    base = cls(num_envs=num_envs, render_mode="rgb_array", human_render_camera_configs=dict(width=size, height=size),
-               **{**_registered_kwargs(env_id), **config.get("env_kwargs", {})})
-    recorder = RecordEpisode(base, video_dir, save_on_reset=False)
-    vector_kwargs = {k: v for k, v in config.get("vector_kwargs", {}).items()
-                     if k not in ("ignore_terminations", "num_workers")}   # filmed in this process
-    venv = SimuloVectorEnv(recorder, ignore_terminations=full_episodes, record_metrics=True, **vector_kwargs)
-    venv.reset(seed=seed)
-    env = RslRlVecEnv(venv)
-    policy = _evaluation_runner(env, infos, checkpoint, device)
-    obs = env.get_observations()
-    finished = torch.zeros(num_envs, dtype=torch.bool)
-    with torch.inference_mode():
-        while not bool(finished.all()):
-            obs, _, _, _ = env.step(policy(obs))
-            info = env.last_info
-            if "_final_info" in info:
-                finished |= info["_final_info"].cpu()
-    path = recorder.flush_video(name=infos["env_id"].replace(":", "."))
-    env.close()
-    return path
+def _resume_state(runner, resumed: Optional[tuple], rank) -> None:
+    """Load the resumed checkpoint (rank 0 reads it; under ``torchrun`` every rank gets rank 0's
+    copy, so the ranks' optimizers and logs agree) into ``runner``: networks, optimizer, the next
+    iteration's index and the log's counts."""
+    state = [None]
+    if rank.is_main and resumed:   # on the CPU: every rank moves it to its own device when loading
+        state = [torch.load(resumed[0], weights_only=False, map_location="cpu")]
+    if rank.distributed:
+        dist.broadcast_object_list(state, src=0)
+    if state[0] is None:
+        return
+    runner.alg.load(state[0], None, strict=True)
+    runner.logger.restore(state[0]["infos"])
+    runner.current_learning_iteration = runner.logger.iterations_done

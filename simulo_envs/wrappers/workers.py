@@ -172,7 +172,8 @@ def worker_main(shard: int, start: int, stop: int, total: int, env_cls: type, en
                 fault_path: str) -> None:
     """Entry point of worker process ``shard``: build envs ``[start, stop)``, then serve requests
     until the parent says close or goes away."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C belongs to the parent, which closes us
+    for number in (signal.SIGINT, signal.SIGTERM):   # stopping belongs to the parent, which closes us
+        signal.signal(number, signal.SIG_IGN)
     fault_file = open(fault_path, "w")
     faulthandler.enable(fault_file)  # a crash leaves its Python traceback for the parent's error
     torch.set_num_threads(1)

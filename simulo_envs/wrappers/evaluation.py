@@ -1,0 +1,191 @@
+"""Evaluating a trained policy: success over episodes, and a video of it, from a checkpoint of
+``scripts/train.py`` (rsl-rl-lib, ``model_*.pt``) or ``scripts/train_sb3.py`` (Stable-Baselines3,
+``model.zip``); shared by ``scripts/evaluate.py`` and the training scripts.
+
+A checkpoint carries ``infos`` (env id, the task's module, the training config, env steps): all
+that is needed to rebuild the task's env and the policy, in one process, whatever the number of
+ranks or worker processes that trained it. Tensors are loaded onto the device asked for
+(``map_location``), so a checkpoint trained on a GPU evaluates on a CPU.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import zipfile
+from typing import Any, Callable, Union
+
+import torch
+
+from simulo_envs.wrappers.progress import ProgressBar
+from simulo_envs.wrappers.task_lookup import import_task_modules, resolve_task
+from simulo_envs.wrappers.rsl_rl import make_rsl_env, registered_kwargs
+
+__all__ = ["read_checkpoint", "is_sb3_checkpoint", "load_policy", "evaluate", "record_policy_video"]
+
+
+def is_sb3_checkpoint(path: str) -> bool:
+    """True for a Stable-Baselines3 ``model.zip`` (a zip with ``data`` and ``policy.pth``; a torch
+    checkpoint is a zip too, laid out otherwise)."""
+    if not zipfile.is_zipfile(path):
+        return False
+    with zipfile.ZipFile(path) as archive:
+        names = set(archive.namelist())
+    return {"data", "policy.pth"} <= names
+
+
+def read_checkpoint(checkpoint: str, device: str = "cpu") -> dict:
+    """The checkpoint's ``infos`` (``"library"``: ``"rsl-rl-lib"`` or ``"stable-baselines3"``), with
+    its task importable (a task of the user's own module registers itself on import).
+
+    Raises:
+        FileNotFoundError: no such file. ValueError: not a checkpoint of the training scripts.
+    """
+    if not os.path.isfile(checkpoint):
+        raise FileNotFoundError(f"no checkpoint file {checkpoint!r}")
+    if is_sb3_checkpoint(checkpoint):
+        from simulo_envs.wrappers.sb3_training import read_sb3_infos
+
+        infos = {**read_sb3_infos(checkpoint), "library": "stable-baselines3"}
+    else:
+        try:
+            raw = torch.load(checkpoint, weights_only=False, map_location=device)
+        except Exception as error:  # torch raises many kinds for a file that is not a checkpoint
+            raise ValueError(f"{checkpoint!r} is not a torch checkpoint: {error}") from None
+        infos = raw.get("infos") if isinstance(raw, dict) else None
+        if not isinstance(infos, dict) or "env_id" not in infos or "train_config" not in infos:
+            raise ValueError(f"{checkpoint!r} was not written by scripts/train.py (no env id and training config)")
+        infos = {**infos, "library": "rsl-rl-lib"}
+    from simulo_envs.envs.registration import REGISTERED
+
+    module = infos.get("task_module")
+    if infos["env_id"] not in REGISTERED and ":" not in infos["env_id"] and module:
+        import_task_modules([module])
+    return infos
+
+
+def _policy(env, infos: dict, checkpoint: str, device: str) -> Callable:
+    """The deterministic policy of ``checkpoint``: observations (the env's TensorDict) -> actions."""
+    if infos["library"] == "stable-baselines3":
+        from simulo_envs.wrappers.sb3_training import sb3_policy
+
+        return sb3_policy(checkpoint, device)
+    from simulo_envs.wrappers.rsl_rl_runner import SimuloRunner
+
+    runner = SimuloRunner(env, copy.deepcopy(infos["train_config"]["runner"]), device=device)
+    # The policy is the actor alone: a checkpoint stripped of its critic and optimizer state still evaluates.
+    runner.load(checkpoint, load_cfg={"actor": True}, map_location=device)
+    return runner.get_inference_policy(device)
+
+
+def load_policy(checkpoint: str, num_envs: int, seed: int, device: str = "cpu", full_episodes: bool = False,
+                num_workers: Union[int, str] = 1):
+    """``(env, policy, infos)``: an evaluation env (terminations on; off with ``full_episodes``;
+    its envs in ``num_workers`` processes) and the deterministic policy, in this process, from a
+    checkpoint of any number of ranks and workers.
+
+    Raises:
+        FileNotFoundError / ValueError: as ``read_checkpoint``; KeyError: its task is unknown here.
+    """
+    infos = read_checkpoint(checkpoint, device)
+    env = make_rsl_env(infos["env_id"], num_envs, infos["train_config"], seed, evaluation=True,
+                       full_episodes=full_episodes, num_workers=num_workers)
+    return env, _policy(env, infos, checkpoint, device), infos
+
+
+def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int = 100, device: str = "cpu",
+             progress: bool = False, full_episodes: bool = False,
+             num_workers: Union[int, str] = 1) -> dict[str, Any]:
+    """Run ``episodes`` episodes with the deterministic policy, one per env, in batches of at most
+    ``max_envs`` envs (batch ``b`` reseeds the envs with ``seed + episodes done so far``, so episode
+    ``k`` always uses seed ``seed + k``).
+
+    Returns ``{"env_id", "episodes", "success_rate", "success_at_end", "mean_return", "mean_length",
+    "env_steps", "full_episodes"}``. Success = the task's success at some step of the episode (it
+    terminates there). ``full_episodes=True`` ignores terminations, so every episode runs to the time
+    limit: ``success_rate`` is still success at some step (the same episodes up to it), and
+    ``success_at_end`` says whether the success still holds at the last step (a lifted cube still up).
+    ``num_workers``: worker processes of the evaluation env (``make_vector_env``).
+
+    Raises:
+        ValueError: ``episodes`` or ``max_envs`` < 1; as ``load_policy``.
+    """
+    for name, value in (("episodes", episodes), ("max_envs", max_envs)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    results: list[tuple[bool, bool, float, int]] = []
+    env, policy, infos = load_policy(checkpoint, min(max_envs, episodes), seed, device, full_episodes, num_workers)
+    bar = ProgressBar(total=episodes, unit="episode", desc=f"evaluating {infos['env_id']}", disable=not progress)
+    try:
+        while len(results) < episodes:
+            if results:
+                env.reset(seed=seed + len(results))
+            batch = min(env.num_envs, episodes - len(results))
+            results.extend(_run_episodes(env, policy, batch, bar))
+    finally:
+        bar.close()
+        env.close()
+    n = len(results)
+    columns = list(zip(*results))
+    return {"env_id": infos["env_id"], "episodes": n, "success_rate": sum(columns[0]) / n,
+            "success_at_end": sum(columns[1]) / n, "mean_return": sum(columns[2]) / n,
+            "mean_length": sum(columns[3]) / n, "env_steps": infos.get("env_steps"),
+            "full_episodes": bool(full_episodes)}
+
+
+def _run_episodes(env, policy, count: int, bar) -> list[tuple[bool, bool, float, int]]:
+    """Step until envs ``0 .. count-1`` have each finished one episode; their statistics in env order."""
+    finished = torch.zeros(env.num_envs, dtype=torch.bool)
+    wanted = torch.arange(env.num_envs) < count
+    rows: dict[int, tuple[bool, bool, float, int]] = {}
+    obs = env.get_observations()
+    with torch.inference_mode():
+        while not bool(finished[wanted].all()):
+            obs, _, _, _ = env.step(policy(obs))
+            info = env.last_info
+            if "_final_info" in info:
+                new = info["_final_info"].cpu() & ~finished & wanted
+                episode = info["final_info"]["episode"]
+                for i in new.nonzero().flatten().tolist():
+                    rows[i] = (bool(episode["success_once"][i]), bool(episode["success_at_end"][i]),
+                               float(episode["return"][i]), int(episode["length"][i]))
+                finished |= info["_final_info"].cpu()
+                bar.update(int(new.sum()))
+    return [rows[i] for i in range(count)]
+
+
+def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed: int = 10_000,
+                        device: str = "cpu", size: int = 256, full_episodes: bool = False) -> str:
+    """Film the deterministic policy of ``checkpoint`` for one episode per env (``num_envs`` envs
+    tiled, ``size`` px each) and write ``<video_dir>/<env_id>.mp4``; returns the path.
+    ``full_episodes``: ignore terminations, so every episode runs to the time limit (shows whether
+    a success holds, e.g. a lifted cube kept up); else the clip ends when every env has finished
+    its episode (envs that finish earlier start the next one meanwhile)."""
+    from simulo_envs.wrappers.record import RecordEpisode
+    from simulo_envs.wrappers.rsl_rl import RslRlVecEnv
+    from simulo_envs.wrappers.vector import SimuloVectorEnv
+
+    infos = read_checkpoint(checkpoint, device)
+    config = infos["train_config"]
+    env_id, cls = resolve_task(infos["env_id"])
+    base = cls(num_envs=num_envs, render_mode="rgb_array", human_render_camera_configs=dict(width=size, height=size),
+               **{**registered_kwargs(env_id), **config.get("env_kwargs", {})})
+    recorder = RecordEpisode(base, video_dir, save_on_reset=False)
+    vector_kwargs = {k: v for k, v in config.get("vector_kwargs", {}).items()
+                     if k not in ("ignore_terminations", "num_workers")}   # filmed in this process
+    venv = SimuloVectorEnv(recorder, ignore_terminations=full_episodes, record_metrics=True, **vector_kwargs)
+    venv.reset(seed=seed)
+    env = RslRlVecEnv(venv)
+    try:
+        policy = _policy(env, infos, checkpoint, device)
+        obs = env.get_observations()
+        finished = torch.zeros(num_envs, dtype=torch.bool)
+        with torch.inference_mode():
+            while not bool(finished.all()):
+                obs, _, _, _ = env.step(policy(obs))
+                info = env.last_info
+                if "_final_info" in info:
+                    finished |= info["_final_info"].cpu()
+        return recorder.flush_video(name=infos["env_id"].replace(":", "."))
+    finally:
+        env.close()

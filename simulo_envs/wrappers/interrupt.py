@@ -1,0 +1,93 @@
+"""Stopping a training cleanly on SIGINT (Ctrl-C) or SIGTERM (a scheduler, ``kill``, ``torchrun``
+shutting its workers down).
+
+``StopOnSignals`` replaces Python's default handlers while a training runs: the first signal only
+records a request, which the training loop reads at its next safe point (between env steps, or
+between PPO iterations when several ranks must stop together), then it saves a checkpoint and
+returns. The same signal again within ``repeat_s`` seconds counts as the same request: ``torchrun``
+forwards the signal a terminal already sent to every process of its group, so each rank sees
+Ctrl-C twice. A second Ctrl-C after that raises ``KeyboardInterrupt`` at once (give up saving); a
+second SIGTERM is ignored (the sender's own timeout, ``torchrun``'s 30 s, then kills the process).
+
+Worker processes of a vector env ignore both signals (``simulo_envs/wrappers/workers.py``): the
+training process closes them. The exit status of an interrupted script is ``128 + signal
+number`` (130 for SIGINT, 143 for SIGTERM), the shell's convention.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from typing import Optional
+
+import torch
+import torch.distributed as dist
+
+__all__ = ["StopOnSignals", "TrainingInterrupted", "max_over_ranks", "exit_status"]
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class TrainingInterrupted(Exception):
+    """Raised out of a training loop at a safe point after a stop signal; ``signal_name`` says which."""
+
+    def __init__(self, signal_name: str):
+        super().__init__(f"stopped by {signal_name}")
+        self.signal_name = signal_name
+
+
+class StopOnSignals:
+    """Context manager: while inside, SIGINT and SIGTERM set ``requested`` (the signal's name)
+    instead of ending the process (see the module docstring). Outside the main thread, where
+    Python cannot install signal handlers, it does nothing.
+
+    Args:
+        repeat_s: a signal repeated within this many seconds of the first counts as the same request.
+    """
+
+    def __init__(self, repeat_s: float = 2.0):
+        self.repeat_s = repeat_s
+        self.requested: Optional[str] = None
+        self._first_at = 0.0
+        self._previous: dict = {}
+
+    def __enter__(self) -> "StopOnSignals":
+        if threading.current_thread() is threading.main_thread():
+            for number in SIGNALS:
+                self._previous[number] = signal.signal(number, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
+        self._previous.clear()
+
+    def _handle(self, number: int, frame) -> None:
+        name = signal.Signals(number).name
+        now = time.monotonic()
+        if self.requested is None:
+            self.requested, self._first_at = name, now
+        elif number == signal.SIGINT and now - self._first_at > self.repeat_s:
+            raise KeyboardInterrupt   # a second Ctrl-C: stop at once, without saving
+
+    def check(self) -> None:
+        """Raise ``TrainingInterrupted`` if a stop was requested."""
+        if self.requested is not None:
+            raise TrainingInterrupted(self.requested)
+
+
+def max_over_ranks(values: list[float]) -> list[float]:
+    """Each of ``values``, its maximum over the ranks of the process group (one all-reduce; every
+    rank must call it), or ``values`` as they are without a group."""
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return [float(v) for v in values]
+    device = "cuda" if dist.get_backend() == "nccl" else "cpu"
+    tensor = torch.tensor([float(v) for v in values], device=device)
+    dist.all_reduce(tensor, op=dist.ReduceOp.MAX)
+    return tensor.tolist()
+
+
+def exit_status(signal_name: str) -> int:
+    """The shell's exit status for a process ended by ``signal_name``: 128 + its number."""
+    return 128 + int(signal.Signals[signal_name])

@@ -1,0 +1,203 @@
+"""Output paths of the scripts and recorders: checked writable before any work, and a training's
+log folder never shared by two runs.
+
+Writable: ``check_output_dir`` / ``check_output_file`` try what the program will do later (create
+the folder's missing parents, create a file in it) and remove what they made, so a read-only
+folder, a full or read-only file system or a path through a file is refused at once, with the
+path and the operating system's reason, before minutes of work (file permissions alone would not
+do: they let root write anywhere).
+
+A training's folder: ``run_files_in(log_dir)`` lists what an earlier run left there (checkpoints,
+``progress.csv``, ``run.json``, TensorBoard events, evaluations); ``claim_log_dir`` refuses such
+a folder unless the user continues that run (``--resume``) or deletes it first (``--overwrite``,
+``delete_run_files``), so a plot never draws two runs as one.
+"""
+
+from __future__ import annotations
+
+import csv
+import fnmatch
+import os
+import re
+import tempfile
+from typing import Optional
+
+__all__ = ["OutputError", "check_output_dir", "check_output_file", "RUN_FILE_PATTERNS", "run_files_in",
+           "claim_log_dir", "delete_run_files", "free_numbered_dir", "latest_checkpoint", "PROGRESS_COLUMNS",
+           "open_progress_csv", "progress_row"]
+
+RUN_FILE_PATTERNS = ("run.json", "progress.csv", "model_*.pt", "model.zip", "events.out.tfevents.*",
+                     "evaluation.json", "evaluations.csv", "eval.json")
+"""Files a training run (``scripts/train.py``, ``scripts/train_sb3.py``) or its evaluation writes
+into its log folder."""
+
+
+class OutputError(ValueError):
+    """An output path cannot be written; the message names the path and why."""
+
+
+def check_output_dir(path: str, what: str = "output folder") -> str:
+    """Check that files can be created in folder ``path`` (made later, with its parents, if missing).
+    Nothing is left behind. Returns ``path``.
+
+    Raises:
+        OutputError: naming ``what``, the path and the reason (a file in the way, no permission,
+            a read-only file system).
+    """
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise OutputError(f"{what}: expected a folder path, got {path!r}")
+    path = os.fspath(path)
+    existing = path
+    while not os.path.exists(existing):
+        parent = os.path.dirname(os.path.abspath(existing))
+        if parent == os.path.abspath(existing):
+            break
+        existing = parent
+    if not os.path.isdir(existing):
+        raise OutputError(f"cannot write {what} {path!r}: {existing!r} is a file, not a folder")
+    try:
+        with tempfile.TemporaryDirectory(dir=existing, prefix=".write-check-"):
+            pass   # making (and removing) a folder there is what creating path's parents needs
+        with tempfile.NamedTemporaryFile(dir=existing, prefix=".write-check-"):
+            pass
+    except OSError as error:
+        raise OutputError(f"cannot write {what} {path!r}: {error.strerror or error}") from None
+    return path
+
+
+def check_output_file(path: str, what: str = "output file") -> str:
+    """Check that file ``path`` can be written (created, or replaced if it exists). Nothing is
+    changed. Returns ``path``.
+
+    Raises:
+        OutputError: naming ``what``, the path and the reason.
+    """
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise OutputError(f"{what}: expected a file path, got {path!r}")
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise OutputError(f"cannot write {what} {path!r}: it is a folder")
+    check_output_dir(os.path.dirname(os.path.abspath(path)), what=f"{what} {path!r}: its folder")
+    if os.path.exists(path):
+        try:
+            with open(path, "r+b"):
+                pass
+        except OSError as error:
+            raise OutputError(f"cannot write {what} {path!r}: {error.strerror or error}") from None
+    return path
+
+
+def run_files_in(log_dir: str) -> list[str]:
+    """The names of the files an earlier run left in ``log_dir``, in ``RUN_FILE_PATTERNS`` order
+    (sorted within a pattern); ``[]`` for a missing or empty folder."""
+    if not os.path.isdir(log_dir):
+        return []
+    names = sorted(os.listdir(log_dir))
+    return [name for pattern in RUN_FILE_PATTERNS for name in names if fnmatch.fnmatch(name, pattern)]
+
+
+def free_numbered_dir(log_dir: str) -> str:
+    """The first of ``log_dir-2``, ``log_dir-3``, ... that holds no run."""
+    base = log_dir.rstrip("/\\")
+    k = 2
+    while run_files_in(f"{base}-{k}") or os.path.isfile(f"{base}-{k}"):
+        k += 1
+    return f"{base}-{k}"
+
+
+def claim_log_dir(log_dir: str, resume: bool = False, overwrite: bool = False) -> list[str]:
+    """Check that ``log_dir`` can be this training's folder: writable, and free of an earlier
+    run unless this run continues it (``resume``) or will delete it (``overwrite``: the caller
+    deletes the returned files with ``delete_run_files`` once it is ready to write). Nothing is
+    changed. Returns the earlier run's file names.
+
+    Raises:
+        OutputError: the folder is not writable, or holds an earlier run and neither flag is set
+            (the message names ``--resume``, ``--overwrite`` and a free numbered folder), or
+            ``resume`` without an earlier run.
+        ValueError: both ``resume`` and ``overwrite``.
+    """
+    if resume and overwrite:
+        raise ValueError("--resume continues the run in the log folder and --overwrite deletes it: give one")
+    check_output_dir(log_dir, "log folder")
+    earlier = run_files_in(log_dir)
+    if resume and not earlier:
+        raise OutputError(f"--resume: {log_dir!r} holds no earlier run to continue")
+    if earlier and not (resume or overwrite):
+        listed = ", ".join(earlier[:4]) + (f" and {len(earlier) - 4} more" if len(earlier) > 4 else "")
+        raise OutputError(f"{log_dir!r} holds an earlier run ({listed}): pass --resume to continue it, "
+                          f"--overwrite to delete it and start again, or --log-dir {free_numbered_dir(log_dir)}")
+    return earlier
+
+
+def delete_run_files(log_dir: str, names: list[str]) -> None:
+    """Delete the files ``names`` (from ``claim_log_dir``) in ``log_dir``.
+
+    Raises:
+        OutputError: one cannot be deleted (the message names it and why).
+    """
+    for name in names:
+        path = os.path.join(log_dir, name)
+        try:
+            os.remove(path)
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            raise OutputError(f"--overwrite: cannot delete {path!r}: {error.strerror or error}") from None
+
+
+def latest_checkpoint(log_dir: str) -> Optional[str]:
+    """The checkpoint a resumed run continues from: ``model_<iteration>.pt`` with the highest
+    iteration, or ``model_final.pt`` when that is newer than all of them; None without one."""
+    if not os.path.isdir(log_dir):
+        return None
+    numbered = []
+    for name in os.listdir(log_dir):
+        match = re.fullmatch(r"model_(\d+)\.pt", name)
+        if match:
+            numbered.append((int(match.group(1)), os.path.join(log_dir, name)))
+    final = os.path.join(log_dir, "model_final.pt")
+    candidates = [path for _, path in sorted(numbered)[-1:]]
+    if os.path.isfile(final):
+        candidates.append(final)
+    if not candidates:
+        return None
+    return max(candidates, key=os.path.getmtime)
+
+
+PROGRESS_COLUMNS = ("iteration", "env_steps", "wall_s", "episodes", "success_once", "success_at_end", "return",
+                    "length", "collect_s", "learn_s")
+"""``progress.csv``'s columns, one row per PPO iteration (both training scripts): the iteration's
+index, env steps trained so far (all ranks), seconds since the first rollout, finished episodes so
+far, the means over the last 100 finished episodes (empty while none finished), and the
+iteration's seconds of rollout and of update."""
+
+
+def open_progress_csv(path: str, keep_iterations: Optional[int] = None):
+    """``(handle, csv writer)`` of ``progress.csv`` with its header written: a new file, or (a
+    resumed training, ``keep_iterations`` = the iterations its checkpoint holds) the earlier file
+    cut after that many iterations, so no row of a session that ended without saving is repeated."""
+    kept = []
+    if keep_iterations is not None and os.path.isfile(path):
+        with open(path, newline="") as handle:
+            rows = list(csv.reader(handle))
+        if rows and tuple(rows[0]) == PROGRESS_COLUMNS:
+            kept = [row for row in rows[1:] if row and int(row[0]) < keep_iterations]
+    handle = open(path, "w", newline="")
+    table = csv.writer(handle)
+    table.writerow(PROGRESS_COLUMNS)
+    table.writerows(kept)
+    handle.flush()
+    return handle, table
+
+
+def progress_row(row: dict) -> list[str]:
+    """A ``progress.csv`` row from a dict with ``PROGRESS_COLUMNS``' keys (None: unknown, empty)."""
+    def cell(key: str) -> str:
+        value = row[key]
+        if value is None:
+            return ""
+        if key in ("iteration", "env_steps", "episodes"):
+            return str(int(value))
+        return f"{value:.1f}" if key == "wall_s" else f"{value:.3f}" if key.endswith("_s") else f"{value:.4f}"
+    return [cell(key) for key in PROGRESS_COLUMNS]

@@ -1,0 +1,277 @@
+"""Stable-Baselines3's PPO on a simulo_envs task (``scripts/train_sb3.py``): the comparison run for
+``scripts/train.py``, with the same plan, progress bar, ``progress.csv``, stop signals, log-folder
+rules and result, and a ``model.zip`` that ``scripts/evaluate.py`` evaluates and films.
+
+Hyperparameters: the task's rsl-rl training config mapped onto SB3's names (``sb3_ppo_kwargs``).
+SB3 bootstraps truncated episodes from ``terminal_observation`` and treats terminations as the
+end of the return; a task that terminates on success then pays success once, so by default the
+training env ignores terminations (``terminations=True`` keeps them).
+
+Counting: SB3 collects a rollout of ``n_steps`` per env, then updates; a rollout cut short (a
+stop signal, the wall-clock cap) is dropped by SB3 without an update, so the env steps reported
+(summary, ``progress.csv``, the saved ``num_timesteps``) are those of whole, trained rollouts.
+
+``model.zip`` is SB3's own file with one attribute added, ``simulo_infos``: the env id, the
+task's module, the training config, the seed and the log's state (``env_steps``, ``iterations``,
+``episodes``, ``wall_s``, ``recent``), which evaluation and a resumed training read.
+"""
+
+from __future__ import annotations
+
+import math
+import json
+import os
+import time
+from collections import deque
+from typing import Optional
+
+import numpy as np
+import torch
+from stable_baselines3 import PPO
+from stable_baselines3.common.callbacks import BaseCallback
+from stable_baselines3.common.save_util import load_from_zip_file
+
+from simulo_envs.wrappers.distributed import check_device
+from simulo_envs.wrappers.interrupt import StopOnSignals
+from simulo_envs.wrappers.progress import ProgressBar
+from simulo_envs.wrappers.rsl_rl import registered_kwargs
+from simulo_envs.wrappers.run_files import (OutputError, claim_log_dir, delete_run_files, open_progress_csv,
+                                            progress_row)
+from simulo_envs.wrappers.sb3 import SB3VecEnv
+from simulo_envs.wrappers.training import SetupError, TrainPlan, TrainResult
+from simulo_envs.wrappers.vector import make_vector_env
+
+__all__ = ["sb3_ppo_kwargs", "train_sb3", "read_sb3_infos", "sb3_policy", "SB3Run"]
+
+EPISODE_KEYS = ("success_once", "success_at_end", "return", "length")
+
+
+def sb3_ppo_kwargs(config: dict, num_envs: int) -> dict:
+    """SB3 ``PPO`` keyword arguments equivalent to an rsl-rl training config (where SB3 has one).
+
+    rsl_rl's value loss is ``value_loss_coef * MSE``, SB3's ``vf_coef * MSE``: the same number.
+    rsl_rl's ``desired_kl`` drives an adaptive learning rate; SB3's ``target_kl`` stops an update's
+    epochs early instead (ManiSkill's baseline's choice): passed as is only with the ``fixed`` schedule.
+    """
+    runner = config["runner"]
+    alg, actor = runner["algorithm"], runner["actor"]
+    batch = num_envs * runner["num_steps_per_env"]
+    activation = {"tanh": torch.nn.Tanh, "elu": torch.nn.ELU, "relu": torch.nn.ReLU}[actor.get("activation", "elu")]
+    init_std = actor.get("distribution_cfg", {}).get("init_std", 1.0)
+    return {
+        "n_steps": runner["num_steps_per_env"],
+        "batch_size": batch // alg.get("num_mini_batches", 4),
+        "n_epochs": alg.get("num_learning_epochs", 5),
+        "gamma": alg.get("gamma", 0.99),
+        "gae_lambda": alg.get("lam", 0.95),
+        "clip_range": alg.get("clip_param", 0.2),
+        "vf_coef": alg.get("value_loss_coef", 1.0),
+        "ent_coef": alg.get("entropy_coef", 0.0),
+        "learning_rate": alg.get("learning_rate", 1e-3),
+        "max_grad_norm": alg.get("max_grad_norm", 1.0),
+        "target_kl": alg.get("desired_kl") if alg.get("schedule", "adaptive") == "fixed" else None,
+        "policy_kwargs": {"net_arch": {"pi": list(actor["hidden_dims"]), "vf": list(runner["critic"]["hidden_dims"])},
+                          "activation_fn": activation, "log_std_init": math.log(init_std), "ortho_init": True},
+    }
+
+
+class SB3Run(BaseCallback):
+    """SB3 callback: the progress bar, ``progress.csv`` (one row per rollout, written once its
+    update is done), the run's counts, and stopping at a stop signal or before a rollout that would
+    end past ``max_wall_s``.
+
+    Args:
+        log_dir: where ``progress.csv`` goes. bar: a ``ProgressBar`` or None.
+        stop: the ``StopOnSignals`` of the training. max_wall_s: wall-clock cap [s] or None.
+        infos: a resumed run's ``simulo_infos`` (counts and clock continue) or None.
+    """
+
+    def __init__(self, log_dir: str, bar: Optional[ProgressBar], stop: StopOnSignals,
+                 max_wall_s: Optional[float], infos: Optional[dict] = None):
+        super().__init__()
+        infos = infos or {}
+        self.log_dir, self.bar, self.stop, self.max_wall_s = log_dir, bar, stop, max_wall_s
+        self.env_steps, self.iterations = int(infos.get("env_steps", 0)), int(infos.get("iterations", 0))
+        self.episodes, self.wall_offset = int(infos.get("episodes", 0)), float(infos.get("wall_s", 0.0))
+        self.recent = {key: deque(infos.get("recent", {}).get(key, []), maxlen=100) for key in EPISODE_KEYS}
+        self.resumed = bool(infos)
+        self.late = False
+        self._episode: list[list[float]] = []   # finished in the rollout under way: success once, at end, return, length
+        self._pending: Optional[dict] = None
+        self._csv = None
+        self._start = self._rollout_start = self._rollout_end = time.perf_counter()
+
+    def state(self) -> dict:
+        """The counts a checkpoint keeps (``ProgressLogger.state``'s keys)."""
+        return {"env_steps": self.env_steps, "iterations": self.iterations, "episodes": self.episodes,
+                "wall_s": self.wall_offset + (time.perf_counter() - self._start),
+                "recent": {key: list(values) for key, values in self.recent.items()}}
+
+    def _on_training_start(self) -> None:
+        self._start = time.perf_counter()
+        self._csv = open_progress_csv(os.path.join(self.log_dir, "progress.csv"),
+                                      self.iterations if self.resumed else None)
+
+    def _on_rollout_start(self) -> None:
+        now = time.perf_counter()
+        if self._pending is not None:   # the previous rollout's update is done: its row is complete
+            last = self._flush(now)
+            session = now - self._start
+            self.late = self.max_wall_s is not None and session + last > self.max_wall_s
+        self._rollout_start = now
+
+    def _on_step(self) -> bool:
+        if self.bar is not None:
+            self.bar.update(self.training_env.num_envs)
+        for entry in self.locals["infos"]:
+            if "episode" in entry:
+                self._episode.append([float(entry.get("is_success", False)), float(entry.get("success_at_end", False)),
+                                      float(entry["episode"]["r"]), float(entry["episode"]["l"])])
+        return self.stop.requested is None and not self.late
+
+    def _on_rollout_end(self) -> None:
+        """A whole rollout: it is trained next (SB3 updates right after it)."""
+        self._rollout_end = time.perf_counter()
+        self.env_steps += self.model.n_steps * self.training_env.num_envs
+        self.iterations += 1
+        self.episodes += len(self._episode)
+        for stats in self._episode:
+            for key, value in zip(EPISODE_KEYS, stats):
+                self.recent[key].append(value)
+        self._episode.clear()
+        means = {key: (sum(v) / len(v) if v else None) for key, v in self.recent.items()}
+        self._pending = {"iteration": self.iterations - 1, "env_steps": self.env_steps, "episodes": self.episodes,
+                         **means, "collect_s": self._rollout_end - self._rollout_start}
+        if self.bar is not None:
+            if means["success_once"] is None:
+                self.bar.set_postfix_str("no finished episode yet", refresh=False)
+            else:
+                self.bar.set_postfix(success=f"{means['success_once']:.2f}", ret=f"{means['return']:.2f}",
+                                     refresh=False)
+
+    def _on_training_end(self) -> None:
+        if self._pending is not None:
+            self._flush(time.perf_counter())
+        if self._csv is not None:
+            self._csv[0].close()
+            self._csv = None
+        if self.bar is not None:
+            self.bar.close()
+
+    def _flush(self, now: float) -> float:
+        """Write the pending row (its update ended at ``now``); returns the iteration's seconds."""
+        row, self._pending = self._pending, None
+        row["learn_s"] = now - self._rollout_end
+        row["wall_s"] = self.wall_offset + (now - self._start)
+        handle, table = self._csv
+        table.writerow(progress_row(row))
+        handle.flush()
+        return row["collect_s"] + row["learn_s"]
+
+
+def read_sb3_infos(path: str) -> dict:
+    """The ``simulo_infos`` of an SB3 ``model.zip`` written by ``train_sb3``.
+
+    Raises:
+        ValueError: a zip SB3 cannot read, or one without ``simulo_infos`` (not from ``train_sb3``).
+    """
+    try:
+        data, _, _ = load_from_zip_file(path, device="cpu", load_data=True)
+    except Exception as error:  # SB3 raises many kinds for a file it cannot read
+        raise ValueError(f"{path!r} is not a Stable-Baselines3 model: {error}") from None
+    infos = (data or {}).get("simulo_infos")
+    if not isinstance(infos, dict) or "env_id" not in infos or "train_config" not in infos:
+        raise ValueError(f"{path!r} was not written by scripts/train_sb3.py (no env id and training config)")
+    return infos
+
+
+def sb3_policy(path: str, device: str = "cpu"):
+    """The deterministic policy of an SB3 ``model.zip``: the evaluation env's observations (a
+    TensorDict with ``"policy"``) -> float32 actions on the observations' device."""
+    model = PPO.load(path, device=device)
+
+    def act(obs) -> torch.Tensor:
+        flat = obs["policy"]
+        actions, _ = model.predict(flat.cpu().numpy(), deterministic=True)
+        return torch.as_tensor(np.asarray(actions, dtype=np.float32), device=flat.device)
+
+    return act
+
+
+def train_sb3(plan: TrainPlan, seed: int = 0, log_dir: str = "runs/sb3", device: str = "cpu", progress: bool = True,
+              max_wall_s: Optional[float] = None, terminations: bool = False, resume: bool = False,
+              overwrite: bool = False) -> TrainResult:
+    """Train SB3's PPO for ``plan`` (one process) into ``log_dir``: ``progress.csv``, ``run.json``
+    and ``model.zip``; the rules of ``simulo_envs.wrappers.training.train`` for the log folder,
+    ``resume``, ``max_wall_s`` and stop signals (the checkpoint is always ``model.zip``).
+
+    Raises:
+        OutputError: the log folder cannot be written or holds an earlier run (without ``resume``
+            or ``overwrite``), or ``resume`` without a ``model.zip``. SetupError: the device, the
+            envs or the resumed model do not fit. All before anything is written.
+    """
+    try:
+        device = check_device(device)
+    except ValueError as error:
+        raise SetupError(str(error)) from None
+    earlier = claim_log_dir(log_dir, resume=resume, overwrite=overwrite)
+    path = os.path.join(log_dir, "model.zip")
+    infos = None
+    if resume:
+        if not os.path.isfile(path):
+            raise OutputError(f"--resume: {log_dir!r} holds no model.zip to continue from")
+        infos = read_sb3_infos(path)
+        if infos["env_id"] != plan.env_id or infos["train_config"]["num_envs"] != plan.num_envs:
+            raise SetupError(f"--resume: {path!r} trained {infos['env_id']} with {infos['train_config']['num_envs']} "
+                             f"envs; resume with the same --env-id and --num-envs")
+        if infos["iterations"] >= plan.iterations:
+            raise SetupError(f"--resume: {path!r} already trained {infos['env_steps']:,} env steps of the "
+                             f"{plan.env_steps:,} planned; raise --total-timesteps to train further")
+    config = plan.config
+    with StopOnSignals() as stop:
+        torch.manual_seed(seed)
+        env_kwargs = {**registered_kwargs(plan.env_id), **config.get("env_kwargs", {})}
+        try:
+            venv = make_vector_env(plan.env_cls, num_envs=plan.num_envs, ignore_terminations=not terminations,
+                                   **env_kwargs)
+        except (ValueError, TypeError, KeyError, RuntimeError) as error:
+            raise SetupError(f"cannot build {plan.env_id} with {env_kwargs}: "
+                             f"{error.args[0] if error.args else error!r}") from error
+        env = SB3VecEnv(venv)
+        try:
+            env.seed(seed)
+            if infos is None:
+                model = PPO("MlpPolicy", env, seed=seed, device=device, verbose=0,
+                            **sb3_ppo_kwargs(config, plan.num_envs))
+            else:
+                model = PPO.load(path, env=env, device=device)
+            delete_run_files(log_dir, earlier if overwrite else [])
+            os.makedirs(log_dir, exist_ok=True)
+            with open(os.path.join(log_dir, "run.json"), "w") as handle:
+                json.dump({**plan.summary(), "seed": seed, "device": device, "library": "stable-baselines3",
+                           **({"resumed_from": "model.zip"} if infos else {})}, handle, indent=1)
+            bar = ProgressBar(total=plan.env_steps, unit="step", unit_scale=True, desc=plan.env_id,
+                              deadline_s=max_wall_s, initial=int(infos["env_steps"]) if infos else 0) if progress else None
+            run = SB3Run(log_dir, bar, stop, max_wall_s, infos)
+            start = time.perf_counter()
+            done = run.env_steps
+            if stop.requested is None:
+                model.learn(total_timesteps=plan.env_steps - done, callback=run, reset_num_timesteps=infos is None)
+            wall = time.perf_counter() - start
+            interrupted = stop.requested if run.env_steps < plan.env_steps else None
+            checkpoint = None
+            if run.env_steps > done:
+                model.num_timesteps = run.env_steps   # whole, trained rollouts only (the module docstring)
+                model.simulo_infos = {"env_id": plan.env_id, "task_module": plan.env_cls.__module__,
+                                      "train_config": config, "seed": seed, "world_size": 1, **run.state()}
+                model.save(f"{path}.partial")
+                os.replace(f"{path}.partial", path)
+                checkpoint = path
+            elif infos is not None:
+                checkpoint = path
+        finally:
+            env.close()
+    success = run.recent["success_once"]
+    return TrainResult(checkpoint, run.env_steps, wall, run.episodes,
+                       sum(success) / len(success) if success else None, run.iterations,
+                       interrupted, run.env_steps - done)

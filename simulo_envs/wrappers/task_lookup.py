@@ -1,0 +1,104 @@
+"""Which task a script means, and what comes with it: the task class behind an id or a
+``"module:Class"`` / ``"module:EnvId"`` string (imported from the current directory too, as
+``python -m`` would, so no ``PYTHONPATH=.`` is needed), its PPO config, and its scripted expert.
+
+A task of one's own subclassing a task that has a config or an expert inherits them: the search
+goes up the class's bases (``train_config_for``, ``expert_for``).
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import os
+import sys
+from typing import Optional, Sequence
+
+__all__ = ["import_task_modules", "resolve_task", "train_config_for", "expert_for"]
+
+
+def import_task_modules(modules: Sequence[str]) -> None:
+    """Import the user's task modules (each registers its tasks on import), searching the current
+    directory first, as ``python -m`` does.
+
+    Raises:
+        ImportError: a module cannot be imported (the message names it).
+    """
+    if modules and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as error:
+            raise ImportError(f"task module {module!r} cannot be imported: {error}") from error
+
+
+def resolve_task(spec: str) -> tuple[str, type]:
+    """``(env_id, env class)`` for a registered id or a ``"module:Class"`` / ``"module:EnvId"`` string.
+
+    ``env_id`` is the registered id when the class is registered, else ``spec`` itself (so a
+    checkpoint names a task ``load_policy`` can find again).
+
+    Raises:
+        KeyError: an unknown id (the message lists the registered ids); a module without that name.
+        ImportError: the module of ``"module:..."`` cannot be imported.
+        TypeError: the name is not a simulo_envs task class.
+    """
+    from simulo_envs.envs.base_env import BaseEnv
+    from simulo_envs.envs.registration import REGISTERED
+
+    if spec in REGISTERED:
+        return spec, REGISTERED[spec]
+    if ":" not in spec:
+        raise KeyError(f"unknown env id {spec!r}; registered: {', '.join(sorted(REGISTERED))} "
+                       f"(a task of your own: import its module with --task-module, or name it 'module:Class')")
+    module_name, name = spec.split(":", 1)
+    import_task_modules([module_name])
+    module = importlib.import_module(module_name)
+    if name in REGISTERED:
+        return name, REGISTERED[name]
+    cls = getattr(module, name, None)
+    if cls is None:
+        raise KeyError(f"module {module_name!r} has neither a task class nor a registered id {name!r}")
+    if not (isinstance(cls, type) and issubclass(cls, BaseEnv)):
+        raise TypeError(f"{spec!r} is not a simulo_envs task (a BaseEnv subclass), got {cls!r}")
+    registered = [env_id for env_id, known in REGISTERED.items() if known is cls]
+    return (registered[0] if registered else spec), cls
+
+
+def train_config_for(env_id: str) -> dict:
+    """The task's PPO hyperparameters (a deep copy): the class's ``train_config``, else
+    ``<module>_ppo.TRAIN_CONFIG``, searched up the task's base classes.
+
+    Raises:
+        KeyError / ImportError / TypeError: as ``resolve_task``.
+        LookupError: neither the task nor a parent task has a training config.
+    """
+    _, cls = resolve_task(env_id)
+    for klass in cls.__mro__:
+        config = klass.__dict__.get("train_config")
+        if config is None and klass.__module__ != "builtins":
+            sibling = f"{klass.__module__}_ppo"
+            try:
+                config = getattr(importlib.import_module(sibling), "TRAIN_CONFIG", None)
+            except ModuleNotFoundError as error:
+                if error.name != sibling:
+                    raise
+        if config is not None:
+            return copy.deepcopy(config)
+    raise LookupError(f"{env_id} has no PPO config: give {cls.__name__} a train_config dict, or add "
+                      f"{cls.__module__}_ppo.TRAIN_CONFIG (layout: simulo_envs/wrappers/training.py; docs/writing_a_task.md)")
+
+
+def expert_for(cls: type) -> Optional[type]:
+    """The scripted expert (``simulo_envs.policies.EXPERTS``) of task class ``cls``: the one of its
+    own registered id, else of the nearest base class that has one (a user's subclass of
+    FrankaLift-v1 gets the lift expert); None when no class up the hierarchy has one."""
+    from simulo_envs.envs.registration import REGISTERED
+    from simulo_envs.policies import EXPERTS
+
+    for klass in cls.__mro__:
+        for env_id, registered in REGISTERED.items():
+            if registered is klass and env_id in EXPERTS:
+                return EXPERTS[env_id]
+    return None

@@ -1,0 +1,153 @@
+"""Where the scripts write: a training's log folder holds one run (an earlier run is refused,
+naming --resume and --overwrite; --overwrite leaves none of it behind), and every output path is
+checked before any work, with the path and the reason; results already computed are printed
+before anything is written."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+
+import pytest
+
+pytest.importorskip("rsl_rl")
+
+from simulo_envs.wrappers import training  # noqa: E402
+from simulo_envs.wrappers.record import RecordEpisode  # noqa: E402
+from simulo_envs.wrappers.run_files import (OutputError, check_output_dir, check_output_file,  # noqa: E402
+                                            claim_log_dir, latest_checkpoint)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ARGS = ["--env-id", "FrankaReach-v1", "--num-envs", "4", "--total-timesteps", "100", "--no-progress"]
+
+
+def load_script(name: str):
+    spec = importlib.util.spec_from_file_location(f"script_{name}", os.path.join(ROOT, "scripts", f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def error_line(capsys, main, argv) -> str:
+    """``main(argv)`` must exit with status 2 and an argparse error line, no traceback."""
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and "Traceback" not in err, err
+    return err.strip().splitlines()[-1]
+
+
+@pytest.fixture
+def no_work(monkeypatch):
+    """Building an env, evaluating or rolling out fails the test: the checks must come first."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("work started before the output paths were checked")
+
+    import simulo_envs.wrappers.evaluation as evaluation
+    import simulo_envs.wrappers.rsl_rl as rsl_rl
+    import simulo_envs.wrappers.sb3_training as sb3_training
+
+    for module, name in ((rsl_rl, "make_vector_env"), (training, "make_rsl_env"), (evaluation, "make_rsl_env"),
+                         (sb3_training, "make_vector_env")):
+        monkeypatch.setattr(module, name, refuse)
+    return refuse
+
+
+def test_a_log_folder_with_an_earlier_run_is_refused_then_overwritten_whole(tmp_path, capsys, monkeypatch):
+    log_dir = tmp_path / "run"
+    train = load_script("train").main
+    train([*ARGS, "--total-timesteps", "200", "--checkpoint-every", "1", "--log-dir", str(log_dir)])
+    first = sorted(os.listdir(log_dir))
+    assert {"run.json", "progress.csv", "model_0.pt", "model_1.pt", "model_final.pt"} <= set(first)
+    (log_dir / "evaluations.csv").write_text("checkpoint,env_steps,success_rate\nmodel_1.pt,200,0.5\n")
+    capsys.readouterr()
+
+    line = error_line(capsys, train, [*ARGS, "--log-dir", str(log_dir)])
+    assert f"'{log_dir}' holds an earlier run (run.json, progress.csv, model_0.pt, model_1.pt and " in line
+    assert "pass --resume to continue it, --overwrite to delete it and start again, or --log-dir " in line
+    assert line.endswith(f"{log_dir}-2")
+    assert sorted(os.listdir(log_dir)) == sorted(first + ["evaluations.csv"])   # untouched
+
+    train([*ARGS, "--log-dir", str(log_dir), "--overwrite"])
+    left = sorted(os.listdir(log_dir))
+    events = [name for name in left if name.startswith("events.out")]
+    assert len(events) == 1 and "evaluations.csv" not in left and "model_1.pt" not in left
+    assert [r.split(",")[1] for r in (log_dir / "progress.csv").read_text().splitlines()[1:]] == ["100"]
+    assert "--resume continues" in error_line(capsys, train, [*ARGS, "--log-dir", str(log_dir), "--resume",
+                                                             "--overwrite"])
+
+
+def test_claim_and_latest_checkpoint(tmp_path):
+    assert claim_log_dir(str(tmp_path / "new")) == [] and not (tmp_path / "new").exists()
+    with pytest.raises(OutputError, match="holds no earlier run to continue"):
+        claim_log_dir(str(tmp_path / "new"), resume=True)
+    (tmp_path / "old").mkdir()
+    for name in ("model_5.pt", "model_40.pt", "notes.txt"):
+        (tmp_path / "old" / name).write_text("x")
+    assert claim_log_dir(str(tmp_path / "old"), overwrite=True) == ["model_40.pt", "model_5.pt"]
+    assert latest_checkpoint(str(tmp_path / "old")).endswith("model_40.pt")
+
+
+def unwritable(tmp_path) -> str:
+    """A folder path nothing can be written under, for root too: a path through a file."""
+    (tmp_path / "a_file").write_text("x")
+    return str(tmp_path / "a_file" / "out")
+
+
+def test_output_checks_name_the_path_and_the_reason(tmp_path):
+    bad = unwritable(tmp_path)
+    with pytest.raises(OutputError, match=rf"cannot write video folder '{bad}': '{tmp_path}/a_file' is a file"):
+        check_output_dir(bad, "video folder")
+    with pytest.raises(OutputError, match=rf"cannot write CSV file '{bad}/x.csv'.*is a file"):
+        check_output_file(f"{bad}/x.csv", "CSV file")
+    with pytest.raises(OutputError, match="it is a folder"):
+        check_output_file(str(tmp_path), "CSV file")
+    assert check_output_dir(str(tmp_path / "new" / "deeper")) and not (tmp_path / "new").exists()
+    if os.geteuid() != 0:   # permissions bind everyone but root
+        locked = tmp_path / "locked"
+        locked.mkdir(mode=0o500)
+        with pytest.raises(OutputError, match=rf"cannot write log folder '{locked}/run': Permission denied"):
+            check_output_dir(str(locked / "run"), "log folder")
+
+
+def test_unwritable_outputs_fail_before_any_work(tmp_path, capsys, no_work):
+    bad = unwritable(tmp_path)
+    assert f"cannot write log folder '{bad}'" in error_line(capsys, load_script("train").main,
+                                                            [*ARGS, "--log-dir", bad])
+    assert f"cannot write log folder '{bad}'" in error_line(capsys, load_script("train_sb3").main,
+                                                            [*ARGS, "--log-dir", bad])
+    evaluate = load_script("evaluate").main
+    assert f"cannot write video folder '{bad}'" in error_line(capsys, evaluate,
+                                                              ["--checkpoint", "x.pt", "--video-dir", bad])
+    assert f"cannot write CSV file '{bad}/e.csv'" in error_line(capsys, evaluate,
+                                                                ["--checkpoint", "x.pt", "--csv", f"{bad}/e.csv"])
+    assert f"cannot write video file '{bad}/demo.mp4'" in error_line(capsys, load_script("demo").main,
+                                                                     ["--video", f"{bad}/demo.mp4"])
+    import gymnasium as gym
+
+    env = gym.make("FrankaReach-v1", num_envs=1, render_mode="rgb_array")   # no camera picture taken yet
+    with pytest.raises(OutputError, match=rf"cannot write RecordEpisode output_dir '{bad}'"):
+        RecordEpisode(env, bad)
+    env.close()
+
+
+def test_evaluation_results_are_printed_before_the_video_is_written(tmp_path, capsys, monkeypatch):
+    log_dir = tmp_path / "run"
+    load_script("train").main([*ARGS, "--log-dir", str(log_dir)])
+    capsys.readouterr()
+    evaluate = load_script("evaluate")
+
+    def broken_video(*args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(evaluate, "record_policy_video", broken_video)
+    for extra, printed in (([], "FrankaReach-v1: success rate "), (["--json"], '"success_rate": ')):
+        with pytest.raises(SystemExit):
+            evaluate.main(["--checkpoint", str(log_dir / "model_final.pt"), "--episodes", "2", "--no-progress",
+                           "--video-dir", str(tmp_path / "videos"), *extra])
+        captured = capsys.readouterr()
+        assert printed in captured.out, captured.out
+        assert f"the video could not be written to {tmp_path / 'videos'}: Read-only file system" in captured.err
+    summary = json.loads(captured.out.strip().splitlines()[-1])
+    assert summary["episodes"] == 2 and "video" not in summary
