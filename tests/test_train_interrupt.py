@@ -56,6 +56,7 @@ def rows(log_dir) -> list[dict]:
 def test_a_signal_saves_the_last_iteration_evaluates_and_resumes(tmp_path, capsys, monkeypatch, number):
     log_dir = str(tmp_path / "run")
     main = load_script("train").main
+    handlers = [signal.getsignal(n) for n in (signal.SIGINT, signal.SIGTERM)]
     signal_at_step(monkeypatch, number, 25 * 2 + 7)     # mid-rollout of the third iteration (25 steps each)
     with pytest.raises(SystemExit) as stopped:
         main([*ARGS, "--log-dir", log_dir, "--no-progress"])
@@ -67,7 +68,7 @@ def test_a_signal_saves_the_last_iteration_evaluates_and_resumes(tmp_path, capsy
     assert [r["env_steps"] for r in rows(log_dir)] == ["100", "200"]   # the cut rollout left no row
     infos = torch.load(os.path.join(log_dir, "model_1.pt"), weights_only=False)["infos"]
     assert (infos["env_steps"], infos["iterations"]) == (200, 2)
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler   # handlers given back
+    assert [signal.getsignal(n) for n in (signal.SIGINT, signal.SIGTERM)] == handlers   # handlers given back
 
     summary = evaluate(os.path.join(log_dir, "model_1.pt"), episodes=2)
     assert summary["episodes"] == 2 and summary["env_steps"] == 200
