@@ -19,7 +19,7 @@ def test_every_row_has_a_maniskill_reference_and_the_goal_rows_are_in_the_short_
         reference = render._reference(config)
         assert reference[0] == "maniskill" and reference[2] == config[2] and reference[4] == 1
     goals = {("simulo", "fast", "rgb", 128, 1), ("simulo", "fast", "rgb+depth+segmentation", 128, 1),
-             ("simulo", "full", "render", 512, 1), ("simulo", "fast", "render", 512, 1),
+             ("simulo", "before", "render", 512, 1), ("simulo", "fast", "render", 512, 1),
              ("paired", "fast", "rgb", 128, 16)}
     assert goals <= set(render.CORE)
     sizes = {(c[2], c[3], c[4]) for c in render.CONFIGS if c[0] == "simulo"}

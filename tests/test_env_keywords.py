@@ -104,15 +104,15 @@ def test_render_backend_values():
 
 def test_shader_dir_minimal_renders_the_same_depth_and_segmentation():
     out = {}
-    for shader in (None, "minimal"):
+    for shader in ("default", "minimal"):
         env = make(num_envs=1, obs_mode="rgb+depth+segmentation", shader_dir=shader, sensor_configs=SMALL)
         try:
             obs, _ = env.reset(seed=0)
             out[shader] = obs["sensor_data"]["base_camera"]
         finally:
             env.close()
-    assert torch.allclose(out[None]["depth"], out["minimal"]["depth"], atol=2e-3)  # minimal stores millimetres
-    assert (out[None]["segmentation"] == out["minimal"]["segmentation"]).float().mean() > 0.99
+    assert torch.allclose(out["default"]["depth"], out["minimal"]["depth"], atol=2e-3)  # minimal stores millimetres
+    assert (out["default"]["segmentation"] == out["minimal"]["segmentation"]).float().mean() > 0.99
     with pytest.raises(ValueError, match="unknown shader pack"):
         make(num_envs=1, obs_mode="rgb", shader_dir="fancy")
     with pytest.raises(ValueError, match="ray tracing"):

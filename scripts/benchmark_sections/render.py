@@ -3,7 +3,8 @@
 
 Rows (``CONFIGS``): ``obs_mode="rgb"`` at 128x128 and 64x64 for 1, 4 and 16 envs in process;
 ``rgb+depth+segmentation`` at 128x128, 1 env; ``render()`` at 512x512, 1 env (state
-observations; ``"full"`` is what every camera rendered before ``visual_detail`` existed);
+observations); ``"before"``: the camera path as it was before ``visual_detail`` and the shader
+pack choice (the full meshes, SAPIEN's default pack, float colour read back and converted);
 ManiSkill PickCube-v1 (``sim_backend="physx_cpu"``, its default 128x128 sensor) at 1 env with
 ``obs_mode="rgb"`` and ``"rgb+depth+segmentation"``, and its ``render()`` at 512x512. Each row's
 ratio is against the ManiSkill row of the same kind, per round, then the median.
@@ -53,11 +54,12 @@ CONFIGS = [  # (source, visual_detail, obs_mode, size, num_envs)
     ("simulo", "full", "rgb+depth+segmentation", 128, 1),
     ("simulo", "fast", "render", 512, 1),
     ("simulo", "full", "render", 512, 1),
+    ("simulo", "before", "render", 512, 1),
 ]
 PAIRED = [("paired", "fast", "rgb", 128, 4), ("paired", "fast", "rgb", 128, 16), ("paired", "fast", "rgb", 64, 16)]
 """Sharded (``num_workers=2``) against in-process, side by side."""
 
-CORE = [c for c in CONFIGS if c[4] in (1, 16) and c[3] != 64 and not (c[1] == "full" and c[4] == 16)] + PAIRED[1:2]
+CORE = [c for c in CONFIGS if c[4] in (1, 16) and c[3] != 64 and c[1] != "full"] + PAIRED[1:2]
 """``--render-core``: the rows the goals are stated for."""
 
 
@@ -85,11 +87,26 @@ def _make(source: str, detail: str, obs_mode: str, size: int, num_envs: int, num
         return gym.make("PickCube-v1", num_envs=num_envs, sim_backend="physx_cpu", **kwargs)
     import simulo_envs  # noqa: F401
 
-    kwargs["human_render_camera_configs" if render else "sensor_configs"] = dict(width=size, height=size)
+    camera = dict(width=size, height=size)
+    if detail == "before":  # SAPIEN's default pack from a directory of its own: read back as float
+        detail, camera["shader_pack"] = "full", _float_default_pack()
+    kwargs["human_render_camera_configs" if render else "sensor_configs"] = camera
     if num_workers:
         return gym.make_vec("FrankaLift-v1", num_envs=num_envs, vectorization_mode="vector_entry_point",
                             num_workers=num_workers, visual_detail=detail, **kwargs)
     return gym.make("FrankaLift-v1", num_envs=num_envs, visual_detail=detail, **kwargs)
+
+
+def _float_default_pack() -> str:
+    """A link to SAPIEN's default shader pack in a temporary folder: cameras render with the
+    default pack but, as a directory of one's own, keep SAPIEN's float colour target."""
+    import tempfile
+
+    import sapien
+
+    link = os.path.join(tempfile.mkdtemp(prefix="simulo_bench_"), "default")
+    os.symlink(os.path.join(os.path.dirname(sapien.__file__), "vulkan_shader", "default"), link)
+    return link
 
 
 def _zero_action(env, source: str, num_envs: int):
@@ -170,7 +187,7 @@ def _frames(config) -> int:
     source, detail, obs_mode, size, n = config
     if source == "paired":
         return 4  # blocks of 3 steps, each way
-    slow = source == "maniskill" or detail == "full"
+    slow = source == "maniskill" or detail in ("full", "before")
     return max(8, (12 if slow else 60) // n) if size <= 128 else (6 if slow else 20)
 
 
@@ -214,6 +231,15 @@ def run(args) -> list[dict]:
             row[f"{metric}_ratio"] = statistics.median(a[metric] / b[metric] for a, b in zip(results[config], ref))
         rows.append(row)
         _print(row)
+    before = [c for c in configs if c[1] == "before"]
+    for config in configs:
+        if before and config[2] == "render" and config[0] == "simulo" and config != before[0]:
+            row = next(r for r in rows if (r["source"], r["visual_detail"], r["obs_mode"]) == config[:3])
+            for metric in ("wall", "cpu"):
+                row[f"{metric}_ratio_vs_before"] = statistics.median(
+                    a[metric] / b[metric] for a, b in zip(results[config], results[before[0]]))
+            print(f"render() 512x512 {config[1]} against before: {row['wall_ratio_vs_before']:.2f}x images/s, "
+                  f"{row['cpu_ratio_vs_before']:.2f}x images/CPU-s")
     print("x ref: median over rounds of the per-round ratio; sharded rows (workers 2): ref is the in-process env "
           "of the same N, stepped side by side with it in one process")
     return rows

@@ -27,7 +27,7 @@ import torch
 from simulo_envs.authoring import Pose
 from simulo_envs.envs.sensor_images import side_by_side, texture_image
 from simulo_envs.envs.sensors import CameraConfig, apply_overrides, look_at
-from simulo_envs.sim.render_config import check_shader_pack, shader_directory
+from simulo_envs.sim.render_config import check_shader_pack, resolve_shader_pack, shader_directory
 from simulo_envs.tensors import to_device
 
 
@@ -83,10 +83,13 @@ class RenderingMixin:
         return configs
 
     def _add_camera(self, cfg: CameraConfig, textures, overview: bool = False):
+        """The camera of ``cfg`` in every env, rendering ``textures`` with its shader pack
+        (``"auto"``: the fastest that renders them, ``resolve_shader_pack``)."""
         check_shader_pack(cfg.shader_pack, textures)
+        pack = resolve_shader_pack(cfg.shader_pack, textures)
         pose = cfg.pose if isinstance(cfg.pose, Pose) else Pose(cfg.pose[:3], cfg.pose[3:7])
         return self._backend.add_camera(cfg.name, cfg.width, cfg.height, cfg.fov, cfg.near, cfg.far, pose.to_list(),
-                                        shader_dir=shader_directory(cfg.shader_pack), overview=overview)
+                                        shader_dir=shader_directory(pack), overview=overview)
 
     @property
     def segmentation_id_map(self) -> dict:

@@ -29,7 +29,8 @@ class CameraConfig:
         width / height: image size [px].
         fov: vertical field of view [rad].
         near / far: clipping distances [m].
-        shader_pack: SAPIEN shader pack (``"default"``, ``"minimal"``, ``"rt"``, ``"rt-fast"``
+        shader_pack: SAPIEN shader pack (``"auto"``: the fastest that renders the camera's
+            textures; ``"default"``, ``"minimal"``, ``"rt"``, ``"rt-fast"``
             or a shader directory; ``simulo_envs/sim/render_config.py``).
     """
 
@@ -40,7 +41,7 @@ class CameraConfig:
     fov: float = math.pi / 2
     near: float = 0.01
     far: float = 100.0
-    shader_pack: str = "default"
+    shader_pack: str = "auto"
 
     def __post_init__(self) -> None:
         if not isinstance(self.pose, Pose):

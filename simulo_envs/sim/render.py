@@ -8,6 +8,7 @@ sharing the one physics system, so an env's camera renders only that env's entit
 from __future__ import annotations
 
 import functools
+import os
 
 import numpy as np
 import sapien
@@ -87,17 +88,58 @@ def ground_visual_builders(scenes, half_size: float = 5.0) -> list:
     return builders
 
 
+_UINT8_COLOR_PACKS = ("default", "minimal")
+"""SAPIEN's rasterising packs, whose colour target a camera reads as 8-bit RGBA."""
+
+
+def sapien_pack(shader_dir: str):
+    """The name of SAPIEN's own pack in ``shader_dir`` ("" is its default pack), or None for
+    a shader directory of one's own."""
+    sapien_dir = os.path.join(os.path.dirname(sapien.__file__), "vulkan_shader")
+    directory = os.path.normpath(shader_dir) if shader_dir else os.path.join(sapien_dir, "default")
+    return os.path.basename(directory) if os.path.dirname(directory) == sapien_dir else None
+
+
+def uint8_color(shader_dir: str) -> bool:
+    """True when a camera of ``shader_dir`` renders its colour into an 8-bit target: SAPIEN's
+    rasterising packs. Ray-traced packs and shader directories of one's own keep SAPIEN's float
+    target."""
+    return sapien_pack(shader_dir) in _UINT8_COLOR_PACKS
+
+
+def background_color(ambient) -> np.ndarray:
+    """uint8 RGB of the background (no surface hit) in SAPIEN's default pack without an
+    environment map: the ambient light, gamma-encoded (``pow(c, 1 / 2.2)``, clamped to [0, 1];
+    ``vulkan_shader/default/deferred.frag`` and ``composite0.frag``). The minimal pack leaves
+    the background black; cameras rendering with it paint this colour there instead, so both
+    packs give the same picture."""
+    ambient = np.clip(np.asarray(ambient, dtype=np.float64), 0.0, None)
+    return np.round(255.0 * np.clip(ambient ** (1 / 2.2), 0.0, 1.0)).astype(np.uint8)
+
+
 class CameraRig:
     """One camera per env (per given scene), fixed in the env frame.
 
-    ``shader_dir``: SAPIEN shader directory ("" = SAPIEN's default pack)."""
+    ``shader_dir``: SAPIEN shader directory ("" = SAPIEN's default pack). With SAPIEN's
+    rasterising packs the colour target is 8-bit RGBA (``uint8_color``): the picture is read
+    back as uint8, a quarter of the float target's bytes and no float-to-uint8 conversion; the
+    values are those of the float target rounded to the nearest level (identical in our tests).
+    SAPIEN fixes a camera's picture formats when the camera is made, from a process-wide
+    setting, so it is set right before each camera is made.
+
+    With SAPIEN's minimal pack the background (pixels where no surface was hit) is painted with
+    the default pack's colour for the scene's ambient light at capture time
+    (``background_color``), so both packs give the same picture there."""
 
     def __init__(self, scenes, origins: np.ndarray, name: str, width: int, height: int, fovy: float,
                  near: float, far: float, local_pose: np.ndarray, shader_dir: str = ""):
         self.name, self.width, self.height = name, int(width), int(height)
-        self.cameras = []
+        self.cameras, self._scenes = [], list(scenes)[:len(origins)]
+        self._paint_background = sapien_pack(shader_dir) == "minimal"
         local_pose = np.asarray(local_pose, dtype=np.float64)
+        color_format = "r8g8b8a8unorm" if uint8_color(shader_dir) else "r32g32b32a32sfloat"
         for scene, origin in zip(scenes, origins):
+            sapien.render.set_picture_format("Color", color_format)
             entity = sapien.Entity()
             entity.name = f"camera_{name}"
             camera = sapien.render.RenderCameraComponent(self.width, self.height, shader_dir)
@@ -130,8 +172,10 @@ class CameraRig:
             camera.take_picture()
             names = set(camera.get_picture_names())
             if "rgb" in out:
-                color = camera.get_picture("Color")[..., :3]
-                out["rgb"][i] = np.clip(color * 255.0 + 0.5, 0, 255).astype(np.uint8)
+                color = camera.get_picture("Color")
+                out["rgb"][i] = _uint8(color)
+                if self._paint_background:
+                    out["rgb"][i][color[..., 3] == 0] = background_color(self._scenes[i].ambient_light)
             if {"depth", "position", "segmentation"} & set(out):
                 xyz, seg = _position_and_segmentation(camera, names, "segmentation" in out)
                 if "depth" in out:
@@ -143,8 +187,7 @@ class CameraRig:
             if "normal" in out:
                 out["normal"][i] = camera.get_picture("Normal")[..., :3]
             if "albedo" in out:
-                albedo = camera.get_picture("Albedo")[..., :3]
-                out["albedo"][i] = np.clip(albedo * 255.0 + 0.5, 0, 255).astype(np.uint8)
+                out["albedo"][i] = _uint8(camera.get_picture("Albedo"))
         return out
 
     def params(self) -> dict:
@@ -155,6 +198,14 @@ class CameraRig:
             "extrinsic_cv": np.stack([c.get_extrinsic_matrix() for c in self.cameras]).astype(np.float32),
             "cam2world_gl": np.stack([c.get_model_matrix() for c in self.cameras]).astype(np.float32),
         }
+
+
+def _uint8(picture: np.ndarray) -> np.ndarray:
+    """RGB uint8 (H, W, 3) of an RGBA picture: an 8-bit one as it is, a float one (0-1) rounded
+    to the nearest of 256 levels."""
+    if picture.dtype == np.uint8:
+        return picture[..., :3]
+    return np.clip(picture[..., :3] * 255.0 + 0.5, 0, 255).astype(np.uint8)
 
 
 def _position_and_segmentation(camera, names: set, segmentation: bool):
