@@ -33,13 +33,14 @@ demo: setup
 	$(BIN)/python scripts/demo.py --policy expert --video videos/FrankaLift-v1.mp4
 
 # The suite on parallel workers (pytest-xdist), one per logical core up to TEST_WORKERS_MAX. Each worker
-# takes whole test files, so a module's shared fixtures are built once. TEST_WORKERS=0 runs the
-# suite in one process.
+# takes whole test files, so a module's shared fixtures are built once; the files with long
+# end-to-end runs go first (tests/conftest.py). It ends with the slowest tests and the time budget
+# (tests/timing_report.py). TEST_WORKERS=0 runs the suite in one process.
 TEST_WORKERS     ?= logical
 TEST_WORKERS_MAX ?= 4
 
 test: setup
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --maxprocesses $(TEST_WORKERS_MAX) --dist loadfile
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --maxprocesses $(TEST_WORKERS_MAX) --dist loadfile --no-loadscope-reorder
 
 bench: setup
 	$(BIN)/python scripts/benchmark.py

@@ -17,3 +17,22 @@ path (on the emulator of SAPIEN's GPU system: ``simulo_envs/sim/gpu_emulator.py`
 import tempfile  # noqa: E402
 
 os.environ.setdefault("SIMULO_ENVS_CACHE_DIR", os.path.join(tempfile.gettempdir(), f"simulo_envs_test_cache_{os.getuid()}"))
+
+
+def pytest_configure(config):
+    """The time budget's report at the end of every run (``tests/timing_report.py``)."""
+    import timing_report
+
+    timing_report.register(config)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Test files holding the long end-to-end runs (``@pytest.mark.e2e``) go first, the most such
+    runs first, each file's tests kept together and in order. ``make test`` hands whole files to
+    its parallel workers in this order (``--dist loadfile --no-loadscope-reorder``), so the long
+    runs start at once instead of finishing last on one worker while the other waits."""
+    e2e_per_file: dict = {}
+    for item in items:
+        if item.get_closest_marker("e2e") is not None:
+            e2e_per_file[item.path] = e2e_per_file.get(item.path, 0) + 1
+    items.sort(key=lambda item: -e2e_per_file.get(item.path, 0))  # stable: the rest keep their order

@@ -62,6 +62,7 @@ def test_failures_are_dropped_unless_kept(tmp_path):
     assert ds.lengths.tolist() == [3, 3, 3] and ds[0].done.tolist() == [False, False, True]
 
 
+@pytest.mark.e2e
 def test_rgb_episodes_in_two_worker_processes(tmp_path):
     out = tmp_path / "rgb"
     summary = collect(CollectSettings("FrankaLift-v1", num_episodes=3, out=str(out), num_envs=2, num_workers=2,
@@ -76,6 +77,7 @@ def test_rgb_episodes_in_two_worker_processes(tmp_path):
     assert ds.stats["observation.images.base_camera"]["mean"].shape == (3, 1, 1)
 
 
+@pytest.mark.e2e
 def test_command_line_summary_json_and_append(tmp_path):
     out = str(tmp_path / "cli")
     first = run_script("--env-id", "FrankaLift-v1", "--num-episodes", "2", "--num-envs", "2", "--out", out, "--json")

@@ -175,6 +175,7 @@ def wait_for_episodes(out, count: int, process, timeout: float = 400.0) -> None:
     raise AssertionError(f"no {count} episodes after {timeout} s")
 
 
+@pytest.mark.e2e
 def test_ctrl_c_leaves_the_finished_episodes(tmp_path):
     out = tmp_path / "ds"
     process = start_collection(out)
@@ -189,6 +190,7 @@ def test_ctrl_c_leaves_the_finished_episodes(tmp_path):
     assert [ds[i].length for i in range(len(ds))] == ds.lengths.tolist()
 
 
+@pytest.mark.e2e
 def test_a_killed_collection_leaves_a_valid_dataset(tmp_path):
     out = tmp_path / "ds"
     process = start_collection(out, "--format", "lerobot")

@@ -48,6 +48,7 @@ RANK_SCRIPT = textwrap.dedent("""
 """)
 
 
+@pytest.mark.e2e
 def test_two_rank_training_stays_in_lockstep_and_rank0_checkpoint_evaluates(tmp_path):
     script = tmp_path / "rank_script.py"
     script.write_text(RANK_SCRIPT)
@@ -126,6 +127,7 @@ def test_rank_info_reads_torchrun_variables(monkeypatch):
         rank_info()
 
 
+@pytest.mark.e2e
 def test_two_machine_command_line_one_writer(tmp_path):
     """The several-machines command of docs/distributed.md (c10d rendezvous, one shared log dir),
     as two launchers of one process each on this host: one PPO run over 2 ranks, one writer."""

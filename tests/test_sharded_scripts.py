@@ -14,6 +14,7 @@ def _run(*argv: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, *argv], cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.e2e
 def test_demo_with_workers_runs_the_expert():
     run = _run("scripts/demo.py", "--num-envs", "4", "--episodes", "4", "--num-workers", "2", "--json")
     assert run.returncode == 0, run.stderr[-3000:]
@@ -27,6 +28,7 @@ def test_bad_num_workers_is_a_one_line_error():
     assert run.returncode == 2 and "--num-workers: must be an int >= 1 or 'auto'" in run.stderr
 
 
+@pytest.mark.e2e
 def test_train_and_evaluate_with_workers(tmp_path):
     pytest.importorskip("rsl_rl")
     log_dir = tmp_path / "run"
@@ -40,6 +42,7 @@ def test_train_and_evaluate_with_workers(tmp_path):
     assert json.loads(evaluate.stdout.strip().splitlines()[-1])["episodes"] == 4
 
 
+@pytest.mark.e2e
 def test_shard_equivalence_short_version():
     """scripts/shard_equivalence.py at 4 envs (the full run uses 64): whole expert episodes
     succeed in process and in 2 workers, and one PhysX system per env makes them identical."""
@@ -51,6 +54,7 @@ def test_shard_equivalence_short_version():
     assert report["isolated"]["identical"] and report["isolated"]["success_rate"] == [1.0, 1.0]
 
 
+@pytest.mark.e2e
 def test_benchmark_steps_worker_counts_side_by_side():
     # One paired measurement of the benchmark's --workers section, tiny: 2 blocks of 10 steps each.
     run = _run("scripts/benchmark.py", "--worker", "paired", "--num-envs", "4", "--steps", "2", "--workers", "1", "2")

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,6 +32,7 @@ def test_nonfinite_values_are_counted_in_nested_outputs():
     assert count(torch.zeros(4)) == 0
 
 
+@pytest.mark.e2e
 def test_short_soak_passes_every_check():
     command = [sys.executable, str(SCRIPT), "--num-envs", "4", "--env-steps", "800", "--reset-prob", "0.05",
                "--reconfigure-every", "60", "--cycles", "3", "--seed", "1"]

@@ -38,6 +38,7 @@ def one_line_error(capsys, main, argv) -> str:
     return last
 
 
+@pytest.mark.e2e
 def test_train_then_evaluate_scripts(tmp_path):
     """The command lines end to end: one iteration in which no episode finishes, then evaluation of
     both checkpoints with a video; nothing prints nan or the networks."""
