@@ -1,6 +1,7 @@
 """scripts/collect_demos.py and simulo_envs.datasets.collect: expert episodes into datasets,
 seeds that reproduce episodes, failures kept or not, worker processes, the command line."""
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -21,6 +22,18 @@ SCRIPT = os.path.join(ROOT, "scripts", "collect_demos.py")
 
 def run_script(*args, timeout=600):
     return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+@pytest.fixture
+def collect_main():
+    """The script's ``main``, run in this process (a refusal needs no process of its own); the
+    torch thread count it sets is given back afterwards."""
+    spec = importlib.util.spec_from_file_location("collect_demos_script", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    threads = torch.get_num_threads()
+    yield module.main
+    torch.set_num_threads(threads)
 
 
 def test_expert_episodes_are_written_with_seeds_that_reproduce_them(tmp_path):
@@ -100,8 +113,9 @@ def test_command_line_summary_json_and_append(tmp_path):
     (["--env-id", "FrankaLift-v1", "--obs-mode", "colour"], "colour"),
     (["--env-id", "FrankaLift-v1", "--control-mode", "pd_joint_pos"], "scripts/replay.py --target-control-mode"),
 ])
-def test_bad_arguments_are_refused_before_anything_is_written(tmp_path, args, message):
+def test_bad_arguments_are_refused_before_anything_is_written(tmp_path, capsys, collect_main, args, message):
     out = tmp_path / "never"
-    result = run_script(*args, "--num-episodes", "1", "--num-envs", "1", "--out", str(out))
-    assert result.returncode == 2 and message in result.stderr
+    with pytest.raises(SystemExit) as exit_info:
+        collect_main([*args, "--num-episodes", "1", "--num-envs", "1", "--out", str(out)])
+    assert exit_info.value.code == 2 and message in capsys.readouterr().err
     assert not out.exists()
