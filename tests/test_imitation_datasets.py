@@ -3,6 +3,10 @@ the env refused by ``scripts/train_il.py`` before training starts, with the prob
 
 import dataclasses
 import os
+import signal
+import subprocess
+import sys
+import time
 
 import numpy as np
 import pytest
@@ -10,6 +14,7 @@ import torch
 
 from imitation_demos import expert_dataset
 from simulo_envs.datasets import Episode, HDF5Writer, LeRobotWriter, load_dataset
+from simulo_envs.imitation import read_checkpoint
 from simulo_envs.imitation.datasets_io import load_demonstrations
 
 WRITERS = {"lerobot": LeRobotWriter, "hdf5": HDF5Writer}
@@ -99,3 +104,29 @@ def _nan_at(episode: int, step: int, column: int):
             state[step, column] = np.nan
         return state, action
     return edit
+
+
+def test_a_stopped_training_saves_its_checkpoint(push_dataset, tmp_path):
+    """SIGTERM (``kill``, a job scheduler) stops ``scripts/train_il.py`` as a Ctrl-C does: the
+    iteration it reached is saved, resumable, and the folder's lock is released."""
+    out = tmp_path / "run"
+    root = os.path.join(os.path.dirname(__file__), "..")
+    process = subprocess.Popen([sys.executable, "scripts/train_il.py", "--dataset", push_dataset, "--out", str(out),
+                                "--iterations", "1000000", "--checkpoint-every", "1000000", "--set", "hidden=32",
+                                "--set", "batch_size=16", "--no-progress"],
+                               cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 600
+        while not (out / "progress.csv").exists() or len((out / "progress.csv").read_text().splitlines()) < 2:
+            assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+            time.sleep(0.5)
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=300)
+    finally:
+        process.kill()
+    assert process.returncode == 130, stderr
+    saved = [name for name in os.listdir(out) if name.startswith("model_")]
+    assert len(saved) == 1 and f"saved {out / saved[0]}" in stdout and "--resume" in stdout
+    iteration = int(saved[0][len("model_"):-len(".pt")])
+    assert iteration >= 100 and read_checkpoint(str(out / saved[0]))["iteration"] == iteration
+    assert not (out / ".train_il.lock").exists()

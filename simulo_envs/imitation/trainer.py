@@ -15,7 +15,8 @@ Outputs in ``out_dir``: ``model_<iteration>.pt`` every ``checkpoint_every`` iter
 ``wall_s``, ``cpu_s`` and whatever ``on_checkpoint`` returns, e.g. a success rate) and TensorBoard
 events. ``wall_s`` counts training only (gradient steps, logging, checkpoint writes), never the
 time ``on_checkpoint`` takes; ``cpu_s`` is the CPU time this process spent on the same (all
-threads), which on a shared machine says what the training would take alone on one core. A Ctrl-C saves ``model_<iteration>.pt``
+threads), which on a shared machine says what the training would take alone on one core. A Ctrl-C
+or a SIGTERM (``kill``, a job scheduler's stop; in the main thread) saves ``model_<iteration>.pt``
 and says where.
 """
 
@@ -24,6 +25,8 @@ from __future__ import annotations
 import csv
 import math
 import os
+import signal
+import threading
 import time
 from dataclasses import dataclass
 from typing import Callable, Optional
@@ -157,11 +160,20 @@ def train(demos: Demonstrations, config: ILConfig, out_dir: str, seed: int = 0, 
     check_output_dir(out_dir, resume=raw is not None)
     with open(os.path.join(out_dir, LOCK), "w") as handle:
         handle.write(str(os.getpid()))
+    on_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _interrupt) if on_main_thread else None
     try:
         return _train(demos, config, out_dir, seed, (max_minutes, max_cpu_minutes), checkpoint_every, raw, progress,
                       log_every, on_checkpoint, EMAModel, SummaryWriter, tqdm)
     finally:
+        if on_main_thread:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
         os.unlink(os.path.join(out_dir, LOCK))
+
+
+def _interrupt(signum, frame):
+    """SIGTERM handler: stop the training as a Ctrl-C does (its checkpoint saved)."""
+    raise KeyboardInterrupt
 
 
 def _train(demos, config, out_dir, seed, minutes, checkpoint_every, raw, progress, log_every, on_checkpoint,
