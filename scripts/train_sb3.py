@@ -24,7 +24,8 @@ Writes ``--log-dir`` (default ``runs/sb3/<env-id>/seed<seed>``): ``run.json``, `
 ``evaluation.json``; ``--json`` prints the evaluation as one JSON line. One run per folder:
 ``--resume`` continues the run there, ``--overwrite`` deletes it first; the folder and ``--device``
 are checked before anything is built. Ctrl-C (SIGINT) or SIGTERM saves ``model.zip`` of the last
-whole rollout, says so in one line and exits with status 130 or 143.
+whole rollout, says so in one line and exits with status 130 or 143. ``--num-workers`` and
+``--sim-backend`` are ``train.py``'s: the envs stepped in worker processes, on another backend.
 """
 
 from __future__ import annotations
@@ -38,8 +39,10 @@ import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.wrappers.distributed import check_device
+from simulo_envs.sim import sim_backend_arg
 from simulo_envs.wrappers.interrupt import exit_status
 from simulo_envs.wrappers.run_files import check_output_file, claim_log_dir
+from simulo_envs.wrappers.sharded import num_workers_arg
 from simulo_envs.wrappers.training import SetupError, describe_result, import_task_modules, plan_training
 
 
@@ -61,6 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--resume", action="store_true", help="continue the run in --log-dir from its model.zip")
     parser.add_argument("--overwrite", action="store_true", help="delete an earlier run in --log-dir and start again")
     parser.add_argument("--device", default="cpu", help="where SB3's networks run (cpu, cuda, cuda:N)")
+    parser.add_argument("--num-workers", type=num_workers_arg, default=None, metavar="P",
+                        help="worker processes stepping the envs: an int or 'auto' (default: the config's; "
+                             "docs/scale_out.md)")
+    parser.add_argument("--sim-backend", default=None, type=sim_backend_arg,
+                        help="auto, physx_cpu, physx_cuda[:N] or physx_cuda_emulated (default: the task's config)")
     parser.add_argument("--torch-threads", type=int, default=1)
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--json", action="store_true", help="print the evaluation as one JSON line")
@@ -82,7 +90,9 @@ def main(argv=None) -> None:
     try:
         import_task_modules(args.task_module)
         device = check_device(args.device)
-        plan = plan_training(args.env_id, args.num_envs, args.total_timesteps)
+        env_kwargs = {} if args.sim_backend is None else {"sim_backend": args.sim_backend}
+        vector_kwargs = {} if args.num_workers is None else {"num_workers": args.num_workers}
+        plan = plan_training(args.env_id, args.num_envs, args.total_timesteps, 1, env_kwargs, vector_kwargs)
         claim_log_dir(log_dir, resume=args.resume, overwrite=args.overwrite)
     except (LookupError, ValueError, TypeError, ImportError) as error:
         parser.error(str(error.args[0]) if error.args else repr(error))
@@ -103,7 +113,7 @@ def main(argv=None) -> None:
     if not args.eval_episodes:
         return
     summary = evaluate(result.checkpoint, args.eval_episodes, seed=args.eval_seed, device=device,
-                       progress=not (args.no_progress or args.json))
+                       progress=not (args.no_progress or args.json), num_workers=args.num_workers)
     summary.update(train_env_steps=result.env_steps, train_wall_s=round(result.wall_s, 1), seed=args.seed,
                    library="stable-baselines3 PPO")
     if args.json:

@@ -1,6 +1,7 @@
 """Ctrl-C (SIGINT) or SIGTERM during a training stops it at a safe point: the last whole PPO
 iteration is saved as a checkpoint that evaluation and a resumed run accept, one line says so,
-and the exit status is 128 + the signal's number. The same with worker processes and under
+and the exit status is 128 + the signal's number. The same with worker processes (train.py and
+train_sb3.py) and under
 torchrun (every rank stops, rank 0 saves)."""
 
 from __future__ import annotations
@@ -109,17 +110,19 @@ def _launch(command, log_dir) -> subprocess.Popen:
     pytest.fail(f"training did not start: {out[-2000:]} {err[-3000:]}")
 
 
-def test_ctrl_c_to_the_process_group_with_worker_processes(tmp_path):
+@pytest.mark.parametrize("script", ["train", "train_sb3"])
+def test_ctrl_c_to_the_process_group_with_worker_processes(tmp_path, script):
     log_dir = str(tmp_path / "run")
-    process = _launch([sys.executable, "scripts/train.py", *ARGS, "--total-timesteps", "20000", "--num-workers", "2",
-                       "--log-dir", log_dir, "--no-progress"], log_dir)
+    process = _launch([sys.executable, f"scripts/{script}.py", *ARGS, "--total-timesteps", "20000", "--num-workers",
+                       "2", "--log-dir", log_dir, "--no-progress"], log_dir)
     os.killpg(process.pid, signal.SIGINT)   # what a terminal does: the workers get it too
     out, err = process.communicate(timeout=300)
     assert process.returncode == 130, out[-2000:] + err[-3000:]
     line = out.strip().splitlines()[-1]
     assert line.startswith("interrupted by SIGINT after ") and "Traceback" not in err, out + err[-3000:]
     saved = line.split("saved ")[1].split(";")[0]
-    assert os.path.isfile(saved) and saved.endswith(f"model_{len(rows(log_dir)) - 1}.pt")
+    name = f"model_{len(rows(log_dir)) - 1}.pt" if script == "train" else "model.zip"
+    assert os.path.isfile(saved) and saved == os.path.join(log_dir, name)
 
 
 def test_ctrl_c_under_torchrun_stops_every_rank_and_rank_0_saves(tmp_path):

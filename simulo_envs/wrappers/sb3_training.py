@@ -231,9 +231,9 @@ def train_sb3(plan: TrainPlan, seed: int = 0, log_dir: str = "runs/sb3", device:
     with StopOnSignals() as stop:
         torch.manual_seed(seed)
         env_kwargs = {**registered_kwargs(plan.env_id), **config.get("env_kwargs", {})}
+        vector_kwargs = {**config.get("vector_kwargs", {}), "ignore_terminations": not terminations}
         try:
-            venv = make_vector_env(plan.env_cls, num_envs=plan.num_envs, ignore_terminations=not terminations,
-                                   **env_kwargs)
+            venv = make_vector_env(plan.env_cls, num_envs=plan.num_envs, **vector_kwargs, **env_kwargs)
         except (ValueError, TypeError, KeyError, RuntimeError) as error:
             raise SetupError(f"cannot build {plan.env_id} with {env_kwargs}: "
                              f"{error.args[0] if error.args else error!r}") from error
