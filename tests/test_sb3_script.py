@@ -42,6 +42,7 @@ def saved_steps(path) -> tuple[int, int]:
     return data["num_timesteps"], data["simulo_infos"]["env_steps"]
 
 
+@pytest.mark.e2e
 def test_bar_summary_and_progress_agree_and_model_zip_evaluates_and_films(tmp_path, capsys):
     log_dir = tmp_path / "run"
     load_script("train_sb3").main([*ARGS, "--total-timesteps", "300", "--log-dir", str(log_dir),

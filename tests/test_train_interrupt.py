@@ -110,6 +110,7 @@ def _launch(command, log_dir) -> subprocess.Popen:
     pytest.fail(f"training did not start: {out[-2000:]} {err[-3000:]}")
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("script", ["train", "train_sb3"])
 def test_ctrl_c_to_the_process_group_with_worker_processes(tmp_path, script):
     log_dir = str(tmp_path / "run")
@@ -125,6 +126,7 @@ def test_ctrl_c_to_the_process_group_with_worker_processes(tmp_path, script):
     assert os.path.isfile(saved) and saved == os.path.join(log_dir, name)
 
 
+@pytest.mark.e2e
 def test_ctrl_c_under_torchrun_stops_every_rank_and_rank_0_saves(tmp_path):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
