@@ -6,7 +6,7 @@ others that need it (one batched ``policy.plan`` call), so envs of one batch may
 points of their chunks after autoresets.
 
 ``evaluate`` and ``record_policy_video`` have the signatures of the PPO ones in
-``simulo_envs.wrappers.training``; ``scripts/evaluate.py`` calls them for an imitation checkpoint.
+``simulo_envs.wrappers.evaluation``; ``scripts/evaluate.py`` calls them for an imitation checkpoint.
 Evaluation envs are the checkpoint's task with its observation kind and control mode
 (``spec.env_kwargs``), terminations on (an episode ends at its first success), ``max_envs`` per
 batch, episode ``k`` seeded ``seed + k``. Seeds the demonstrations were recorded with are refused,
@@ -127,7 +127,7 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
     "mean_length", "env_steps", "full_episodes", "policy", "obs", "iterations", "train_wall_s",
     "train_cpu_s"}``
     (``env_steps`` is None: the policy never stepped an env in training). Success, success at end
-    and ``full_episodes``: as ``simulo_envs.wrappers.training.evaluate``.
+    and ``full_episodes``: as ``simulo_envs.wrappers.evaluation.evaluate``.
 
     Raises:
         FileNotFoundError / CheckpointError: as ``read_checkpoint``; CheckpointError also when
