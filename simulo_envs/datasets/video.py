@@ -17,6 +17,7 @@ figures; ``tests/test_datasets_lerobot.py`` bounds them).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from fractions import Fraction
 from typing import Sequence
@@ -35,6 +36,25 @@ def _av():
     import av  # PyAV: imported where video is used, so state-only datasets never need it
 
     return av
+
+
+@contextlib.contextmanager
+def _scheduling_kept():
+    """Restore the calling thread's scheduling policy on exit. SVT-AV1 switches the thread that
+    opens an encoder to ``SCHED_FIFO`` when it is permitted to (running as root, as in many
+    containers); every process started afterwards would inherit a real-time policy."""
+    if not hasattr(os, "sched_getscheduler"):
+        yield
+        return
+    policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
+    try:
+        yield
+    finally:
+        if os.sched_getscheduler(0) != policy:
+            try:
+                os.sched_setscheduler(0, policy, param)
+            except OSError:
+                pass
 
 
 def encode(path: str, frames: np.ndarray, fps: int, codec: str = DEFAULT_CODEC, crf: int = DEFAULT_CRF,
@@ -56,7 +76,7 @@ def encode(path: str, frames: np.ndarray, fps: int, codec: str = DEFAULT_CODEC, 
     options = {"g": str(gop), "crf": str(crf)}
     if codec == "libsvtav1":
         options["preset"] = "12"
-    with av.open(path, "w", format="mp4") as container:
+    with _scheduling_kept(), av.open(path, "w", format="mp4") as container:
         stream = container.add_stream(codec, rate=fps, options=options)
         stream.width, stream.height, stream.pix_fmt = width, height, PIX_FMT
         stream.time_base = Fraction(1, TICKS_PER_FRAME * fps)
