@@ -11,8 +11,8 @@ first build is warmed up by 20 untimed steps). The trees alternate block by bloc
 each pair alternating by round, so both see the same machine load; a block is timed in CPU time
 of its worker (``time.process_time``: PhysX steps in the calling thread), which a shared
 machine's other processes disturb far less than wall time. Reported: the median over
-``--rounds`` of microseconds per ``env.step`` for each tree and their ratio (after / before;
-below 1: faster now).
+``--rounds`` of microseconds per ``env.step`` for each tree, and the median of the rounds'
+after / before ratios (below 1: faster now).
 
 Run directly, this file is a worker: ``python scripts/benchmark_sections/tasks.py DIR`` reads
 ``task steps`` lines on stdin and prints one figure per line (``--list``: the task ids).
@@ -45,6 +45,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--tasks-before", metavar="REV", default=None,
                         help="measure the tasks at git revision REV too, side by side")
     parser.add_argument("--task-steps", type=int, default=300, help="timed steps per block of --tasks (default 300)")
+    parser.add_argument("--task-ids", nargs="+", default=None, help="with --tasks: only these task ids")
 
 
 def requested(args) -> bool:
@@ -140,12 +141,13 @@ def export(revision: str, folder: str) -> None:
 
 
 def run(args) -> list[dict]:
-    return section(args.rounds, args.tasks_before, args.task_steps)
+    return section(args.rounds, args.tasks_before, args.task_steps, args.task_ids)
 
 
-def section(count: int, before: str = None, steps: int = 300) -> list[dict]:
-    """Every task of this tree (with ``before``: those both trees have) at one env, median over
-    ``count`` rounds of microseconds per step; prints the table, returns its rows."""
+def section(count: int, before: str = None, steps: int = 300, only: list = None) -> list[dict]:
+    """Every task of this tree (``only``: those named; with ``before``: those both trees have) at
+    one env, median over ``count`` rounds of microseconds per step; prints the table, returns its
+    rows."""
     folder = tempfile.mkdtemp(prefix="simulo_before_") if before else None
     trees = {"after": ROOT}
     workers: dict = {}
@@ -153,7 +155,7 @@ def section(count: int, before: str = None, steps: int = 300) -> list[dict]:
         if before:
             export(before, folder)
             trees = {"before": folder, "after": ROOT}
-        tasks = task_ids(ROOT)
+        tasks = [task for task in task_ids(ROOT) if not only or task in only]
         if before:
             tasks = [task for task in tasks if task in set(task_ids(folder))]
         workers = {label: Worker(root) for label, root in trees.items()}
@@ -173,18 +175,22 @@ def section(count: int, before: str = None, steps: int = 300) -> list[dict]:
 
 
 def table(tasks: list, times: dict, before: str = None) -> list[dict]:
-    """Print the medians (and ratios against ``before``); return the rows."""
+    """Print the medians and, against ``before``, the median over rounds of each round's ratio
+    (the two blocks of a round run back to back, so a round's ratio sees one machine load);
+    return the rows."""
     rows = []
     title = "one step at 1 env [us CPU]"
-    print(f"\n{title:28s} {'before':>8s} {'after':>8s} {'after / before':>15s}   (before: {before})" if before
+    print(f"\n{title:28s} {'before':>8s} {'after':>8s} {'after / before':>15s}   (before: {before}; the ratio: "
+          "median of the rounds' ratios)" if before
           else f"\n{title:28s} {'after':>8s}")
     for task in tasks:
         after = statistics.median(times["after"][task])
         row = {"task": task, "us_per_step": after, "rounds": {label: values[task] for label, values in times.items()}}
         if before:
             old = statistics.median(times["before"][task])
-            row.update(before_us_per_step=old, ratio=after / old)
-            print(f"{task:28s} {old:>8.0f} {after:>8.0f} {after / old:>15.2f}")
+            ratio = statistics.median(a / b for a, b in zip(times["after"][task], times["before"][task]))
+            row.update(before_us_per_step=old, ratio=ratio)
+            print(f"{task:28s} {old:>8.0f} {after:>8.0f} {ratio:>15.2f}")
         else:
             print(f"{task:28s} {after:>8.0f}")
         rows.append(row)
