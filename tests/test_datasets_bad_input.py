@@ -16,6 +16,7 @@ from test_datasets_common import SCHEMA, make_episode
 
 from simulo_envs.datasets import (DatasetExistsError, DatasetSchema, DatasetWriteError, HDF5Writer, LeRobotWriter,
                                   SchemaMismatchError, atomic, load_dataset)
+from terminal_signals import default_sigint
 
 WRITERS = {"lerobot": LeRobotWriter, "hdf5": HDF5Writer}
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -160,7 +161,8 @@ def start_collection(out, *extra):
     script = os.path.join(ROOT, "scripts", "collect_demos.py")
     return subprocess.Popen([sys.executable, script, "--env-id", "FrankaLift-v1", "--num-episodes", "500",
                              "--num-envs", "2", "--out", str(out), "--no-progress", "--json", *extra],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            preexec_fn=default_sigint)
 
 
 def wait_for_episodes(out, count: int, process, timeout: float = 400.0) -> None:

@@ -17,6 +17,7 @@ import simulo_envs  # noqa: F401
 from simulo_envs.cloner.grid import grid_transforms
 from simulo_envs.tasks.franka_lift import FrankaLiftEnv
 from simulo_envs.wrappers.sharded import SEGMENT_PREFIX, ShardedEnv, WorkerError
+from terminal_signals import default_sigint
 
 
 class FaultyLift(FrankaLiftEnv):
@@ -122,7 +123,7 @@ def _start_script(tmp_path):
                 env.step(torch.zeros(2, 8))
     """))
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True, preexec_fn=default_sigint)
     pids = [int(p) for p in proc.stdout.readline().split()]
     segments = proc.stdout.readline().split()
     if len(pids) != 2 or not segments:

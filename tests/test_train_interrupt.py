@@ -22,6 +22,7 @@ pytest.importorskip("rsl_rl")
 
 from simulo_envs.wrappers.evaluation import evaluate  # noqa: E402
 from simulo_envs.wrappers.rsl_rl_runner import ProgressLogger  # noqa: E402
+from terminal_signals import default_sigint
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -99,7 +100,7 @@ def _launch(command, log_dir) -> subprocess.Popen:
     """Start ``command`` in a session of its own (a terminal's process group: Ctrl-C reaches every
     process of it) and wait until its training runs (``progress.csv`` has a row)."""
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               start_new_session=True)
+                               start_new_session=True, preexec_fn=default_sigint)
     deadline = time.monotonic() + 400
     while time.monotonic() < deadline and process.poll() is None:
         path = os.path.join(log_dir, "progress.csv")
