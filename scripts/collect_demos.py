@@ -55,6 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--keep-failures", action="store_true", help="also write episodes that fail")
     parser.add_argument("--max-tries", type=int, default=None,
                         help="give up after this many finished episodes (default 10 x --num-episodes + 100)")
+    parser.add_argument("--shared-physics", action="store_true",
+                        help="all envs in one PhysX system, restarted one by one: faster, but replays match to float "
+                             "noise only (default: fresh physics per episode, replays exact)")
     parser.add_argument("--no-states", action="store_true",
                         help="do not record env states (smaller; replay then follows the actions only)")
     parser.add_argument("--no-progress", action="store_true")
@@ -75,7 +78,7 @@ def main(argv=None) -> int:
         env_id=args.env_id, num_episodes=args.num_episodes, out=args.out, fmt=args.format, num_envs=args.num_envs,
         num_workers=args.num_workers, seed=args.seed, obs_mode=args.obs_mode, control_mode=args.control_mode,
         append=args.append, keep_failures=args.keep_failures, max_tries=args.max_tries, env_kwargs=env_kwargs,
-        record_states=not args.no_states)
+        record_states=not args.no_states, exact=not args.shared_physics)
     try:
         summary = collect(settings, progress=not (args.no_progress or args.json))
     except (KeyError, ValueError, TypeError, OSError, DatasetError) as error:

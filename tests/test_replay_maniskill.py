@@ -1,16 +1,19 @@
-"""ManiSkill's own ``mani_skill.trajectory.replay_trajectory`` on trajectories of our envs."""
+"""ManiSkill's own ``mani_skill.trajectory.replay_trajectory`` on trajectories of our envs: those
+ManiSkill's RecordEpisode writes, and those our collector writes."""
 
 import json
 
 import gymnasium as gym
 import h5py
 import numpy as np
+import pytest
 import torch
 from mani_skill.trajectory.replay_trajectory import main as ms_replay
 from mani_skill.trajectory.replay_trajectory import parse_args as ms_replay_args
 from mani_skill.utils.wrappers.record import RecordEpisode
 
 import simulo_envs  # noqa: F401  (registers the tasks)
+from simulo_envs.datasets.collect import CollectSettings, collect
 
 
 def test_maniskill_replay_trajectory_reads_the_backend_name_and_replays(tmp_path):
@@ -32,3 +35,31 @@ def test_maniskill_replay_trajectory_reads_the_backend_name_and_replays(tmp_path
         assert g["traj_0/actions"].shape == (4, 4)
         assert "agent" in g["traj_0/obs"] and g["traj_0/obs/agent/qpos"].shape == (5, 9)
     assert np.allclose(recorded, replayed, atol=1e-5)
+
+
+@pytest.fixture(scope="module")
+def collected(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ms") / "lift"
+    summary = collect(CollectSettings("FrankaLift-v1", num_episodes=3, out=str(out), fmt="hdf5", num_envs=3, seed=5),
+                      progress=False)
+    assert summary["episodes"] == 3
+    return out
+
+
+@pytest.mark.parametrize("extra", [[], ["--use-first-env-state"]])
+def test_maniskill_replays_our_collected_trajectories(collected, extra):
+    ms_replay(ms_replay_args(["--traj-path", str(collected / "trajectory.h5"), "-o", "state_dict", "--save-traj",
+                              *extra]))
+    out = collected / "trajectory.state_dict.pd_ee_delta_pos.physx_cpu.h5"
+    meta = json.loads(out.with_suffix(".json").read_text())
+    assert len(meta["episodes"]) == 3 and all(e["success"] for e in meta["episodes"])  # only successes are saved
+    source = json.loads((collected / "trajectory.json").read_text())
+    assert [e["episode_seed"] for e in meta["episodes"]] == [e["episode_seed"] for e in source["episodes"]]
+    with h5py.File(collected / "trajectory.h5") as f, h5py.File(out) as g:
+        assert np.array_equal(g["traj_0/actions"][()], f["traj_0/actions"][()])
+        assert np.allclose(g["traj_0/env_states/actors/Block"][0], f["traj_0/env_states/actors/Block"][0], atol=1e-6)
+
+
+def test_maniskill_cannot_convert_out_of_cartesian_control(collected):
+    with pytest.raises(NotImplementedError, match="pd_ee_delta_pos"):  # its converter starts from joint modes
+        ms_replay(ms_replay_args(["--traj-path", str(collected / "trajectory.h5"), "-c", "pd_joint_pos"]))

@@ -5,7 +5,8 @@
 batched env of its share), and queues every finished episode for the writer thread the moment
 it ends (``pipeline.py``). Episode attempt ``k`` is reset with seed ``seed + k`` (taken from one
 counter shared by every env and worker), so each episode reproduces from its recorded seed; which
-seeds end up in the dataset depends on which episodes finish first. Without
+seeds end up in the dataset depends on which episodes finish first. By default (``exact``) every
+episode runs in fresh physics, so replaying its seed and actions reproduces it bit for bit. Without
 ``keep_failures`` only successful episodes are written, until ``num_episodes`` are; with it,
 every finished episode counts. The success rate is successes / finished episodes.
 
@@ -59,6 +60,11 @@ class CollectSettings:
         max_tries: give up after this many finished episodes (None: ``10 * num_episodes + 100``).
         env_kwargs: other keywords for the env (``sensor_configs``, ``reward_mode``, ...).
         record_states: record env states (needed for replay by state and control conversion).
+        exact: every episode in fresh physics (``sim_config.isolate_envs``, scene rebuilt before
+            each wave of episodes; ``rollout.fresh_scenes``): a replay of its seed and actions
+            reproduces it bit for bit. False: all envs share one PhysX system and restart one by
+            one (faster); replays then match to float noise, and contact-rich episodes
+            (pushing) can end otherwise.
     """
 
     env_id: str
@@ -75,6 +81,7 @@ class CollectSettings:
     max_tries: Optional[int] = None
     env_kwargs: dict = field(default_factory=dict)
     record_states: bool = True
+    exact: bool = True
 
 
 def check_settings(s: CollectSettings) -> None:
@@ -104,8 +111,12 @@ def check_settings(s: CollectSettings) -> None:
 
 
 def env_kwargs_of(s: CollectSettings) -> dict:
-    """The env's keywords: ``obs_mode``, ``control_mode`` and ``env_kwargs``."""
-    return {**s.env_kwargs, "obs_mode": s.obs_mode, "control_mode": s.control_mode}
+    """The env's keywords: ``env_kwargs``, ``obs_mode``, ``control_mode`` and, with ``exact``,
+    ``sim_config={"isolate_envs": True}`` (over the user's ``sim_config`` dict)."""
+    kwargs = {**s.env_kwargs, "obs_mode": s.obs_mode, "control_mode": s.control_mode}
+    if s.exact:
+        kwargs["sim_config"] = {**(kwargs.get("sim_config") or {}), "isolate_envs": True}
+    return kwargs
 
 
 def collect(s: CollectSettings, progress: bool = True) -> dict:

@@ -66,7 +66,7 @@ class Dataset:
     """
 
     def __init__(self, path: str, fmt: str, schema: DatasetSchema, seeds: np.ndarray, lengths: np.ndarray,
-                 successes: np.ndarray, load: Callable[[int], EpisodeData],
+                 successes: np.ndarray, load: Callable[[int, bool], EpisodeData],
                  stats: Optional[Callable[[], dict]] = None):
         self.path, self.format, self.schema = path, fmt, schema
         self.seeds = np.asarray(seeds, dtype=np.int64)
@@ -141,16 +141,21 @@ class Dataset:
     def __getitem__(self, index: int) -> EpisodeData:
         """Episode ``index`` (negative counts from the end). Raises IndexError out of range,
         DatasetLayoutError when its files do not follow the layout."""
+        return self.episode(index)
+
+    def episode(self, index: int, images: bool = True) -> EpisodeData:
+        """``ds[index]``; with ``images=False`` the images are not read (nor decoded from the
+        videos) and ``EpisodeData.images`` is empty."""
         if isinstance(index, (bool, np.bool_)) or not isinstance(index, (int, np.integer)):
             raise TypeError(f"episode index must be an int, got {type(index).__name__}")
         count = len(self)
         if not -count <= index < count:
             raise IndexError(f"episode {index} out of range: the dataset has {count} episodes")
-        return self._load(int(index) % count)
+        return self._load(int(index) % count, images)
 
     def __iter__(self) -> Iterator[EpisodeData]:
         for i in range(len(self)):
-            yield self._load(i)
+            yield self._load(i, True)
 
     def concatenated(self, images: bool = False) -> dict:
         """Every frame of every episode stacked, for sampling batches: ``"observation.state"``

@@ -266,8 +266,8 @@ def read_hdf5(path: str) -> Dataset:
         raise DatasetLayoutError(f"{main} lacks the groups of episodes {missing[:5]} that {sidecar} lists")
     schema = _schema(data, main, episodes)
 
-    def load(i: int) -> EpisodeData:
-        return _load_episode(main, episodes[i], i, schema)
+    def load(i: int, images: bool = True) -> EpisodeData:
+        return _load_episode(main, episodes[i], i, schema, images)
 
     def dataset_stats() -> dict:
         per_episode = []
@@ -345,7 +345,7 @@ def episode_from_group(group: dict, seed: int, name: str) -> Episode:
     return episode
 
 
-def _load_episode(main: str, record: dict, index: int, schema) -> EpisodeData:
+def _load_episode(main: str, record: dict, index: int, schema, images: bool = True) -> EpisodeData:
     import torch
 
     episode_id = record.get("episode_id", index)
@@ -359,9 +359,9 @@ def _load_episode(main: str, record: dict, index: int, schema) -> EpisodeData:
     if schema is not None and state.shape[1] != schema.state_dim:
         raise DatasetLayoutError(f"{main}:traj_{episode_id}: observations have {state.shape[1]} state columns, the "
                                  f"schema {schema.state_dim}")
-    images = {cam: torch.from_numpy(np.ascontiguousarray(frames[:steps])) for cam, frames in episode.rgb().items()}
+    frames = {cam: torch.from_numpy(np.ascontiguousarray(f[:steps])) for cam, f in episode.rgb().items()} if images else {}
     return EpisodeData(index=index, seed=int(episode.seed), observation_state=torch.from_numpy(state),
-                       action=torch.from_numpy(episode.actions), images=images,
+                       action=torch.from_numpy(episode.actions), images=frames,
                        reward=torch.from_numpy(episode.rewards),
                        done=torch.from_numpy(episode.terminated | episode.truncated),
                        success=torch.from_numpy(episode.success))

@@ -51,11 +51,11 @@ def read_lerobot(root: str) -> Dataset:
     video_keys = [k for k, ft in info["features"].items() if ft["dtype"] == "video"]
     fps = int(info["fps"])
 
-    def load(i: int) -> EpisodeData:
+    def load(i: int, with_images: bool = True) -> EpisodeData:
         row = rows[i]
         lo, hi = row["dataset_from_index"], row["dataset_to_index"]
         images = {}
-        for key in video_keys:
+        for key in video_keys if with_images else ():
             path = os.path.join(root, info["video_path"].format(video_key=key, chunk_index=row[f"videos/{key}/chunk_index"],
                                                                 file_index=row[f"videos/{key}/file_index"]))
             if not os.path.isfile(path):

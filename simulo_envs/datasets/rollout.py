@@ -136,6 +136,23 @@ class EpisodeRecorder:
             self._first += drop
 
 
+def seeded_resets_per_env(env) -> bool:
+    """Whether envs of ``env`` may be reset one by one with seeds of their own; False when the
+    env's randomization draws something at scene build for every env at once (a prop's scale):
+    then every env is reset together, with one seed each (``BaseEnv.reset``)."""
+    randomization = getattr(env.unwrapped, "randomization", None)
+    return not (randomization is not None and getattr(randomization, "build_time_params", None))
+
+
+def fresh_scenes(env) -> bool:
+    """Whether episodes of ``env`` run in fresh physics: one PhysX system per env
+    (``sim_config.isolate_envs``), rebuilt before each wave of episodes. PhysX keeps state from
+    a system's earlier episodes (contact caches) that changes later ones at float level; with
+    fresh systems an episode depends on its seed and actions alone, bit for bit, so a replay
+    reproduces it exactly."""
+    return bool(getattr(env.unwrapped.sim_config, "isolate_envs", False))
+
+
 def run_expert(env, policy: Callable[[dict], torch.Tensor], next_seed: Callable[[], Optional[int]],
                record_states: bool = True, success_key: str = "success", frames=None) -> Iterator[Episode]:
     """Run ``policy`` on every env of the batched ``env`` and yield each finished episode.
@@ -150,21 +167,29 @@ def run_expert(env, policy: Callable[[dict], torch.Tensor], next_seed: Callable[
         frames: None (record the observations and actions as the env has them) or a map to
             another schema with ``obs(obs)`` and ``action(action)`` (``robot_units.py``).
 
+    A finished env is reset at once with the next seed, or, where seeded resets must cover every
+    env (``seeded_resets_per_env``) or episodes run in fresh physics (``fresh_scenes``), waits for
+    the others: then all start again together (in a rebuilt scene for fresh physics).
     Stops when every env idles.
     """
     n = env.num_envs
-    seeds = [next_seed() for _ in range(n)]
-    active = np.array([s is not None for s in seeds])
-    if not active.any():
-        return
-    seeds = [s if s is not None else 0 for s in seeds]
+    fresh = fresh_scenes(env)
+    per_env = seeded_resets_per_env(env) and not fresh
+    active = np.zeros(n, dtype=bool)
     as_obs = frames.obs if frames is not None else (lambda o: o)
     as_action = frames.action if frames is not None else (lambda a: a)
-    obs, info = env.reset(seed=seeds)
-    obs = as_obs(obs)
     recorder = EpisodeRecorder(n, record_states)
-    recorder.begin(obs, local_state_dict(env) if record_states else None, np.arange(n), seeds)
-    while active.any():
+    info = None
+    while True:
+        if not active.any():  # the start, or the next wave
+            seeds = [next_seed() for _ in range(n)]
+            active = np.array([s is not None for s in seeds])
+            if not active.any():
+                return
+            seeds = [s if s is not None else 0 for s in seeds]
+            obs, info = env.reset(seed=seeds, options={"reconfigure": True} if fresh else None)
+            recorder = EpisodeRecorder(n, record_states)
+            recorder.begin(as_obs(obs), local_state_dict(env) if record_states else None, np.arange(n), seeds)
         action = policy(info)
         obs, reward, terminated, truncated, info = env.step(action)
         obs, action = as_obs(obs), as_action(action)
@@ -172,18 +197,16 @@ def run_expert(env, policy: Callable[[dict], torch.Tensor], next_seed: Callable[
         recorder.step(action, obs, reward, terminated, truncated, success,
                       local_state_dict(env) if record_states else None)
         done = ((terminated | truncated).cpu().numpy()) & active
-        if not done.any():
-            recorder.trim(active)
-            continue
         ids = np.flatnonzero(done)
         for i in ids:
             yield recorder.finish(int(i))
-        fresh = [next_seed() for _ in ids]
-        active[ids] = [s is not None for s in fresh]
-        restart = ids[active[ids]]
-        if len(restart):
-            seeds = [s for s in fresh if s is not None]
-            obs, info = env.reset(seed=seeds, options={"env_idx": restart})
-            obs = as_obs(obs)
-            recorder.begin(obs, local_state_dict(env) if record_states else None, restart, seeds)
+        active[ids] = False
+        if len(ids) and per_env:
+            drawn = [next_seed() for _ in ids]
+            restart = np.array([i for i, s in zip(ids, drawn) if s is not None], dtype=np.int64)
+            if len(restart):
+                seeds = [s for s in drawn if s is not None]
+                obs, info = env.reset(seed=seeds, options={"env_idx": restart})
+                recorder.begin(as_obs(obs), local_state_dict(env) if record_states else None, restart, seeds)
+                active[restart] = True
         recorder.trim(active)

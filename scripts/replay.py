@@ -1,0 +1,101 @@
+"""Replay a recorded dataset into another observation mode and/or control mode.
+
+    python scripts/replay.py --source demos/lift --obs-mode rgb --out demos/lift_rgb
+    python scripts/replay.py --source demos/lift --target-control-mode pd_joint_pos --format hdf5 --out demos/lift_joint
+    python scripts/replay.py --source demos/lift --obs-mode rgb --use-env-states --out demos/lift_rgb_exact --json
+
+Each episode is re-simulated from its initial state (its env slot reset with the recorded seed,
+the recorded initial state checked) in batched envs of the target modes, in this process or in
+``--num-workers`` worker processes:
+
+- another observation mode: the recorded actions are applied again (``--use-env-states``
+  instead sets each recorded state and observes it: exact, no physics; HDF5 sources);
+- another control mode (``--target-control-mode``, e.g. ``pd_joint_pos`` or
+  ``pd_joint_delta_pos`` from ``pd_ee_delta_pos``): an env in the recorded mode replays the
+  recorded actions and the target env follows the joint drive targets its controller sets.
+
+The report says how many episodes that succeeded when recorded still succeed; only those are
+written unless ``--keep-failures``. Contact-rich episodes replayed open loop can end otherwise
+from float-level differences (PhysX carries state over from an env slot's earlier episodes); a
+failing episode is replayed again, later and elsewhere, up to ``--max-retries`` times, and the
+report gives the first-try rate beside the final one. Sources: a LeRobot v3.0 or HDF5 dataset of these tools (or a
+ManiSkill HDF5 recording of our envs). The last line is a one-line summary, or with ``--json``
+one JSON object (episodes, success_rate, frames, seconds, out, ...). ``docs/datasets.md`` has
+the conversion success per task and target mode.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import torch
+
+import simulo_envs  # noqa: F401  (registers the tasks)
+from simulo_envs.datasets.errors import DatasetError
+from simulo_envs.datasets.replay_job import ReplaySettings, replay
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--source", required=True, help="recorded dataset: a LeRobot or HDF5 folder, or a .h5 file")
+    parser.add_argument("--out", required=True, help="dataset folder to write (new or empty; with --append, a dataset)")
+    parser.add_argument("--format", choices=("lerobot", "hdf5"), default="lerobot")
+    parser.add_argument("--obs-mode", default=None, help="target observation mode (default: the recorded one)")
+    parser.add_argument("--target-control-mode", default=None, help="target control mode (default: the recorded one)")
+    parser.add_argument("--env-id", default=None, help="refuse episodes of any other env")
+    parser.add_argument("--camera-size", type=int, nargs=2, metavar=("W", "H"), default=None,
+                        help="sensor camera width and height for visual obs modes (default: the task's)")
+    parser.add_argument("--num-envs", type=int, default=16, help="envs stepping together (default 16)")
+    parser.add_argument("--num-workers", type=int, default=1, help="worker processes (default 1: in this process)")
+    parser.add_argument("--use-env-states", action="store_true",
+                        help="observe the recorded env states instead of re-simulating (HDF5 sources, same control mode)")
+    parser.add_argument("--count", type=int, default=None, help="replay only the first COUNT episodes")
+    parser.add_argument("--max-retries", type=int, default=2,
+                        help="tries more for an episode that succeeded when recorded and fails here (default 2)")
+    parser.add_argument("--keep-failures", action="store_true", help="also write episodes that no longer succeed")
+    parser.add_argument("--append", action="store_true", help="add the episodes to the dataset in --out")
+    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print the summary as one JSON line last")
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    env_kwargs = {}
+    if args.camera_size is not None:
+        env_kwargs["sensor_configs"] = {"width": args.camera_size[0], "height": args.camera_size[1]}
+    settings = ReplaySettings(
+        source=args.source, out=args.out, fmt=args.format, obs_mode=args.obs_mode,
+        control_mode=args.target_control_mode, env_id=args.env_id, num_envs=args.num_envs,
+        num_workers=args.num_workers, use_env_states=args.use_env_states, keep_failures=args.keep_failures,
+        append=args.append, count=args.count, max_retries=args.max_retries, env_kwargs=env_kwargs)
+    try:
+        summary = replay(settings, progress=not (args.no_progress or args.json))
+    except (KeyError, ValueError, TypeError, OSError, NotImplementedError, DatasetError) as error:
+        parser.error(str(error.args[0]) if error.args else repr(error))
+    print(describe(summary), flush=True)
+    if args.json:
+        print(json.dumps(summary), flush=True)
+    return 1 if summary["error"] else (130 if summary["interrupted"] else 0)
+
+
+def describe(s: dict) -> str:
+    """The one-line summary."""
+    how = "by env states" if s["use_env_states"] else "by actions"
+    line = (f"{s['env_id']}: replayed {s['replayed']} episodes ({s['source_control_mode']}, {s['source_obs_mode']}) -> "
+            f"({s['control_mode']}, {s['obs_mode']}) {how}: {s['still_succeed']}/{s['recorded_successes']} recorded "
+            f"successes still succeed ({s['success_rate']:.1%}; first try {s['first_try_success_rate']:.1%}); wrote {s['episodes']} episodes ({s['frames']} frames) "
+            f"to {s['out']} [{s['format']}] in {s['seconds']:.1f} s")
+    if s["interrupted"]:
+        line += " (interrupted)"
+    if s["error"]:
+        line += f"; stopped by {s['error']}"
+    return line
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,244 @@
+"""A replay run (``scripts/replay.py``): a recorded dataset into a new one of other modes.
+
+``replay(settings)`` opens the source (either format, its layout checked), builds batched envs
+of the target modes (in this process, or in ``num_workers`` worker processes that each take a
+contiguous share of the episodes and their own batched envs), replays every episode
+(``replay.py``) and writes the replayed ones as they finish (writer thread, ``pipeline.py``).
+The report counts how many episodes that succeeded when recorded still succeed after the
+replay.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from simulo_envs.datasets import load_dataset, open_writer
+from simulo_envs.datasets.dataset import Dataset
+from simulo_envs.datasets.errors import DatasetError, SchemaMismatchError
+from simulo_envs.datasets.hdf5 import episode_from_group, read_group
+from simulo_envs.datasets.pipeline import READY, WorkerPool, WriterThread
+from simulo_envs.datasets.convert import ActionConverter
+from simulo_envs.datasets.replay import Recorded, preflight, replay_episodes
+from simulo_envs.datasets.schema import schema_from_env
+from simulo_envs.envs.registration import REGISTERED
+
+
+@dataclass
+class ReplaySettings:
+    """What ``replay`` does (the flags of ``scripts/replay.py``).
+
+    Attributes:
+        source: the recorded dataset (a LeRobot folder, an HDF5 folder or its ``.h5``).
+        out / fmt / append: the dataset written (``"lerobot"`` or ``"hdf5"``).
+        obs_mode / control_mode: target modes (None: the recorded ones).
+        env_id: the env the episodes must come from (None: whatever the source says).
+        num_envs / num_workers: envs stepping together (over all workers); worker processes.
+        use_env_states: observe the recorded states instead of simulating (obs conversion only).
+        keep_failures: also write episodes that no longer succeed.
+        count: replay only the first ``count`` episodes.
+        max_retries: tries more for an episode that succeeded when recorded and fails here
+            (``replay.replay_episodes``); the report gives the first-try rate too.
+        env_kwargs: keywords for the target env (e.g. ``sensor_configs``) over the recorded ones.
+    """
+
+    source: str
+    out: str
+    fmt: str = "lerobot"
+    obs_mode: Optional[str] = None
+    control_mode: Optional[str] = None
+    env_id: Optional[str] = None
+    num_envs: int = 16
+    num_workers: int = 1
+    use_env_states: bool = False
+    keep_failures: bool = False
+    append: bool = False
+    count: Optional[int] = None
+    max_retries: int = 2
+    env_kwargs: dict = field(default_factory=dict)
+
+
+def open_source(s: ReplaySettings) -> Dataset:
+    """The source dataset, checked against the settings.
+
+    Raises:
+        FileNotFoundError / DatasetLayoutError: no dataset, or a damaged one (named).
+        SchemaMismatchError: episodes of another env than ``env_id``.
+        KeyError: an env id that is not registered. ValueError: settings that cannot apply.
+    """
+    ds = load_dataset(s.source)
+    env_id = ds.env_id
+    if s.env_id is not None and s.env_id != env_id:
+        raise SchemaMismatchError(f"{s.source} holds episodes of {env_id or 'an unknown env'}, not {s.env_id}")
+    if env_id not in REGISTERED:
+        raise KeyError(f"{s.source} holds episodes of {env_id!r}, which is not a registered env; registered: "
+                       f"{sorted(REGISTERED)}")
+    for name in ("num_envs", "num_workers"):
+        value = getattr(s, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    if s.count is not None and s.count < 1:
+        raise ValueError(f"count must be >= 1, got {s.count}")
+    if isinstance(s.max_retries, bool) or not isinstance(s.max_retries, int) or s.max_retries < 0:
+        raise ValueError(f"max_retries must be an int >= 0, got {s.max_retries!r}")
+    converting = s.control_mode is not None and s.control_mode != ds.control_mode
+    if s.use_env_states and (converting or ds.format != "hdf5"):
+        raise ValueError("use_env_states re-observes recorded env states: it needs an HDF5 source (LeRobot datasets "
+                         "hold no env states) and the recorded control mode")
+    return ds
+
+
+def target_kwargs(s: ReplaySettings, ds: Dataset) -> dict:
+    """The target env's keywords: the recorded ones, then ``env_kwargs``, then the target modes."""
+    return {**ds.schema.env_kwargs, **s.env_kwargs, "obs_mode": s.obs_mode or ds.obs_mode,
+            "control_mode": s.control_mode or ds.control_mode}
+
+
+def source_kwargs(ds: Dataset) -> dict:
+    """The keywords of the env that replays the recorded actions for a conversion (no obs)."""
+    return {**{k: v for k, v in ds.schema.env_kwargs.items() if k != "sensor_configs"}, "obs_mode": "none",
+            "control_mode": ds.control_mode, "reward_mode": "none"}
+
+
+def recorded(ds: Dataset, index: int) -> Recorded:
+    """Episode ``index`` of ``ds`` as a ``Recorded`` (env states from HDF5 sources)."""
+    if ds.format == "hdf5":
+        main = os.path.join(ds.path, "trajectory.h5")
+        group = read_group(main, index)
+        ep = episode_from_group(group, int(ds.seeds[index]), f"{main}:traj_{index}")
+        return Recorded(index, ep.seed, ep.actions, ep.rewards, ep.terminated, ep.truncated, ep.success, ep.env_states,
+                        state_obs=ep.state_vector())
+    ep = ds.episode(index, images=False)
+    done = ep.done.numpy()
+    success = ep.success.numpy() if ep.success is not None else np.zeros_like(done)
+    return Recorded(index, ep.seed, ep.action.numpy(), ep.reward.numpy(), done & success, done & ~success, success)
+
+
+def replay(s: ReplaySettings, progress: bool = True) -> dict:
+    """Run the replay (module docstring). Returns the summary: ``episodes`` (written),
+    ``replayed``, ``success_rate`` (recorded successes that still succeed, retries included),
+    ``first_try_success_rate``, ``still_succeed``, ``recorded_successes``, ``tries``,
+    ``failed`` (source indices that no longer succeed), ``frames``, ``seconds``, ``out``, the
+    modes, ``interrupted``, ``error``.
+
+    Raises:
+        see ``open_source``; DatasetExistsError / SchemaMismatchError for the output folder;
+        NotImplementedError: a target control mode that cannot be converted into.
+    """
+    ds = open_source(s)
+    count = len(ds) if s.count is None else min(s.count, len(ds))
+    kwargs = target_kwargs(s, ds)
+    cls = REGISTERED[ds.env_id]
+    converting = kwargs["control_mode"] != ds.control_mode
+    in_process = s.num_workers == 1
+    num_envs = max(1, min(s.num_envs, count))
+    target = cls(num_envs=num_envs if in_process else 1, **kwargs)  # bad kwargs raise before any write
+    source = cls(num_envs=num_envs, **source_kwargs(ds)) if converting and in_process else None
+    try:
+        if converting:
+            ActionConverter(target)  # NotImplementedError for Cartesian target modes, before any write
+        if count:  # an episode of another env is refused before the output folder is touched
+            preflight(source if source is not None else target, recorded(ds, 0), f"{s.source} episode 0",
+                      check_actions=not converting or source is not None)
+        schema = schema_from_env(target, ds.env_id, kwargs, task=ds.task or None)
+        writer = open_writer(s.fmt, s.out, schema, append=s.append)
+        if not in_process:
+            target.close()
+        return _run(s, ds, count, target if in_process else None, source, writer, kwargs, progress)
+    finally:
+        target.close()
+        if source is not None:
+            source.close()
+
+
+def _run(s: ReplaySettings, ds: Dataset, count: int, target, source, writer, kwargs: dict, progress: bool) -> dict:
+    from tqdm import tqdm
+
+    bar = tqdm(total=count, unit="ep", desc=f"replay {ds.env_id} -> {s.out}", disable=not progress, dynamic_ncols=True)
+    tally = {"replayed": 0, "recorded_successes": 0, "still": 0, "first_try": 0, "tries": 0, "frames": 0, "queued": 0}
+    failed: list[int] = []
+    error, interrupted, pool = None, False, None
+    sink = WriterThread(writer)
+    t0 = time.perf_counter()
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        if target is not None:
+            items = ((r.index, bool(r.success[-1]), r.attempt, ep)
+                     for r, ep in replay_episodes(target, (recorded(ds, i) for i in range(count)), source,
+                                                  s.use_env_states, ds.path, s.max_retries))
+        else:
+            shares = [c for c in np.array_split(np.arange(count), s.num_workers) if len(c)]
+            sizes = [len(r) for r in np.array_split(np.arange(min(s.num_envs, count)), len(shares))]
+            args = [(s.source, ds.env_id, kwargs, max(1, n), [int(i) for i in share], s.use_env_states,
+                     s.max_retries) for share, n in zip(shares, sizes)]
+            pool = WorkerPool(worker_replays, args)
+            items = pool.items()
+        for index, recorded_success, attempt, episode in items:
+            tally["replayed"] += 1
+            tally["tries"] += attempt
+            tally["recorded_successes"] += int(recorded_success)
+            tally["still"] += int(recorded_success and episode.succeeded)
+            tally["first_try"] += int(recorded_success and episode.succeeded and attempt == 1)
+            if recorded_success and not episode.succeeded:
+                failed.append(index)
+            if episode.succeeded or s.keep_failures:
+                sink.put(episode)
+                tally["queued"] += 1
+                tally["frames"] += episode.length
+            bar.update(1)
+            bar.set_postfix(still_succeed=f"{tally['still'] / max(tally['recorded_successes'], 1):.0%}")
+    except KeyboardInterrupt:
+        interrupted = True
+    except (DatasetError, Exception) as exc:  # a worker's crash, a damaged episode: stop, keep what is done
+        error = exc
+    finally:
+        if pool is not None:
+            pool.close()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the replayed episodes are committed first
+        try:
+            sink.close()
+        except DatasetError as exc:
+            error = error or exc
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        bar.close()
+    seconds = time.perf_counter() - t0
+    base = tally["recorded_successes"]
+    return {"env_id": ds.env_id, "source": os.path.abspath(s.source), "source_format": ds.format,
+            "source_obs_mode": ds.obs_mode, "source_control_mode": ds.control_mode, "obs_mode": kwargs["obs_mode"],
+            "control_mode": kwargs["control_mode"], "format": s.fmt, "use_env_states": s.use_env_states,
+            "episodes": sink.committed, "replayed": tally["replayed"], "recorded_successes": base,
+            "still_succeed": tally["still"], "success_rate": tally["still"] / base if base else 0.0,
+            "first_try_success_rate": tally["first_try"] / base if base else 0.0, "tries": tally["tries"],
+            "max_retries": s.max_retries,
+            "failed": failed, "frames": sink.committed_frames, "seconds": seconds,
+            "episodes_per_s": tally["replayed"] / seconds if seconds else 0.0, "out": os.path.abspath(s.out),
+            "interrupted": interrupted, "error": None if error is None else f"{type(error).__name__}: {error}"}
+
+
+def worker_replays(index: int, source_path: str, env_id: str, kwargs: dict, num_envs: int, indices: list,
+                   use_env_states: bool, max_retries: int, stop):
+    """A worker's replays (``WorkerPool`` target): its own source dataset handle and envs."""
+    import simulo_envs  # noqa: F401  (registers the tasks in this process)
+
+    ds = load_dataset(source_path)
+    cls = REGISTERED[env_id]
+    target = cls(num_envs=num_envs, **kwargs)
+    converting = kwargs["control_mode"] != ds.control_mode
+    source = cls(num_envs=num_envs, **source_kwargs(ds)) if converting else None
+    yield READY
+    try:
+        episodes = (recorded(ds, i) for i in indices)
+        for rec, episode in replay_episodes(target, episodes, source, use_env_states, ds.path, max_retries):
+            yield rec.index, bool(rec.success[-1]), rec.attempt, episode
+            if stop.is_set():
+                return
+    finally:
+        target.close()
+        if source is not None:
+            source.close()

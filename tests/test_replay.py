@@ -1,0 +1,143 @@
+"""scripts/replay.py and simulo_envs.datasets.replay: recorded episodes into another observation
+mode (by actions, by env states), into another control mode, in worker processes; episodes of
+another env and damaged files refused."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import simulo_envs  # noqa: F401
+from simulo_envs.datasets import DatasetLayoutError, SchemaMismatchError, load_dataset
+from simulo_envs.datasets.collect import CollectSettings, collect
+from simulo_envs.datasets.replay_job import ReplaySettings, replay
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SMALL_CAMERA = {"sensor_configs": {"width": 64, "height": 48}}
+
+
+@pytest.fixture(scope="module")
+def lift_demos(tmp_path_factory):
+    """6 FrankaLift-v1 expert episodes, state only, HDF5 (with env states)."""
+    out = tmp_path_factory.mktemp("demos") / "lift"
+    summary = collect(CollectSettings("FrankaLift-v1", num_episodes=6, out=str(out), fmt="hdf5", num_envs=3, seed=7),
+                      progress=False)
+    assert summary["episodes"] == 6
+    return str(out)
+
+
+def test_obs_mode_by_actions_into_lerobot_rgb(lift_demos, tmp_path):
+    out = tmp_path / "rgb"
+    summary = replay(ReplaySettings(lift_demos, str(out), obs_mode="rgb", num_envs=2, count=2, env_kwargs=SMALL_CAMERA),
+                     progress=False)
+    assert (summary["replayed"], summary["still_succeed"], summary["success_rate"]) == (2, 2, 1.0)
+    source, ds = load_dataset(lift_demos), load_dataset(str(out))
+    assert ds.obs_mode == "rgb" and ds.control_mode == "pd_ee_delta_pos" and ds.cameras == {"base_camera": (48, 64, 3)}
+    by_seed = {int(s): i for i, s in enumerate(source.seeds)}
+    for ep in ds:
+        recorded = source[by_seed[ep.seed]]
+        assert ep.length == recorded.length and np.array_equal(ep.action.numpy(), recorded.action.numpy())
+        # recorded in fresh physics (the default): the replay is the same trajectory, bit for bit
+        assert np.array_equal(ep.observation_state.numpy(), recorded.observation_state.numpy())
+        assert ep.images["base_camera"].shape == (ep.length, 48, 64, 3)
+
+
+def test_obs_mode_by_env_states_is_exact(lift_demos, tmp_path):
+    out = tmp_path / "states"
+    summary = replay(ReplaySettings(lift_demos, str(out), fmt="hdf5", obs_mode="state_dict", use_env_states=True,
+                                    num_envs=4), progress=False)
+    assert summary["success_rate"] == 1.0 and summary["episodes"] == 6
+    source, ds = load_dataset(lift_demos), load_dataset(str(out))
+    by_seed = {int(s): i for i, s in enumerate(source.seeds)}
+    for ep in ds:
+        recorded = source[by_seed[ep.seed]]
+        assert ep.length == recorded.length
+        assert np.allclose(ep.observation_state.numpy(), recorded.observation_state.numpy(), atol=1e-5)
+        assert np.array_equal(ep.reward.numpy(), recorded.reward.numpy())
+        assert np.array_equal(ep.done.numpy(), recorded.done.numpy())
+
+
+@pytest.mark.parametrize("mode, names", [("pd_joint_pos", "panda_joint1.pos"),
+                                         ("pd_joint_delta_pos", "panda_joint1.delta_pos")])
+def test_control_mode_conversion_still_succeeds(lift_demos, tmp_path, mode, names):
+    out = tmp_path / mode
+    summary = replay(ReplaySettings(lift_demos, str(out), fmt="hdf5", control_mode=mode, num_envs=3), progress=False)
+    assert summary["success_rate"] == 1.0 and summary["episodes"] == 6 and summary["failed"] == []
+    ds, source = load_dataset(str(out)), load_dataset(lift_demos)
+    assert ds.control_mode == mode and ds.action_names[0] == names and ds.action_names[-1] == "gripper"
+    actions = np.concatenate([ep.action.numpy() for ep in ds])
+    assert actions.shape[1] == 8
+    if mode == "pd_joint_pos":  # the same drive targets: the same trajectory, step for step
+        assert ds.lengths.tolist() == [int(source.lengths[list(source.seeds).index(s)]) for s in ds.seeds]
+    else:
+        assert np.abs(actions).max() <= 1.0 and (ds.lengths >= 1).all()
+
+
+def test_cartesian_target_modes_are_refused_before_any_write(lift_demos, tmp_path):
+    with pytest.raises(NotImplementedError, match="not joint position control"):
+        replay(ReplaySettings(lift_demos, str(tmp_path / "x"), control_mode="pd_ee_pose"), progress=False)
+    assert not (tmp_path / "x").exists()
+
+
+def test_replay_in_two_workers_from_a_lerobot_source(lift_demos, tmp_path):
+    lerobot = tmp_path / "lerobot"
+    replay(ReplaySettings(lift_demos, str(lerobot), num_envs=2, count=4), progress=False)
+    summary = replay(ReplaySettings(str(lerobot), str(tmp_path / "back"), fmt="hdf5", obs_mode="state_dict",
+                                    num_envs=2, num_workers=2), progress=False)
+    assert summary["replayed"] == 4 and summary["success_rate"] == 1.0 and summary["error"] is None
+    assert sorted(load_dataset(str(tmp_path / "back")).seeds.tolist()) == sorted(load_dataset(str(lerobot)).seeds.tolist())
+
+
+# ---------------------------------------------------------------------- bad input
+def test_episodes_of_another_env_are_refused(lift_demos, tmp_path):
+    with pytest.raises(SchemaMismatchError, match="holds episodes of FrankaLift-v1, not FrankaPush-v1"):
+        replay(ReplaySettings(lift_demos, str(tmp_path / "a"), env_id="FrankaPush-v1"), progress=False)
+    forged = tmp_path / "forged"
+    shutil.copytree(lift_demos, forged)
+    sidecar = forged / "trajectory.json"
+    meta = json.loads(sidecar.read_text())
+    meta["env_info"]["env_id"] = meta["simulo_schema"]["env_id"] = "FrankaOpenDrawer-v1"
+    sidecar.write_text(json.dumps(meta))
+    with pytest.raises(SchemaMismatchError, match="a trajectory of another env"):
+        replay(ReplaySettings(str(forged), str(tmp_path / "b"), fmt="hdf5", num_envs=2), progress=False)
+    assert not (tmp_path / "a").exists()
+
+
+def test_initial_states_that_the_seed_does_not_give_are_refused(lift_demos, tmp_path):
+    forged = tmp_path / "forged"
+    shutil.copytree(lift_demos, forged)
+    sidecar = forged / "trajectory.json"
+    meta = json.loads(sidecar.read_text())
+    for record in meta["episodes"]:
+        record["episode_seed"] += 1000
+    sidecar.write_text(json.dumps(meta))
+    with pytest.raises(SchemaMismatchError, match="reset\\(seed\\) of this env gives another initial state"):
+        replay(ReplaySettings(str(forged), str(tmp_path / "out"), num_envs=2), progress=False)
+
+
+def test_command_line_names_a_truncated_file_and_prints_json(lift_demos, tmp_path):
+    script = os.path.join(ROOT, "scripts", "replay.py")
+    broken = tmp_path / "broken"
+    shutil.copytree(lift_demos, broken)
+    main = broken / "trajectory.h5"
+    main.write_bytes(main.read_bytes()[:100])
+    result = subprocess.run([sys.executable, script, "--source", str(broken), "--out", str(tmp_path / "o")],
+                            capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert result.returncode == 2 and "trajectory.h5 is not a readable HDF5 file" in result.stderr
+    ok = subprocess.run([sys.executable, script, "--source", lift_demos, "--out", str(tmp_path / "o"), "--count", "2",
+                         "--num-envs", "2", "--json"], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert ok.returncode == 0, ok.stderr
+    summary = json.loads(ok.stdout.strip().splitlines()[-1])
+    assert {k: summary[k] for k in ("episodes", "success_rate")} == {"episodes": 2, "success_rate": 1.0}
+    assert summary["frames"] > 0 and summary["seconds"] > 0 and summary["out"] == str(tmp_path / "o")
+    assert "2/2 recorded successes still succeed" in ok.stdout.strip().splitlines()[-2]
+
+
+def test_layout_errors_name_the_source(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DatasetLayoutError, match="is not a dataset"):
+        replay(ReplaySettings(str(tmp_path / "empty"), str(tmp_path / "o")), progress=False)
