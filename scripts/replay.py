@@ -85,7 +85,12 @@ def main(argv=None) -> int:
 
 def describe(s: dict) -> str:
     """The one-line summary."""
-    how = "by env states" if s["use_env_states"] else "by actions"
+    if s["use_env_states"]:
+        how = "by env states"
+    elif s["control_mode"] != s["source_control_mode"]:
+        how = "following the recorded drive targets"
+    else:
+        how = "by actions"
     line = (f"{s['env_id']}: replayed {s['replayed']} episodes ({s['source_control_mode']}, {s['source_obs_mode']}) -> "
             f"({s['control_mode']}, {s['obs_mode']}) {how}: {s['still_succeed']}/{s['recorded_successes']} recorded "
             f"successes still succeed ({s['success_rate']:.1%}; first try {s['first_try_success_rate']:.1%}); wrote {s['episodes']} episodes ({s['frames']} frames) "

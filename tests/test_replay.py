@@ -141,3 +141,46 @@ def test_layout_errors_name_the_source(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(DatasetLayoutError, match="is not a dataset"):
         replay(ReplaySettings(str(tmp_path / "empty"), str(tmp_path / "o")), progress=False)
+
+
+@pytest.mark.parametrize("env_id, mode", [("SO100Lift-v1", "pd_joint_pos_lerobot"), ("SO100Lift-v1", "pd_joint_delta_pos"),
+                                          ("FrankaLift-v1", "pd_joint_pos")])
+def test_converter_actions_set_the_wanted_drive_targets(env_id, mode):
+    import gymnasium as gym
+
+    from simulo_envs.datasets.convert import ActionConverter, as_tensor, drive_targets, joint_positions
+
+    env = gym.make(env_id, num_envs=2, control_mode=mode)
+    try:
+        env.reset(seed=[3, 4])
+        converter = ActionConverter(env)
+        qpos = joint_positions(env)
+        wanted = qpos - np.array([0.02, 0.03], np.float32)[:, None]  # within one step of every bound, the grippers open
+        base = env.unwrapped
+        for ctrl in base.agent.controller.controllers.values():  # a mimic part moves its joints together
+            if ctrl.config.mimic:
+                joints = ctrl.joint_index.cpu().numpy()
+                wanted[:, joints] = wanted[:, joints[:1]]
+        env.step(as_tensor(converter.actions(wanted, qpos), env))
+        assert np.allclose(drive_targets(env), wanted, atol=1e-4)
+    finally:
+        env.close()
+
+
+def test_bad_target_modes_and_output_folders_are_refused_untouched(lift_demos, tmp_path):
+    from simulo_envs.datasets import DatasetExistsError
+
+    with pytest.raises(ValueError, match="colour"):
+        replay(ReplaySettings(lift_demos, str(tmp_path / "a"), obs_mode="colour"), progress=False)
+    assert not (tmp_path / "a").exists()
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "todo.txt").write_text("mine")
+    with pytest.raises(DatasetExistsError, match="not a dataset"):
+        replay(ReplaySettings(lift_demos, str(notes), count=1, num_envs=1), progress=False)
+    assert [p.name for p in notes.iterdir()] == ["todo.txt"] and (notes / "todo.txt").read_text() == "mine"
+    before = {p: p.read_bytes() for p in sorted(__import__("pathlib").Path(lift_demos).rglob("*")) if p.is_file()}
+    with pytest.raises(SchemaMismatchError, match="obs_mode"):  # a dataset of other modes: not even with --append
+        replay(ReplaySettings(lift_demos, lift_demos, fmt="hdf5", obs_mode="state_dict", append=True, count=1,
+                              num_envs=1), progress=False)
+    assert {p: p.read_bytes() for p in before} == before

@@ -12,7 +12,9 @@ the same targets in the target env, from the target env's own joint positions (c
   scaled to the action range (``[-1, 1]`` <-> ``[lower, upper]`` rad per step) and clipped;
   a step that would need more than the bound moves by the bound, and the next step catches up;
 - a mimic part (the parallel gripper, one action for both fingers): the first finger's target,
-  normalised as the controller's config says.
+  normalised as the controller's config says;
+- actions in other units than the joints' (``action_scale``, ``action_offset``: the SO-100's
+  ``pd_joint_pos_lerobot`` in degrees): ``(target - action_offset) / action_scale``.
 
 The inverse is read from the target agent's controller configs (``JointPosConfig``: joints,
 bounds, ``use_delta``, ``normalize_action``, ``mimic``), so it works for any agent whose target
@@ -66,6 +68,8 @@ class ActionConverter:
             raw = wanted - qpos[:, joints[:1] if cfg.mimic else joints] if cfg.use_delta else wanted
             if cfg.normalize_action:  # the controller maps [-1, 1] onto [low, high]
                 raw = 2.0 * (raw - low) / (high - low) - 1.0
+            else:  # actions in other units: target = action_offset + action_scale * action
+                raw = (raw - getattr(cfg, "action_offset", 0.0)) / getattr(cfg, "action_scale", 1.0)
             out[:, start:stop] = np.clip(raw, action_low, action_high)
         return out
 

@@ -35,11 +35,16 @@ from simulo_envs.datasets.schema import DatasetSchema
 
 class RealRobotFrames:
     """Maps a batched env's observations and actions to its robot's recorded schema (module
-    docstring). Build it with ``real_robot_frames``."""
+    docstring). Build it with ``real_robot_frames``; it reads the env's current agent at every
+    call (a reconfiguring reset builds a new one)."""
 
-    def __init__(self, agent):
-        self.agent = agent
-        self.spec = agent.lerobot
+    def __init__(self, env):
+        self.env = env.unwrapped
+        self.spec = self.env.agent.lerobot
+
+    @property
+    def agent(self):
+        return self.env.agent
 
     def schema(self, schema: DatasetSchema) -> DatasetSchema:
         """``schema`` with the robot's type, state and action names and replay control mode."""
@@ -66,4 +71,4 @@ def real_robot_frames(env, fmt: str) -> Optional[RealRobotFrames]:
     agent = getattr(env.unwrapped, "agent", None)
     if fmt != "lerobot" or getattr(agent, "lerobot", None) is None:
         return None
-    return RealRobotFrames(agent)
+    return RealRobotFrames(env)

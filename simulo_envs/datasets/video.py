@@ -18,6 +18,7 @@ figures; ``tests/test_datasets_lerobot.py`` bounds them).
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 from fractions import Fraction
 from typing import Sequence
@@ -76,7 +77,8 @@ def encode(path: str, frames: np.ndarray, fps: int, codec: str = DEFAULT_CODEC, 
     options = {"g": str(gop), "crf": str(crf)}
     if codec == "libsvtav1":
         options["preset"] = "12"
-    with _scheduling_kept(), av.open(path, "w", format="mp4") as container:
+    buffer = io.BytesIO()  # muxed in memory, written by Python: a full disk is an OSError (ENOSPC)
+    with _scheduling_kept(), av.open(buffer, "w", format="mp4") as container:
         stream = container.add_stream(codec, rate=fps, options=options)
         stream.width, stream.height, stream.pix_fmt = width, height, PIX_FMT
         stream.time_base = Fraction(1, TICKS_PER_FRAME * fps)
@@ -87,13 +89,22 @@ def encode(path: str, frames: np.ndarray, fps: int, codec: str = DEFAULT_CODEC, 
                 container.mux(packet)
         for packet in stream.encode():
             container.mux(packet)
+    _write(path, buffer)
+
+
+def _write(path: str, buffer: io.BytesIO) -> None:
+    """Write ``buffer``'s bytes to ``path``. FFmpeg reports a failed write to a file it opened
+    itself as a generic error (EINVAL), so the files are muxed in memory and written here."""
+    with open(path, "wb") as f:
+        f.write(buffer.getbuffer())
 
 
 def concatenate(path: str, parts: Sequence[str]) -> None:
     """Write the MP4 ``path`` holding the frames of ``parts`` one after another (packets copied,
     timestamps shifted; the parts must share codec, size and frame rate)."""
     av = _av()
-    with av.open(path, "w", format="mp4") as out:
+    buffer = io.BytesIO()  # as ``encode``: a full disk raises OSError
+    with av.open(buffer, "w", format="mp4") as out:
         stream, offset = None, 0
         for part in parts:
             with av.open(part) as source:
@@ -113,6 +124,7 @@ def concatenate(path: str, parts: Sequence[str]) -> None:
                     packet.stream = stream
                     out.mux(packet)
                 offset = last
+    _write(path, buffer)
 
 
 def frame_count(path: str) -> int:
