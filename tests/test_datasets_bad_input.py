@@ -158,21 +158,7 @@ def test_a_real_full_file_system(tmp_path):
 
 # ---------------------------------------------------------------------- interrupted and killed runs
 def start_collection(out, *extra):
-    """Start a collection of 500 episodes, Ctrl-C handled as in a terminal: a process started
-    with SIGINT ignored keeps it ignored (Python installs no KeyboardInterrupt then), and a test
-    process can be left with it ignored by native code run earlier (C's system() ignores SIGINT
-    and SIGQUIT while it waits; seen under pytest-xdist)."""
     script = os.path.join(ROOT, "scripts", "collect_demos.py")
-    previous = signal.getsignal(signal.SIGINT)
-    if previous == signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)  # reset to the default in the child at exec
-    try:
-        return _popen(script, out, extra)
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-def _popen(script, out, extra):
     return subprocess.Popen([sys.executable, script, "--env-id", "FrankaLift-v1", "--num-episodes", "500",
                              "--num-envs", "2", "--out", str(out), "--no-progress", "--json", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
