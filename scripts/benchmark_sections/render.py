@@ -100,11 +100,15 @@ def _make(source: str, detail: str, obs_mode: str, size: int, num_envs: int, num
 def _float_default_pack() -> str:
     """A link to SAPIEN's default shader pack in a temporary folder: cameras render with the
     default pack but, as a directory of one's own, keep SAPIEN's float colour target."""
+    import atexit
+    import shutil
     import tempfile
 
     import sapien
 
-    link = os.path.join(tempfile.mkdtemp(prefix="simulo_bench_"), "default")
+    folder = tempfile.mkdtemp(prefix="simulo_bench_")
+    atexit.register(shutil.rmtree, folder, True)
+    link = os.path.join(folder, "default")
     os.symlink(os.path.join(os.path.dirname(sapien.__file__), "vulkan_shader", "default"), link)
     return link
 
