@@ -1,4 +1,4 @@
-"""The one place ``env_ids`` arguments are normalised (DESIGN.md, Conventions)."""
+"""The one place ``env_ids`` arguments are normalised."""
 
 from __future__ import annotations
 

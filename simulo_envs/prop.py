@@ -2,7 +2,7 @@
 
 Implements the ``simulo-prop.txt`` contract. A Prop never holds a SAPIEN object: once the
 scene attaches it, it holds a group id in the backend's state buffers, and every read and
-write goes through the backend (DESIGN.md, Data flow).
+write goes through the backend (docs/architecture.md).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ The layout is Isaac Lab's ``TerrainImporter`` grid (``_compute_env_origins_grid`
 
 With ``up_axis="z"`` (the default) the position is ``(a, b, 0)``; ``"y"`` gives ``(a, 0, b)`` and
 ``"x"`` gives ``(0, a, b)``, as the seed's ``grid_transforms`` places them. Quaternions are
-returned **scalar-first** ``[qw, qx, qy, qz]`` (the framework's one convention, see DESIGN.md),
+returned **scalar-first** ``[qw, qx, qy, qz]`` (the framework's one convention),
 not the seed's ``(x, y, z, w)``.
 """
 

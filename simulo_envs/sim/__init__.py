@@ -1,4 +1,4 @@
-"""Simulation backends: the only code that talks to SAPIEN (DESIGN.md, Backends).
+"""Simulation backends: the only code that talks to SAPIEN (docs/architecture.md).
 
 Names (``sim_backend=``):
 

@@ -1,4 +1,4 @@
-"""``SimBackend``: the methods every simulation backend implements (the seam of DESIGN.md).
+"""``SimBackend``: the methods every simulation backend implements (docs/architecture.md).
 
 Props, robots, controllers and ``BaseEnv`` talk to SAPIEN only through these methods. Groups
 (a prop's bodies, a robot's articulations) are addressed by the integer id that ``add_rigid`` /

@@ -43,7 +43,7 @@ class SimConfig:
             32 envs (collision bits); beyond 32, envs sharing a bit rely on this spacing.
         solver_position_iterations / solver_velocity_iterations: PhysX TGS solver iterations per body.
         num_threads: PhysX CPU worker threads (0 = solve on the calling thread). Measured on 2 cores:
-            workers slow N <= 16 and gain about 13% at N = 64 (DESIGN.md), so the default is 0.
+            workers slow N <= 16 and gain about 13% at N = 64 (SAPIEN 3.0.3), so the default is 0.
         gravity: [m/s^2], world frame.
         bounce_threshold: relative speed [m/s] below which contacts do not bounce.
         contact_offset / rest_offset: PhysX shape offsets [m].
@@ -54,7 +54,7 @@ class SimConfig:
             batch size or the worker shard it runs in; every env sits at the world origin (its
             own world). Slower: N small solves instead of one (``scripts/benchmark.py
             --isolation`` measures it). In a shared system envs couple at float-noise level
-            (about 1e-6 per step, growing in contact; DESIGN.md).
+            (about 1e-6 per step, growing in contact; measured on SAPIEN 3.0.3).
         sleep_threshold: mass-normalised kinetic energy [m^2/s^2] below which a body may sleep.
         enable_pcm / enable_tgs / enable_ccd / enable_enhanced_determinism /
             enable_friction_every_iteration: PhysX scene flags (persistent contact manifolds, the

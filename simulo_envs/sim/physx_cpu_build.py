@@ -7,7 +7,7 @@ then freezes the layout.
 
 Isolation: shapes of env ``i`` get collision groups ``g0 = g1 = 1 << (i % 32)``; PhysX lets
 two shapes collide iff ``(A.g0 & B.g1) or (B.g0 & A.g1)`` and not ``(A.g2 & B.g2)``
-(observed on SAPIEN 3.0.3, DESIGN.md). So up to 32 envs never touch each other even at
+(observed on SAPIEN 3.0.3). So up to 32 envs never touch each other even at
 ``env_spacing = 0``; beyond 32, env ``i`` shares its bit with env ``i + 32`` and the two are
 kept apart only by ``env_spacing``. The ground plane has all bits set. Robot links also
 share ``g2 = 1 << 31`` (no self-collision); each articulated prop built from a spec gets a
