@@ -223,6 +223,7 @@ def test_isolated_envs_are_bit_identical_over_whole_expert_episodes():
         env.close()
 
 
+@pytest.mark.e2e  # worker processes that render and record: about 50 s of CPU
 def test_heterogeneous_scene_render_and_recording_over_workers(tmp_path):
     from simulo_envs.cloner import CloneCfg
     from simulo_envs.tasks.franka_lift_mixed import FrankaLiftMixedEnv
