@@ -34,7 +34,6 @@ whole iteration, one line says where, and the exit status is 130 (SIGINT) or 143
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
@@ -45,7 +44,7 @@ from simulo_envs.sim import sim_backend_arg
 from simulo_envs.wrappers.distributed import check_device, rank_device, rank_info
 from simulo_envs.wrappers.evaluation import evaluate
 from simulo_envs.wrappers.interrupt import exit_status
-from simulo_envs.wrappers.run_files import claim_log_dir, check_output_file
+from simulo_envs.wrappers.run_files import OutputError, claim_log_dir, write_json
 from simulo_envs.wrappers.sharded import num_workers_arg
 from simulo_envs.wrappers.training import (SetupError, describe_result, import_task_modules, plan_training,
                                            resume_infos, train)
@@ -136,11 +135,9 @@ def main(argv=None) -> None:
     print(f"evaluation: success rate {summary['success_rate']:.1%} over {summary['episodes']} episodes", flush=True)
     path = os.path.join(log_dir, "evaluation.json")
     try:
-        check_output_file(path, "evaluation file")
-        with open(path, "w") as handle:
-            json.dump(summary, handle)
-    except (OSError, ValueError) as error:
-        sys.exit(f"{parser.prog}: error: cannot write {path}: {error}")
+        write_json(path, summary, "evaluation file")
+    except OutputError as error:
+        sys.exit(f"{parser.prog}: error: {error}")
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.wrappers.distributed import check_device
 from simulo_envs.sim import sim_backend_arg
 from simulo_envs.wrappers.interrupt import exit_status
-from simulo_envs.wrappers.run_files import check_output_file, claim_log_dir
+from simulo_envs.wrappers.run_files import OutputError, claim_log_dir, write_json
 from simulo_envs.wrappers.sharded import num_workers_arg
 from simulo_envs.wrappers.training import SetupError, describe_result, import_task_modules, plan_training
 
@@ -123,11 +123,9 @@ def main(argv=None) -> None:
               f"(success at end {summary['success_at_end']:.1%}; seeds from {args.eval_seed})", flush=True)
     path = os.path.join(log_dir, "evaluation.json")
     try:
-        check_output_file(path, "evaluation file")
-        with open(path, "w") as handle:
-            json.dump(summary, handle)
-    except (OSError, ValueError) as error:
-        sys.exit(f"{parser.prog}: error: cannot write {path}: {error}")
+        write_json(path, summary, "evaluation file")
+    except OutputError as error:
+        sys.exit(f"{parser.prog}: error: {error}")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ disk) stops it too, with the dataset valid up to the last committed episode.
 from __future__ import annotations
 
 import os
-import signal
 import time
 from dataclasses import dataclass, field
 from typing import Optional
@@ -32,7 +31,7 @@ import numpy as np
 from simulo_envs.datasets import open_writer
 from simulo_envs.datasets.errors import DatasetError
 from simulo_envs.datasets.folder import detect_format
-from simulo_envs.datasets.pipeline import READY, WorkerPool, WriterThread
+from simulo_envs.datasets.pipeline import READY, WorkerPool, WriterThread, close_uninterrupted
 from simulo_envs.datasets.robot_units import real_robot_frames
 from simulo_envs.datasets.rollout import run_expert
 from simulo_envs.datasets.schema import schema_from_env
@@ -175,7 +174,6 @@ def _run(s: CollectSettings, env, writer, first_seed: int, started: float, progr
     source, pool = None, None
     startup = time.perf_counter() - started
     t0 = time.perf_counter()
-    previous = signal.getsignal(signal.SIGINT)
     try:
         if env is not None:
             source = _in_process(env, s, first_seed, counts, max_tries)
@@ -215,13 +213,7 @@ def _run(s: CollectSettings, env, writer, first_seed: int, started: float, progr
             pool.close()
         if source is not None and hasattr(source, "close"):
             source.close()
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the finished episodes are committed first
-        try:
-            sink.close()
-        except DatasetError as exc:
-            error = error or exc
-        finally:
-            signal.signal(signal.SIGINT, previous)
+        error = close_uninterrupted(sink, error)
         bar.close()
     end = time.perf_counter()
     seconds = end - t0

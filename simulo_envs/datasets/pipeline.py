@@ -17,15 +17,30 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import queue
+import signal
 import threading
 import time
 from typing import Any, Callable, Iterator, Optional
 
-from simulo_envs.datasets.errors import DatasetWriteError
+from simulo_envs.datasets.errors import DatasetError, DatasetWriteError
 
 
 READY = "ready"
 """What a worker's target yields once it is set up (its env built): the pool notes the time."""
+
+
+def close_uninterrupted(sink, error: Optional[BaseException]) -> Optional[BaseException]:
+    """Close ``sink`` (a dataset writer) with Ctrl-C held off, so the finished episodes are
+    committed whole, then give SIGINT its handler back. Returns ``error``, or the
+    ``DatasetError`` the close raised when ``error`` is None."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        sink.close()
+    except DatasetError as exc:
+        error = error or exc
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return error
 
 
 class WorkerFailed(RuntimeError):

@@ -11,7 +11,6 @@ replay.
 from __future__ import annotations
 
 import os
-import signal
 import time
 from dataclasses import dataclass, field
 from typing import Optional
@@ -22,7 +21,7 @@ from simulo_envs.datasets import load_dataset, open_writer
 from simulo_envs.datasets.dataset import Dataset
 from simulo_envs.datasets.errors import DatasetError, SchemaMismatchError
 from simulo_envs.datasets.hdf5 import episode_from_group, read_group
-from simulo_envs.datasets.pipeline import READY, WorkerPool, WriterThread
+from simulo_envs.datasets.pipeline import READY, WorkerPool, WriterThread, close_uninterrupted
 from simulo_envs.datasets.convert import ActionConverter
 from simulo_envs.datasets.replay import Recorded, preflight, replay_episodes
 from simulo_envs.datasets.schema import schema_from_env
@@ -165,7 +164,6 @@ def _run(s: ReplaySettings, ds: Dataset, count: int, target, source, writer, kwa
     error, interrupted, pool = None, False, None
     sink = WriterThread(writer)
     t0 = time.perf_counter()
-    previous = signal.getsignal(signal.SIGINT)
     try:
         if target is not None:
             items = ((r.index, bool(r.success[-1]), r.attempt, ep)
@@ -199,13 +197,7 @@ def _run(s: ReplaySettings, ds: Dataset, count: int, target, source, writer, kwa
     finally:
         if pool is not None:
             pool.close()
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the replayed episodes are committed first
-        try:
-            sink.close()
-        except DatasetError as exc:
-            error = error or exc
-        finally:
-            signal.signal(signal.SIGINT, previous)
+        error = close_uninterrupted(sink, error)
         bar.close()
     seconds = time.perf_counter() - t0
     base = tally["recorded_successes"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import fnmatch
+import json
 import os
 import re
 import tempfile
@@ -201,3 +202,17 @@ def progress_row(row: dict) -> list[str]:
             return str(int(value))
         return f"{value:.1f}" if key == "wall_s" else f"{value:.3f}" if key.endswith("_s") else f"{value:.4f}"
     return [cell(key) for key in PROGRESS_COLUMNS]
+
+
+def write_json(path: str, data, what: str = "output file") -> None:
+    """Write ``data`` as JSON to file ``path``, checked first with ``check_output_file``.
+
+    Raises:
+        OutputError: naming ``what``, the path and the reason (also when the write fails).
+    """
+    check_output_file(path, what)
+    try:
+        with open(path, "w") as handle:
+            json.dump(data, handle)
+    except OSError as error:
+        raise OutputError(f"cannot write {what} {path!r}: {error.strerror or error}") from None
