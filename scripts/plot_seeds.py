@@ -9,7 +9,9 @@ Per seed, one colour: the evaluation success rate of its checkpoints (determinis
 markers) and the training success (``success_once`` of the last 100 finished training episodes,
 stochastic policy, thin). Left panel against env steps, right panel against the training's
 wall-clock minutes (a checkpoint sits at the wall-clock of the iteration that wrote it).
-``--target`` draws a horizontal goal line; ``--minutes`` a vertical time budget; ``--reference
+``--at-end`` also draws, dashed with square markers, the checkpoints' success at the episode's last
+step (the ``success_at_end`` column an ``evaluate.py --full-episodes`` CSV has; a lifted cube still
+up at the time limit). ``--target`` draws a horizontal goal line; ``--minutes`` a vertical time budget; ``--reference
 CSV LABEL`` another library's training success (a CSV with ``env_steps``, ``wall_s``,
 ``success_once`` columns, e.g. ``scripts/train_sb3.py``'s ``progress.csv``), dashed grey. Needs matplotlib.
 """
@@ -45,6 +47,19 @@ def read_reference(path: str) -> tuple[list[int], list[float], list[float]]:
             [float(r["success_once"]) for r in rows])
 
 
+def read_at_end(progress_csv: str) -> list[tuple[int, float]]:
+    """``[(env_steps, success_at_end)]`` of the ``evaluations.csv`` beside ``progress_csv``, sorted by
+    env steps; ``[]`` when there is none or it has no ``success_at_end`` column."""
+    path = os.path.join(os.path.dirname(progress_csv), "evaluations.csv")
+    if not os.path.isfile(path):
+        return []
+    with open(path) as handle:
+        rows = list(csv.DictReader(handle))
+    if not rows or "success_at_end" not in rows[0]:
+        return []
+    return sorted({int(r["env_steps"]): float(r["success_at_end"]) for r in rows}.items())
+
+
 def main(argv=None):
     """Draw and save the figure; returns it (a matplotlib ``Figure``)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -53,6 +68,8 @@ def main(argv=None):
     parser.add_argument("--title", default=None, help="default: from the runs' run.json")
     parser.add_argument("--target", type=float, default=None, help="a goal success rate in [0, 1]")
     parser.add_argument("--minutes", type=float, default=None, help="a wall-clock budget [min]")
+    parser.add_argument("--at-end", action="store_true",
+                        help="also draw the evaluations' success at the last step (evaluate.py --full-episodes CSV)")
     parser.add_argument("--reference", nargs=2, metavar=("CSV", "LABEL"), default=None,
                         help="another run's training success (env_steps, wall_s, success_once columns)")
     args = parser.parse_args(argv)
@@ -76,6 +93,13 @@ def main(argv=None):
                           label=f"seed {seed}: evaluation (deterministic, 100 episodes)")
             by_time.plot([wall_at.get(s, 0.0) for s, _ in points], [r for _, r in points], "o-", color=colour, lw=2,
                          ms=4)
+        at_end = read_at_end(run["path"]) if args.at_end else []
+        if at_end:
+            points = [(s, rate) for s, rate in at_end if s == 0 or s in wall_at]
+            by_steps.plot([s for s, _ in points], [r for _, r in points], "s--", color=colour, lw=1.5, ms=4,
+                          label=f"seed {seed}: evaluation, success at the last step")
+            by_time.plot([wall_at.get(s, 0.0) for s, _ in points], [r for _, r in points], "s--", color=colour,
+                         lw=1.5, ms=4)
         by_steps.plot([], [], color=colour, lw=0.8, alpha=0.6, label=f"seed {seed}: training episodes (stochastic)")
     if reference is not None:
         steps, wall_min, rate = reference

@@ -62,3 +62,16 @@ def test_plot_seeds_draws_every_seed_and_the_reference(tmp_path):
     assert plot_seeds.read_reference(str(tmp_path / "sb3.csv")) == ([12800], [80.0 / 60], [0.25])
     with pytest.raises(SystemExit):
         plot_seeds.main([str(tmp_path / "sb3.csv"), "-o", str(output)])   # not a train.py progress.csv
+
+
+def test_plot_seeds_at_end_draws_the_success_held_at_the_last_step(tmp_path):
+    plot_seeds = load_script("plot_seeds")
+    run = _run(tmp_path / "s0", 0, 0.8)
+    (tmp_path / "s0" / "evaluations.csv").write_text(
+        "checkpoint,env_steps,success_rate,success_at_end\nmodel_0.pt,0,0.0,0.0\nmodel_2.pt,19200,0.8,0.6\n")
+    figure = plot_seeds.main([run, "-o", str(tmp_path / "seeds.png"), "--at-end"])
+    by_steps, by_time = figure.axes
+    held = [line for line in by_time.get_lines() if line.get_marker() == "s"]
+    assert len(held) == 1 and list(held[0].get_xdata()) == [0.0, 1.5] and list(held[0].get_ydata()) == [0.0, 0.6]
+    assert "seed 0: evaluation, success at the last step" in [t.get_text() for t in by_steps.get_legend().get_texts()]
+    assert plot_seeds.read_at_end(str(tmp_path / "none" / "progress.csv")) == []
