@@ -65,8 +65,11 @@ Actions outside the action space (the joint limits in the absolute modes) are cl
 the env, as for the Panda; joint targets of the delta modes are clipped to the joint limits.
 
 Grasp test (``grasp``): both jaws feel at least 0.5 N from the object, each within 85 deg of its
-opening direction: the fixed jaw opens along its link's +x, the moving jaw along its own +x (within
-7 deg of the fixed jaw's -x when closed on a 25 mm cube).
+opening direction, and the two forces at least 120 deg apart (``JawGrasp``): the fixed jaw opens
+along its link's +x, the moving jaw along its own +x (within 7 deg of the fixed jaw's -x when
+closed on a 25 mm cube). The moving jaw turns about a hinge, so wide open its opening direction
+is about 70 deg from the fixed jaw's: both jaws resting on a cube's top face then press it from
+one side, each force inside its cone, and only the opposition test tells that from a squeeze.
 
 LeRobot's schema (``LEROBOT``): LeRobot's SO-100/SO-101 follower records ``shoulder_pan.pos``,
 ``shoulder_lift.pos``, ``elbow_flex.pos``, ``wrist_flex.pos``, ``wrist_roll.pos`` in degrees

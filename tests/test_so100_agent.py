@@ -254,6 +254,31 @@ def test_grasp_detection_from_jaw_contacts():
     env.close()
 
 
+
+def test_open_jaws_pressing_on_the_cube_are_not_a_grasp():
+    """Both jaws wide open (gripper at 0.98 rad) resting on the cube's top face: each feels its
+    force inside its 85 deg cone, but the forces point the same way (about 20 deg apart), so
+    nothing is squeezed. A random policy reached this state in SO100Lift-v1."""
+    env = make("pd_joint_pos")
+    env.reset(seed=0)
+    qpos = torch.tensor([[0.0, 0.715, -0.172, 1.742, -0.1, 0.975]])
+    env.agent.reset(qpos=qpos)
+    pose = env.cube.state.pose
+    pose[0, :3] = torch.tensor([0.258, 0.0, CUBE / 2]) + env._env_origins[0]
+    env.cube.set_pose(pose)
+    target = qpos.clone()
+    target[0, 5] = 0.975 / so100.GRIPPER_OPEN  # the gripper action is normalised
+    for _ in range(10):
+        _, _, _, _, info = env.step(target)
+    forces = env.agent.robot.contact_forces([so100.FIXED_JAW, so100.MOVING_JAW], env.cube)[0]
+    assert forces.norm(dim=1).min() > 0.5  # both jaws press on the cube...
+    assert forces[:, 2].min() > 0.5  # ...from above: the cube pushes both up
+    assert env.agent.is_grasping(env.cube, min_opposition=0.0).tolist() == [True]  # each inside its cone
+    assert info["is_grasped"].tolist() == [False]
+    assert env.agent.robot.state.qpos[0, 5] > 0.9  # still wide open
+    env.close()
+
+
 # ---------------------------------------------------------------- bad input
 def test_unknown_robot_uid_lists_the_registered_ones():
     with pytest.raises(ValueError, match=r"unknown agent 'so101'.*'panda'.*'so100'"):
