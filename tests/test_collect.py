@@ -91,7 +91,9 @@ def test_rgb_episodes_in_two_worker_processes(tmp_path):
 
 
 @pytest.mark.e2e
-def test_command_line_summary_json_and_append(tmp_path):
+def test_command_line_summary_json_and_append(tmp_path, collect_main, capsys):
+    """The command line as its own process once; the appending run is the same ``main`` in this
+    process (one Python start with torch and SAPIEN less)."""
     out = str(tmp_path / "cli")
     first = run_script("--env-id", "FrankaLift-v1", "--num-episodes", "2", "--num-envs", "2", "--out", out, "--json")
     assert first.returncode == 0, first.stderr
@@ -100,9 +102,10 @@ def test_command_line_summary_json_and_append(tmp_path):
     assert {k: summary[k] for k in ("episodes", "success_rate", "out")} == {"episodes": 2, "success_rate": 1.0, "out": out}
     assert summary["frames"] > 0 and summary["seconds"] > 0
     assert lines[-2].startswith("FrankaLift-v1: wrote 2 episodes")
-    again = run_script("--env-id", "FrankaLift-v1", "--num-episodes", "1", "--num-envs", "1", "--out", out, "--append",
-                       "--json")
-    assert again.returncode == 0, again.stderr
+    assert collect_main(["--env-id", "FrankaLift-v1", "--num-episodes", "1", "--num-envs", "1", "--out", out,
+                         "--append", "--json"]) == 0
+    again = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert again["episodes"] == 1 and again["error"] is None
     ds = load_dataset(out)
     assert len(ds) == 3 and ds.seeds[2] > max(ds.seeds[:2])  # appended seeds continue after the dataset's
 

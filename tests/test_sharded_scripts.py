@@ -1,4 +1,9 @@
-"""``--num-workers`` on scripts/demo.py, train.py and evaluate.py: the envs run in worker processes."""
+"""``--num-workers`` on scripts/demo.py, train.py and evaluate.py: the envs run in worker processes.
+
+The scripts' ``main`` runs in this process with the command line's arguments (their command lines
+as separate processes are tested in test_train.py, test_task_authoring.py and
+test_train_interrupt.py): each Python process that imports torch and SAPIEN costs seconds of
+CPU, and the worker processes are what these tests are about."""
 
 import importlib.util
 import json
@@ -7,6 +12,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -15,11 +21,22 @@ def _run(*argv: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, *argv], cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
+@pytest.fixture
+def torch_threads():
+    """The scripts set torch's thread count; it is given back afterwards."""
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
+
+
+def _last_json(capsys) -> dict:
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
 @pytest.mark.e2e
-def test_demo_with_workers_runs_the_expert():
-    run = _run("scripts/demo.py", "--num-envs", "4", "--episodes", "4", "--num-workers", "2", "--json")
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert json.loads(run.stdout.strip().splitlines()[-1])["success_rate"] == 1.0
+def test_demo_with_workers_runs_the_expert(capsys):
+    _script_main("demo")(["--num-envs", "4", "--episodes", "4", "--num-workers", "2", "--json"])
+    assert _last_json(capsys)["success_rate"] == 1.0
 
 
 def _script_main(name: str):
@@ -46,26 +63,24 @@ def test_bad_num_workers_is_a_one_line_error(capsys, monkeypatch):
 
 
 @pytest.mark.e2e
-def test_train_and_evaluate_with_workers(tmp_path):
+def test_train_and_evaluate_with_workers(tmp_path, capsys, torch_threads):
     pytest.importorskip("rsl_rl")
     log_dir = tmp_path / "run"
-    train = _run("scripts/train.py", "--env-id", "FrankaReach-v1", "--num-envs", "4", "--total-timesteps", "100",
-                 "--num-workers", "2", "--log-dir", str(log_dir), "--no-progress")
-    assert train.returncode == 0, train.stderr[-3000:]
-    assert "100 env steps = 1 PPO iteration x 4 envs" in train.stdout
-    evaluate = _run("scripts/evaluate.py", "--checkpoint", str(log_dir / "model_final.pt"), "--episodes", "4",
-                    "--max-envs", "4", "--num-workers", "2", "--json")
-    assert evaluate.returncode == 0, evaluate.stderr[-3000:]
-    assert json.loads(evaluate.stdout.strip().splitlines()[-1])["episodes"] == 4
+    _script_main("train")(["--env-id", "FrankaReach-v1", "--num-envs", "4", "--total-timesteps", "100",
+                           "--num-workers", "2", "--log-dir", str(log_dir), "--no-progress"])
+    assert "100 env steps = 1 PPO iteration x 4 envs" in capsys.readouterr().out
+    _script_main("evaluate")(["--checkpoint", str(log_dir / "model_final.pt"), "--episodes", "4",
+                              "--max-envs", "4", "--num-workers", "2", "--json"])
+    assert _last_json(capsys)["episodes"] == 4
 
 
 @pytest.mark.e2e
-def test_shard_equivalence_short_version():
+def test_shard_equivalence_short_version(capsys, monkeypatch):
     """scripts/shard_equivalence.py at 4 envs (the full run uses 64): whole expert episodes
     succeed in process and in 2 workers, and one PhysX system per env makes them identical."""
-    run = _run("scripts/shard_equivalence.py", "--num-envs", "4", "--workers", "2", "--json")
-    assert run.returncode == 0, run.stderr[-3000:]
-    report = json.loads(run.stdout.strip().splitlines()[-1])
+    monkeypatch.setattr(sys, "argv", ["scripts/shard_equivalence.py", "--num-envs", "4", "--workers", "2", "--json"])
+    _script_main("shard_equivalence")()
+    report = _last_json(capsys)
     assert report["shared"]["success_rate"] == [1.0, 1.0] and report["shared"]["same_success"] == 1.0
     assert report["shared"]["return_gap_max"] < 0.5  # float noise grown by contact, not another episode
     assert report["isolated"]["identical"] and report["isolated"]["success_rate"] == [1.0, 1.0]
