@@ -19,6 +19,7 @@ pictures), ``"all"`` (both, side by side), ``"human"`` (SAPIEN's viewer, ``envs/
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 from typing import Optional
 
@@ -146,14 +147,45 @@ class RenderingMixin:
         our textures always come in those layouts). ``_hidden_objects`` are not in the pictures."""
         return self._capture_sensors(self._textures)
 
+    _sensor_pictures_taken = False
+    """True between ``_begin_sensor_capture`` and the capture that reads its pictures."""
+
+    def _begin_sensor_capture(self) -> None:
+        """Start drawing every sensor camera's picture of the current state, to be read by the
+        next observation's capture; the render device draws while the step computes ``info`` and
+        the state part of the observation (on a CPU: lavapipe's threads, while Python runs on
+        the main thread). The pictures are those a capture made later would take, as long as
+        nothing moves in between; ``_end_sensor_capture`` drops pictures left unread."""
+        if not self._sensor_rigs:
+            return
+        with self._sensors_hiding():
+            self._backend.update_render()
+            for rig in self._sensor_rigs.values():
+                rig.take_pictures()
+        self._sensor_pictures_taken = True
+
+    def _end_sensor_capture(self) -> None:
+        """Drop pictures ``_begin_sensor_capture`` started and no capture read."""
+        self._sensor_pictures_taken = False
+
     def _capture_sensors(self, textures) -> dict:
+        if self._sensor_pictures_taken:  # drawn since _begin_sensor_capture: read them
+            self._sensor_pictures_taken = False
+            return {name: {k: to_device(v, self.device) for k, v in rig.capture(textures, taken=True).items()}
+                    for name, rig in self._sensor_rigs.items()}
+        with self._sensors_hiding():
+            self._backend.update_render()
+            return {name: {k: to_device(v, self.device) for k, v in rig.capture(textures).items()}
+                    for name, rig in self._sensor_rigs.items()}
+
+    @contextlib.contextmanager
+    def _sensors_hiding(self):
+        """``_hidden_objects`` hidden inside the block (pictures taken there leave them out)."""
         backend = self._backend
         for prop in self._hidden_objects:
             backend.set_rigid_visibility(prop._gid, False)
         try:
-            backend.update_render()
-            return {name: {k: to_device(v, self.device) for k, v in rig.capture(textures).items()}
-                    for name, rig in self._sensor_rigs.items()}
+            yield
         finally:
             for prop in self._hidden_objects:
                 backend.set_rigid_visibility(prop._gid, True)

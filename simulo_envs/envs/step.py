@@ -65,8 +65,12 @@ class StepMixin:
         if (self._fast_step and self.__dict__.get("_hooks_checked_build") == self._reconfig_count
                 and self.__dict__.keys().isdisjoint(self._NUMPY_STEP_HOOK_SET)):
             return self._numpy_outputs(action)
-        info = self.get_info()
-        raw_obs = self.get_obs(info, unflattened=True)
+        self._begin_sensor_capture()  # cameras draw while info and the state obs are computed (rendering.py)
+        try:
+            info = self.get_info()
+            raw_obs = self.get_obs(info, unflattened=True)
+        finally:
+            self._end_sensor_capture()
         reward = checked_reward(self, info, raw_obs, action)  # get_reward; outputs checked once per build
         return info, self._flatten_raw_obs(raw_obs), reward, self._terminated(info), None
 
