@@ -39,10 +39,9 @@ from simulo_envs.policies import EXPERTS
 from simulo_envs.sim import sim_backend_arg
 from simulo_envs.wrappers.progress import ProgressBar
 from simulo_envs.wrappers.record import RecordEpisode
-from simulo_envs.wrappers.rsl_rl import registered_kwargs
 from simulo_envs.wrappers.run_files import check_output_file
 from simulo_envs.wrappers.sharded import ShardedEnv, num_workers_arg, resolve_num_workers
-from simulo_envs.wrappers.task_lookup import expert_for, import_task_modules, resolve_task
+from simulo_envs.wrappers.task_lookup import expert_for, import_task_modules, registered_kwargs, resolve_task
 
 
 def parse_args(argv=None) -> argparse.Namespace:

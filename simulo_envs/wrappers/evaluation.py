@@ -18,8 +18,7 @@ from typing import Any, Callable, Union
 import torch
 
 from simulo_envs.wrappers.progress import ProgressBar
-from simulo_envs.wrappers.task_lookup import import_task_modules, resolve_task
-from simulo_envs.wrappers.rsl_rl import make_rsl_env, registered_kwargs
+from simulo_envs.wrappers.task_lookup import import_task_modules, registered_kwargs, resolve_task
 
 __all__ = ["read_checkpoint", "is_sb3_checkpoint", "load_policy", "evaluate", "record_policy_video"]
 
@@ -87,6 +86,8 @@ def load_policy(checkpoint: str, num_envs: int, seed: int, device: str = "cpu", 
     Raises:
         FileNotFoundError / ValueError: as ``read_checkpoint``; KeyError: its task is unknown here.
     """
+    from simulo_envs.wrappers.rsl_rl import make_rsl_env   # rsl-rl-lib (and tensordict) when evaluating only
+
     infos = read_checkpoint(checkpoint, device)
     env = make_rsl_env(infos["env_id"], num_envs, infos["train_config"], seed, evaluation=True,
                        full_episodes=full_episodes, num_workers=num_workers)

@@ -30,7 +30,7 @@ from gymnasium.vector import AutoresetMode
 from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
-from simulo_envs.wrappers.task_lookup import resolve_task
+from simulo_envs.wrappers.task_lookup import registered_kwargs, resolve_task
 from simulo_envs.wrappers.vector import SimuloVectorEnv, make_vector_env
 
 __all__ = ["RslRlVecEnv", "make_rsl_env", "registered_kwargs"]
@@ -162,17 +162,3 @@ def make_rsl_env(env: Union[str, type], num_envs: int, config: dict, seed: Union
     env = RslRlVecEnv(venv)
     env.reset(seed=seed)   # after the adapter's own unseeded reset, so episode 0 of env i uses seed s + i
     return env
-
-
-def registered_kwargs(env_id: str) -> dict:
-    """What Gymnasium's registry holds for ``env_id`` as env keywords: the spec's ``kwargs`` and its
-    ``max_episode_steps`` (the per-env limit ``gym.make`` gives); ``{}`` if unregistered."""
-    spec = gym.registry.get(env_id)
-    if spec is None:
-        return {}
-    kwargs = {k: v for k, v in spec.kwargs.items() if v is not None}
-    if spec.max_episode_steps is not None and "max_episode_steps" not in kwargs:
-        kwargs["max_episode_steps"] = spec.max_episode_steps
-    if kwargs.get("max_episode_steps") == -1:   # Gymnasium's "no limit": the class default applies
-        del kwargs["max_episode_steps"]
-    return kwargs

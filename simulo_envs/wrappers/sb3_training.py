@@ -34,10 +34,10 @@ from stable_baselines3.common.save_util import load_from_zip_file
 from simulo_envs.wrappers.distributed import check_device
 from simulo_envs.wrappers.interrupt import StopOnSignals
 from simulo_envs.wrappers.progress import ProgressBar
-from simulo_envs.wrappers.rsl_rl import registered_kwargs
 from simulo_envs.wrappers.run_files import (OutputError, claim_log_dir, delete_run_files, open_progress_csv,
                                             progress_row)
 from simulo_envs.wrappers.sb3 import SB3VecEnv
+from simulo_envs.wrappers.task_lookup import registered_kwargs
 from simulo_envs.wrappers.training import SetupError, TrainPlan, TrainResult
 from simulo_envs.wrappers.vector import make_vector_env
 

@@ -1,6 +1,7 @@
 """Which task a script means, and what comes with it: the task class behind an id or a
 ``"module:Class"`` / ``"module:EnvId"`` string (imported from the current directory too, as
-``python -m`` would, so no ``PYTHONPATH=.`` is needed), its PPO config, and its scripted expert.
+``python -m`` would, so no ``PYTHONPATH=.`` is needed), the keywords its registration gives, its
+PPO config, and its scripted expert.
 
 A task of one's own subclassing a task that has a config or an expert inherits them: the search
 goes up the class's bases (``train_config_for``, ``expert_for``).
@@ -14,7 +15,9 @@ import os
 import sys
 from typing import Optional, Sequence
 
-__all__ = ["import_task_modules", "resolve_task", "train_config_for", "expert_for"]
+import gymnasium as gym
+
+__all__ = ["import_task_modules", "resolve_task", "registered_kwargs", "train_config_for", "expert_for"]
 
 
 def import_task_modules(modules: Sequence[str]) -> None:
@@ -64,6 +67,20 @@ def resolve_task(spec: str) -> tuple[str, type]:
         raise TypeError(f"{spec!r} is not a simulo_envs task (a BaseEnv subclass), got {cls!r}")
     registered = [env_id for env_id, known in REGISTERED.items() if known is cls]
     return (registered[0] if registered else spec), cls
+
+
+def registered_kwargs(env_id: str) -> dict:
+    """What Gymnasium's registry holds for ``env_id`` as env keywords: the spec's ``kwargs`` and its
+    ``max_episode_steps`` (the per-env limit ``gym.make`` gives); ``{}`` if unregistered."""
+    spec = gym.registry.get(env_id)
+    if spec is None:
+        return {}
+    kwargs = {k: v for k, v in spec.kwargs.items() if v is not None}
+    if spec.max_episode_steps is not None and "max_episode_steps" not in kwargs:
+        kwargs["max_episode_steps"] = spec.max_episode_steps
+    if kwargs.get("max_episode_steps") == -1:   # Gymnasium's "no limit": the class default applies
+        del kwargs["max_episode_steps"]
+    return kwargs
 
 
 def train_config_for(env_id: str) -> dict:
