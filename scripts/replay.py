@@ -12,7 +12,9 @@ the recorded initial state checked) in batched envs of the target modes, in this
   instead sets each recorded state and observes it: exact, no physics; HDF5 sources);
 - another control mode (``--target-control-mode``, e.g. ``pd_joint_pos`` or
   ``pd_joint_delta_pos`` from ``pd_ee_delta_pos``): an env in the recorded mode replays the
-  recorded actions and the target env follows the joint drive targets its controller sets.
+  recorded actions; the target env sets the joint drive targets its controller set, step for
+  step, and where the target mode cannot move that fast (a delta mode's per-step bound) it
+  follows the recorded states over extra steps, so converted episodes can be longer.
 
 The report says how many episodes that succeeded when recorded still succeed; only those are
 written unless ``--keep-failures``. Contact-rich episodes replayed open loop can end otherwise
@@ -88,7 +90,9 @@ def describe(s: dict) -> str:
     if s["use_env_states"]:
         how = "by env states"
     elif s["control_mode"] != s["source_control_mode"]:
-        how = "following the recorded drive targets"
+        how = (f"following the recorded drive targets and states (length x{s['length_ratio']['median']:.2f} median, "
+               f"object drift {s['object_drift_m']['max'] * 1000:.0f} mm max)" if s["length_ratio"] and s["object_drift_m"]
+               else "following the recorded drive targets and states")
     else:
         how = "by actions"
     line = (f"{s['env_id']}: replayed {s['replayed']} episodes ({s['source_control_mode']}, {s['source_obs_mode']}) -> "

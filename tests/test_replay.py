@@ -14,7 +14,7 @@ import pytest
 import simulo_envs  # noqa: F401
 from simulo_envs.datasets import DatasetLayoutError, SchemaMismatchError, load_dataset
 from simulo_envs.datasets.collect import CollectSettings, collect
-from simulo_envs.datasets.replay_job import ReplaySettings, replay
+from simulo_envs.datasets.replay_job import ReplaySettings, recorded as recorded_episode, replay
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMALL_CAMERA = {"sensor_configs": {"width": 64, "height": 48}}
@@ -73,8 +73,54 @@ def test_control_mode_conversion_still_succeeds(lift_demos, tmp_path, mode, name
     assert actions.shape[1] == 8
     if mode == "pd_joint_pos":  # the same drive targets: the same trajectory, step for step
         assert ds.lengths.tolist() == [int(source.lengths[list(source.seeds).index(s)]) for s in ds.seeds]
-    else:
-        assert np.abs(actions).max() <= 1.0 and (ds.lengths >= 1).all()
+    else:  # extra steps where the expert moved faster than 0.1 rad a step allows
+        assert np.abs(actions).max() <= 1.0
+        assert (ds.lengths > np.array([int(source.lengths[list(source.seeds).index(s)]) for s in ds.seeds])).all()
+    # the replay ends each converted episode itself: the dataset records no time limit
+    assert ds.schema.max_episode_steps is None and ds.schema.env_kwargs["max_episode_steps"] == -1
+    assert summary["object_drift_m"]["max"] < 0.02 and summary["length_ratio"]["median"] >= 1.0
+
+
+def test_a_motion_faster_than_the_delta_bound_converts_into_a_success(tmp_path):
+    """FrankaPickPlace-v1, seed 3: the expert's joints move up to 0.15 rad in one step, while
+    pd_joint_delta_pos moves a joint by at most 0.1 rad per step (measured: ~0.035 at its
+    bound, ~0.7 rad/s). Converting by the recorded drive targets alone lost this episode (the
+    cube grasped off-centre, short of the goal); following the recorded states with extra steps
+    keeps it, on the first try."""
+    source = tmp_path / "pick"
+    collect(CollectSettings("FrankaPickPlace-v1", num_episodes=1, out=str(source), fmt="hdf5", num_envs=1, seed=3),
+            progress=False)
+    recorded = load_dataset(str(source))
+    qpos = recorded_episode(recorded, 0).env_states["articulations"]["Robot"][:, 13:20]
+    assert np.abs(np.diff(qpos, axis=0)).max() > 0.1  # the kind of input: faster than the bound
+    summary = replay(ReplaySettings(str(source), str(tmp_path / "delta"), fmt="hdf5",
+                                    control_mode="pd_joint_delta_pos", num_envs=1, max_retries=0), progress=False)
+    assert summary["success_rate"] == 1.0 and summary["first_try_success_rate"] == 1.0
+    converted = load_dataset(str(tmp_path / "delta"))
+    assert converted.successes.tolist() == [True] and converted.seeds.tolist() == [3]
+    assert converted.lengths[0] > 1.5 * recorded.lengths[0]  # the extra steps
+    assert summary["object_drift_m"]["max"] < 0.02  # the cube went where it went when recorded
+
+
+@pytest.mark.parametrize("mode, followed", [("pd_joint_delta_pos", list(range(7))), ("pd_joint_pos", [])])
+def test_the_converter_knows_which_targets_one_step_can_set(mode, followed):
+    import gymnasium as gym
+
+    from simulo_envs.datasets.convert import ActionConverter, joint_positions
+
+    env = gym.make("FrankaLift-v1", num_envs=2, control_mode=mode)
+    try:
+        env.reset(seed=[0, 1])
+        converter = ActionConverter(env)
+        assert converter.followed.tolist() == followed
+        qpos = joint_positions(env)
+        targets = qpos.copy()
+        targets[0, 3] += 0.09  # within the 0.1 rad bound
+        targets[1, 3] += 0.2  # beyond it
+        targets[:, 7:] = -0.01  # the gripper closes: absolute, always one step
+        assert converter.reachable(targets, qpos).tolist() == ([True, False] if followed else [True, True])
+    finally:
+        env.close()
 
 
 def test_cartesian_target_modes_are_refused_before_any_write(lift_demos, tmp_path):

@@ -10,7 +10,8 @@ the same targets in the target env, from the target env's own joint positions (c
   action bounds, the joint limits);
 - delta joint position control (``pd_joint_delta_pos``): ``target - qpos`` of the target env,
   scaled to the action range (``[-1, 1]`` <-> ``[lower, upper]`` rad per step) and clipped;
-  a step that would need more than the bound moves by the bound, and the next step catches up;
+  a step that would need more than the bound moves by the bound (``reachable`` tells the two
+  apart; ``follow.Follower`` then follows the recorded states over extra steps);
 - a mimic part (the parallel gripper, one action for both fingers): the first finger's target,
   normalised as the controller's config says;
 - actions in other units than the joints' (``action_scale``, ``action_offset``: the SO-100's
@@ -58,11 +59,13 @@ class ActionConverter:
                                ctrl.target_high.cpu().numpy(), ctrl.action_low.cpu().numpy(),
                                ctrl.action_high.cpu().numpy(), cfg))
         self.action_dim = controller.action_dim
+        self.followed = np.array(sorted({int(j) for _, _, joints, *_, cfg in self.parts if cfg.use_delta
+                                         for j in joints}), dtype=np.int64)
+        """int64 (k,): the joints of delta parts (empty for absolute modes): those whose recorded
+        motion a step may be too fast to reproduce (``follow.Follower``)."""
 
-    def actions(self, targets: np.ndarray, qpos: np.ndarray) -> np.ndarray:
-        """float32 ``(N, action_dim)``: the target-mode actions whose drive targets are ``targets``
-        ``(N, dof)`` from the target env's current ``qpos`` ``(N, dof)`` (module docstring)."""
-        out = np.zeros((targets.shape[0], self.action_dim), np.float32)
+    def _raw(self, targets: np.ndarray, qpos: np.ndarray):
+        """Per part: ``(start, stop, unclipped action, action_low, action_high)``."""
         for start, stop, joints, low, high, action_low, action_high, cfg in self.parts:
             wanted = targets[:, joints[:1]] if cfg.mimic else targets[:, joints]
             raw = wanted - qpos[:, joints[:1] if cfg.mimic else joints] if cfg.use_delta else wanted
@@ -70,6 +73,22 @@ class ActionConverter:
                 raw = 2.0 * (raw - low) / (high - low) - 1.0
             else:  # actions in other units: target = action_offset + action_scale * action
                 raw = (raw - getattr(cfg, "action_offset", 0.0)) / getattr(cfg, "action_scale", 1.0)
+            yield start, stop, raw, action_low, action_high, cfg
+
+    def reachable(self, targets: np.ndarray, qpos: np.ndarray, tolerance: float = 1e-4) -> np.ndarray:
+        """bool ``(N,)``: one target-mode step from ``qpos`` sets ``targets`` (no delta part's
+        action is clipped; absolute parts always count as reachable)."""
+        out = np.ones(targets.shape[0], dtype=bool)
+        for _, _, raw, low, high, cfg in self._raw(targets, qpos):
+            if cfg.use_delta:
+                out &= ((raw >= low - tolerance) & (raw <= high + tolerance)).all(axis=1)
+        return out
+
+    def actions(self, targets: np.ndarray, qpos: np.ndarray) -> np.ndarray:
+        """float32 ``(N, action_dim)``: the target-mode actions whose drive targets are ``targets``
+        ``(N, dof)`` from the target env's current ``qpos`` ``(N, dof)`` (module docstring)."""
+        out = np.zeros((targets.shape[0], self.action_dim), np.float32)
+        for start, stop, raw, action_low, action_high, _ in self._raw(targets, qpos):
             out[:, start:stop] = np.clip(raw, action_low, action_high)
         return out
 

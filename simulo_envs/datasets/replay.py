@@ -8,12 +8,17 @@ does not hold, such as a goal) and the recorded initial state is checked against
 - ``use_env_states``: no physics at all: the env is set to each recorded state in turn and
   observed (exact observations of the recorded trajectory; rewards and flags are the recorded
   ones), the fastest way to add images to episodes collected state-only;
-- another control mode: a source env in the recorded mode replays the recorded actions in
-  lockstep, and the target env follows the drive targets its controller sets
-  (``convert.ActionConverter``), one target step per recorded step.
+- another control mode: a source env in the recorded mode replays the recorded actions first
+  (``source_targets``: the drive targets its controller set and the states it went through),
+  then the target env reproduces them (``follow.Follower``, ``convert.ActionConverter``): one
+  target step per recorded step where the target mode can set the recorded drive targets, and
+  extra steps following the recorded states where it cannot (a delta joint mode whose per-step
+  bound is smaller than the recorded motion), so a converted episode can be longer than the
+  recorded one.
 
 An episode ends at the target env's termination, or after as many steps as the recorded one
-(then truncated). It "still succeeds" when the task reports success at its last step. The
+(obs conversion; then truncated), or after the last recorded step and ``follow.SETTLE_STEPS``
+more (control conversion; then truncated). It "still succeeds" when the task reports success at its last step. The
 replayed episodes go to a dataset (``LeRobotWriter`` / ``HDF5Writer``) as they finish; without
 ``keep_failures`` only those that still succeed.
 """
@@ -30,6 +35,7 @@ import torch
 from simulo_envs.datasets.convert import ActionConverter, as_tensor, drive_targets, joint_positions
 from simulo_envs.datasets.episode import Episode
 from simulo_envs.datasets.errors import SchemaMismatchError
+from simulo_envs.datasets.follow import Follower
 from simulo_envs.datasets.rollout import (EpisodeRecorder, fresh_scenes, local_state_dict, seeded_resets_per_env,
                                           set_local_state_dict)
 
@@ -60,6 +66,11 @@ class Recorded:
     ``source_targets`` for a control conversion)."""
     source_qpos: Optional[np.ndarray] = None
     """float32 (T + 1, dof): the joint positions of the source replay (with ``targets``)."""
+    source_positions: Optional[np.ndarray] = None
+    """float32 (T + 1, K, 3): the source replay's object (actor) positions, env-local [m]."""
+    drift: Optional[float] = None
+    """After a control conversion: the largest distance [m] between an object's position in the
+    converted episode and in the source replay at the same recorded step."""
     attempt: int = 1
     """Which try of its replay this is (``max_retries``)."""
     state_obs: Optional[np.ndarray] = None
@@ -117,8 +128,8 @@ class _Feed:
 
 def source_targets(source, episodes: Iterator[Recorded]) -> Iterator[Recorded]:
     """Replay ``episodes`` by their actions in ``source`` (an env in their recorded control
-    mode) and yield each with ``targets`` (the drive targets its controller set at every step)
-    and ``source_qpos`` filled in, as each finishes."""
+    mode) and yield each with ``targets`` (the drive targets its controller set at every step),
+    ``source_qpos`` and ``source_positions`` filled in, as each finishes."""
     n = source.num_envs
     fresh = fresh_scenes(source)
     per_env = seeded_resets_per_env(source) and not fresh
@@ -139,22 +150,23 @@ def source_targets(source, episodes: Iterator[Recorded]) -> Iterator[Recorded]:
             if not checked:
                 check_states_fit(source, slots[np.flatnonzero(active)[0]], "trajectory")
                 checked = True
-            qpos = joint_positions(source)
-            record = {i: ([], [qpos[i]]) for i in np.flatnonzero(active)}
+            qpos, where = joint_positions(source), object_positions(source)
+            record = {i: ([], [qpos[i]], [where[i]]) for i in np.flatnonzero(active)}
             steps[:] = 0
         action = np.zeros((n, width), np.float32)  # idle envs: a zero Cartesian delta holds
         for i in np.flatnonzero(active):
             action[i] = slots[i].actions[steps[i]]
         source.step(as_tensor(action, source))
-        targets, qpos = drive_targets(source), joint_positions(source)
+        targets, qpos, where = drive_targets(source), joint_positions(source), object_positions(source)
         for i in np.flatnonzero(active):
             record[i][0].append(targets[i])
             record[i][1].append(qpos[i])
+            record[i][2].append(where[i])
         steps[active] += 1
         finished = np.flatnonzero(active & (steps >= np.array([s.length if s else 0 for s in slots])))
         for i in finished:
             done = slots[i]
-            done.targets, done.source_qpos = np.stack(record[i][0]), np.stack(record[i][1])
+            done.targets, done.source_qpos, done.source_positions = (np.stack(rows) for rows in record[i])
             yield done
             active[i] = False
         if len(finished) and per_env:
@@ -164,9 +176,9 @@ def source_targets(source, episodes: Iterator[Recorded]) -> Iterator[Recorded]:
             restart = finished[active[finished]]
             if len(restart):
                 source.reset(seed=[slots[i].seed for i in restart], options={"env_idx": restart})
-                qpos = joint_positions(source)
+                qpos, where = joint_positions(source), object_positions(source)
                 for i in restart:
-                    record[i] = ([], [qpos[i]])
+                    record[i] = ([], [qpos[i]], [where[i]])
 
 
 def replay_episodes(target, episodes: Iterator[Recorded], source=None, use_env_states: bool = False,
@@ -176,10 +188,9 @@ def replay_episodes(target, episodes: Iterator[Recorded], source=None, use_env_s
 
     Args:
         source: an env in the recorded control mode, for a control conversion: the recorded
-            actions are replayed there first (``source_targets``), then the target env follows
-            the drive targets, each one until its joints are within ``REACHED`` of the source
-            replay's (at most ``MAX_REPEATS`` steps per recorded step); the last targets then
-            hold until the env terminates or truncates the episode (its time limit).
+            actions are replayed there first (``source_targets``), then the target env
+            reproduces each recorded step, in one step or more (``follow.Follower``); the
+            yielded ``Recorded`` carries the episode's object ``drift``.
         use_env_states: observe the recorded states instead of simulating (same control mode).
         max_retries: replay an episode that succeeded when recorded but not here up to this many
             more times (later, in another env slot: contact-rich episodes replayed open loop can
@@ -194,12 +205,12 @@ def replay_episodes(target, episodes: Iterator[Recorded], source=None, use_env_s
     fresh = fresh_scenes(target)
     per_env = seeded_resets_per_env(target) and not fresh
     converter = ActionConverter(target) if source is not None else None
+    follower = Follower(converter, n) if converter is not None else None
     hold = None if source is not None else _holder(target)
     feed = _Feed(source_targets(source, episodes) if source is not None else episodes)
     slots: list = [None] * n
     active = np.zeros(n, dtype=bool)
-    steps = np.zeros(n, dtype=np.int64)  # recorded steps consumed, per env
-    repeats = np.zeros(n, dtype=np.int64)  # target steps spent on the current recorded step
+    steps = np.zeros(n, dtype=np.int64)  # recorded steps consumed, per env (obs conversions)
     recorder = EpisodeRecorder(n, record_states=True)
     checked = source is not None  # a conversion's source env checked the fit already
     while True:
@@ -214,7 +225,9 @@ def replay_episodes(target, episodes: Iterator[Recorded], source=None, use_env_s
             if not checked:
                 check_states_fit(target, slots[ids[0]], f"{name} episode {slots[ids[0]].index}")
                 checked = True
-            steps[:] = repeats[:] = 0
+            steps[:] = 0
+            if follower is not None:
+                follower.begin(np.arange(n))
             recorder = EpisodeRecorder(n, record_states=True)
             recorder.begin(_begin(target, slots, ids, use_env_states, name), local_state_dict(target), ids,
                            [slots[i].seed for i in ids])
@@ -230,10 +243,8 @@ def replay_episodes(target, episodes: Iterator[Recorded], source=None, use_env_s
                 terminated[i], truncated[i], success[i] = s.terminated[t], s.truncated[t], s.success[t]
         else:
             if converter is not None:
-                targets = converter.hold_targets()
-                for i in live:  # past the last recorded step: its targets hold until the env ends it
-                    targets[i] = slots[i].targets[min(steps[i], slots[i].length - 1)]
-                action = converter.actions(targets, joint_positions(target))
+                qpos = joint_positions(target)
+                action = converter.actions(follower.targets(slots, live, qpos), qpos)
             else:
                 action = hold.hold() if hold is not None else np.zeros((n, slots[live[0]].actions.shape[1]), np.float32)
                 for i in live:
@@ -241,15 +252,21 @@ def replay_episodes(target, episodes: Iterator[Recorded], source=None, use_env_s
             obs, reward, terminated, truncated, info = target.step(as_tensor(action, target))
             success = info.get("success", torch.zeros(n, dtype=torch.bool))
             terminated, truncated, success = (v.cpu().numpy().copy() for v in (terminated, truncated, success))
-        _advance(slots, active, steps, repeats, joint_positions(target) if converter is not None else None)
+        states = local_state_dict(target)
         if converter is None:
+            steps[live] += 1
             lengths = np.array([s.length if s is not None else 0 for s in slots])
             truncated = truncated | (active & (steps >= lengths) & ~terminated)  # stopped: no recorded step left
-        recorder.step(action, obs, reward, terminated, truncated, success, local_state_dict(target))
+        else:
+            follower.advance(slots, live, joint_positions(target), _positions(states))
+            truncated = truncated | (active & follower.exhausted(slots) & ~terminated)
+        recorder.step(action, obs, reward, terminated, truncated, success, states)
         finished = np.flatnonzero(active & (terminated | truncated))
         for i in finished:
             done, episode = slots[i], recorder.finish(int(i))
             active[i] = False
+            if follower is not None:
+                done.drift = float(follower.drift[i])
             if bool(done.success[-1]) and not episode.succeeded and done.attempt <= max_retries:
                 done.attempt += 1
                 feed.retries.append(done)
@@ -258,40 +275,16 @@ def replay_episodes(target, episodes: Iterator[Recorded], source=None, use_env_s
         if len(finished) and per_env:
             for i in finished:
                 slots[i] = feed.next()
-                active[i], steps[i], repeats[i] = slots[i] is not None, 0, 0
+                active[i], steps[i] = slots[i] is not None, 0
             restart = finished[active[finished]]
             if len(restart):
+                if follower is not None:
+                    follower.begin(restart)
                 seeds = [slots[i].seed for i in restart]
                 target.reset(seed=seeds, options={"env_idx": restart})
                 recorder.begin(_begin(target, slots, restart, use_env_states, name), local_state_dict(target),
                                restart, seeds)
         recorder.trim(active)
-
-
-REACHED = 0.05
-"""Joint distance [rad, m] (largest over the joints) to the source replay's joint positions at
-which a converted episode moves on to the next recorded step."""
-MAX_REPEATS = 3
-"""Most target steps spent on one recorded step of a control conversion (ManiSkill's converter
-tries each step up to 4 times); with REACHED they were chosen on FrankaLift-v1 into
-pd_joint_delta_pos: 20 of 20 episodes succeed at 1.46x the recorded length (0.01 rad / 4 tries:
-17 of 20, the rest at the time limit)."""
-
-
-def _advance(slots: list, active: np.ndarray, steps: np.ndarray, repeats: np.ndarray, qpos) -> None:
-    """Count the step just taken: one recorded step per step, or for a conversion (``qpos`` of
-    the target env given) once the joints reached the source replay's or after MAX_REPEATS."""
-    for i in np.flatnonzero(active):
-        if qpos is None:
-            steps[i] += 1
-            continue
-        if steps[i] >= slots[i].length:
-            continue
-        goal = slots[i].source_qpos[steps[i] + 1]
-        repeats[i] += 1
-        if np.abs(qpos[i] - goal).max() <= REACHED or repeats[i] >= MAX_REPEATS:
-            steps[i] += 1
-            repeats[i] = 0
 
 
 def _begin(target, slots: list, ids: np.ndarray, use_env_states: bool, name: str):
@@ -351,6 +344,19 @@ def _check_initial_state(current: dict, row: int, recorded: Recorded, name: str)
             f"{name} episode {recorded.index} (seed {recorded.seed}): reset(seed) of this env gives another initial "
             f"state than the recorded one ({where} differs by {gap:.3g}): the episode was recorded in another env "
             "or with other env keywords")
+
+
+def object_positions(env) -> np.ndarray:
+    """float32 (N, K, 3): the env-local positions of ``env``'s K actors (objects), in
+    ``local_state_dict`` key order."""
+    return _positions(local_state_dict(env))
+
+
+def _positions(states: dict) -> np.ndarray:
+    rows = [v[:, :3] for v in states["actors"].values()]
+    if not rows:
+        return np.zeros((len(next(iter(states["articulations"].values()))), 0, 3), np.float32)
+    return np.stack(rows, axis=1)
 
 
 def _rows_at(slots: list, ids: np.ndarray, times: np.ndarray) -> dict:

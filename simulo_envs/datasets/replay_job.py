@@ -93,9 +93,14 @@ def open_source(s: ReplaySettings) -> Dataset:
 
 
 def target_kwargs(s: ReplaySettings, ds: Dataset) -> dict:
-    """The target env's keywords: the recorded ones, then ``env_kwargs``, then the target modes."""
-    return {**ds.schema.env_kwargs, **s.env_kwargs, "obs_mode": s.obs_mode or ds.obs_mode,
-            "control_mode": s.control_mode or ds.control_mode}
+    """The target env's keywords: the recorded ones, then ``env_kwargs``, then the target modes.
+    A control conversion lifts the env's time limit (``max_episode_steps=-1``): its episodes may
+    take more steps than the recorded ones (``follow.py``) and the replay ends each itself."""
+    kwargs = {**ds.schema.env_kwargs, **s.env_kwargs, "obs_mode": s.obs_mode or ds.obs_mode,
+              "control_mode": s.control_mode or ds.control_mode}
+    if kwargs["control_mode"] != ds.control_mode:
+        kwargs["max_episode_steps"] = -1
+    return kwargs
 
 
 def source_kwargs(ds: Dataset) -> dict:
@@ -123,7 +128,10 @@ def replay(s: ReplaySettings, progress: bool = True) -> dict:
     ``replayed``, ``success_rate`` (recorded successes that still succeed, retries included),
     ``first_try_success_rate``, ``still_succeed``, ``recorded_successes``, ``tries``,
     ``failed`` (source indices that no longer succeed), ``frames``, ``seconds``, ``out``, the
-    modes, ``interrupted``, ``error``.
+    modes, ``length_ratio`` (replayed / recorded steps per episode: median and max),
+    ``object_drift_m`` (control conversions: per episode the largest distance [m] between an
+    object in the converted episode and in the source replay at the same recorded step; median
+    and max over the episodes; None otherwise), ``interrupted``, ``error``.
 
     Raises:
         see ``open_source``; DatasetExistsError / SchemaMismatchError for the output folder;
@@ -161,12 +169,14 @@ def _run(s: ReplaySettings, ds: Dataset, count: int, target, source, writer, kwa
     bar = tqdm(total=count, unit="ep", desc=f"replay {ds.env_id} -> {s.out}", disable=not progress, dynamic_ncols=True)
     tally = {"replayed": 0, "recorded_successes": 0, "still": 0, "first_try": 0, "tries": 0, "frames": 0, "queued": 0}
     failed: list[int] = []
+    drifts: list[float] = []
+    ratios: list[float] = []
     error, interrupted, pool = None, False, None
     sink = WriterThread(writer)
     t0 = time.perf_counter()
     try:
         if target is not None:
-            items = ((r.index, bool(r.success[-1]), r.attempt, ep)
+            items = ((r.index, bool(r.success[-1]), r.attempt, r.drift, r.length, ep)
                      for r, ep in replay_episodes(target, (recorded(ds, i) for i in range(count)), source,
                                                   s.use_env_states, ds.path, s.max_retries))
         else:
@@ -176,8 +186,11 @@ def _run(s: ReplaySettings, ds: Dataset, count: int, target, source, writer, kwa
                      s.max_retries) for share, n in zip(shares, sizes)]
             pool = WorkerPool(worker_replays, args)
             items = pool.items()
-        for index, recorded_success, attempt, episode in items:
+        for index, recorded_success, attempt, drift, recorded_length, episode in items:
             tally["replayed"] += 1
+            ratios.append(episode.length / max(recorded_length, 1))
+            if drift is not None:
+                drifts.append(drift)
             tally["tries"] += attempt
             tally["recorded_successes"] += int(recorded_success)
             tally["still"] += int(recorded_success and episode.succeeded)
@@ -209,8 +222,16 @@ def _run(s: ReplaySettings, ds: Dataset, count: int, target, source, writer, kwa
             "first_try_success_rate": tally["first_try"] / base if base else 0.0, "tries": tally["tries"],
             "max_retries": s.max_retries,
             "failed": failed, "frames": sink.committed_frames, "seconds": seconds,
+            "length_ratio": _quartiles(ratios), "object_drift_m": _quartiles(drifts),
             "episodes_per_s": tally["replayed"] / seconds if seconds else 0.0, "out": os.path.abspath(s.out),
             "interrupted": interrupted, "error": None if error is None else f"{type(error).__name__}: {error}"}
+
+
+def _quartiles(values: list) -> Optional[dict]:
+    """``{"median", "max"}`` of ``values`` (None when empty), rounded for the report."""
+    if not values:
+        return None
+    return {"median": round(float(np.median(values)), 4), "max": round(float(np.max(values)), 4)}
 
 
 def worker_replays(index: int, source_path: str, env_id: str, kwargs: dict, num_envs: int, indices: list,
@@ -227,7 +248,7 @@ def worker_replays(index: int, source_path: str, env_id: str, kwargs: dict, num_
     try:
         episodes = (recorded(ds, i) for i in indices)
         for rec, episode in replay_episodes(target, episodes, source, use_env_states, ds.path, max_retries):
-            yield rec.index, bool(rec.success[-1]), rec.attempt, episode
+            yield rec.index, bool(rec.success[-1]), rec.attempt, rec.drift, rec.length, episode
             if stop.is_set():
                 return
     finally:
