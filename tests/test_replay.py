@@ -2,6 +2,7 @@
 mode (by actions, by env states), into another control mode, in worker processes; episodes of
 another env and damaged files refused."""
 
+import importlib.util
 import json
 import os
 import shutil
@@ -10,6 +11,7 @@ import sys
 
 import numpy as np
 import pytest
+import torch
 
 import simulo_envs  # noqa: F401
 from simulo_envs.datasets import DatasetLayoutError, SchemaMismatchError, load_dataset
@@ -165,15 +167,24 @@ def test_initial_states_that_the_seed_does_not_give_are_refused(lift_demos, tmp_
         replay(ReplaySettings(str(forged), str(tmp_path / "out"), num_envs=2), progress=False)
 
 
-def test_command_line_names_a_truncated_file_and_prints_json(lift_demos, tmp_path):
+def test_command_line_names_a_truncated_file_and_prints_json(lift_demos, tmp_path, capsys):
+    """The refusal runs the script's ``main`` in this process (it needs no process of its own); the
+    replay runs the command line as its own process."""
     script = os.path.join(ROOT, "scripts", "replay.py")
     broken = tmp_path / "broken"
     shutil.copytree(lift_demos, broken)
     main = broken / "trajectory.h5"
     main.write_bytes(main.read_bytes()[:100])
-    result = subprocess.run([sys.executable, script, "--source", str(broken), "--out", str(tmp_path / "o")],
-                            capture_output=True, text=True, cwd=ROOT, timeout=600)
-    assert result.returncode == 2 and "trajectory.h5 is not a readable HDF5 file" in result.stderr
+    spec = importlib.util.spec_from_file_location("replay_script", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    threads = torch.get_num_threads()
+    try:
+        with pytest.raises(SystemExit) as refused:
+            module.main(["--source", str(broken), "--out", str(tmp_path / "o")])
+    finally:
+        torch.set_num_threads(threads)   # the script's setting, given back
+    assert refused.value.code == 2 and "trajectory.h5 is not a readable HDF5 file" in capsys.readouterr().err
     ok = subprocess.run([sys.executable, script, "--source", lift_demos, "--out", str(tmp_path / "o"), "--count", "2",
                          "--num-envs", "2", "--json"], capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert ok.returncode == 0, ok.stderr

@@ -44,11 +44,11 @@ def no_work(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("work started before the output paths were checked")
 
-    import simulo_envs.wrappers.evaluation as evaluation
     import simulo_envs.wrappers.rsl_rl as rsl_rl
     import simulo_envs.wrappers.sb3_training as sb3_training
 
-    for module, name in ((rsl_rl, "make_vector_env"), (training, "make_rsl_env"), (evaluation, "make_rsl_env"),
+    # evaluation imports rsl_rl.make_rsl_env when it evaluates: patched in rsl_rl, it refuses there too
+    for module, name in ((rsl_rl, "make_vector_env"), (rsl_rl, "make_rsl_env"), (training, "make_rsl_env"),
                          (sb3_training, "make_vector_env")):
         monkeypatch.setattr(module, name, refuse)
     return refuse
