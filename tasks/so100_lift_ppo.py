@@ -9,9 +9,10 @@ proportion to the Panda's 10 cm on the 5 cm cube, and the rewards have the same 
 needed retuning.
 
 Measured (``docs/lift_training.md``): seed 0 reaches 90 % evaluation success at 390,400 env steps and
-97 % at 499,200 (``tasks/so100_lift_ppo.pt``). An earlier recipe that ran every episode to its
-80-step limit and bootstrapped time-outs only grasped the cube but never lifted it in 422,400 env
-steps; it also trained under a grasp test that counted the wide-open jaws resting on the cube as
+97 % at 499,200 (``tasks/so100_lift_ppo.pt``); seed 1 grasps the
+cube but had not lifted it (0 %) at 518,400: not yet reliable. An earlier recipe that ran every
+episode to its 80-step limit and bootstrapped time-outs only grasped the cube but never lifted it
+in 422,400 env steps; it also trained under a grasp test that counted the wide-open jaws resting on the cube as
 a grasp, since fixed (``JawGrasp.min_opposition``). Which of the two mattered more was not separated.
 """
 
