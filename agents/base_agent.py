@@ -256,7 +256,10 @@ class BaseAgent:
             NotImplementedError: the agent describes no ``grasp``.
             ValueError: ``xp`` is neither ``torch`` nor ``numpy``.
         """
-        return to_xp(self._grasping_array(prop, min_force, max_angle, min_opposition), xp, self.robot._device)
+        pressed = self._grasping_array(prop, min_force, max_angle, min_opposition)
+        if xp is np and type(pressed) is np.ndarray:  # the CPU fast path: already fresh numpy
+            return pressed
+        return to_xp(pressed, xp, self.robot._device)
 
     def _grasping_array(self, prop, min_force: Optional[float] = None, max_angle: Optional[float] = None,
                         min_opposition: Optional[float] = None):

@@ -31,8 +31,13 @@ class ArticulationState:
 
     def _read(self, what: str, *args):
         obj = self._obj
-        backend = obj._require_attached()
-        return to_xp(getattr(backend, what)(obj._gid, *args), self._xp, obj._device)
+        backend = obj._backend
+        if backend is None:
+            obj._require_attached()  # raises
+        value = getattr(backend, what)(obj._gid, *args)
+        if self._xp is np and type(value) is np.ndarray:  # the CPU fast path: the backend's fresh array
+            return value
+        return to_xp(value, self._xp, obj._device)
 
     @property
     def qpos(self) -> torch.Tensor:

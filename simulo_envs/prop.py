@@ -105,8 +105,13 @@ class PropState:
 
     def _body(self, columns: slice):
         prop = self._prop
-        backend = prop._require_attached()
-        return to_xp(backend.rigid_state(prop._gid)[:, columns], self._xp, prop._device)
+        backend = prop._backend
+        if backend is None:
+            prop._require_attached()  # raises
+        rows = backend.rigid_state(prop._gid)[:, columns]
+        if self._xp is np and type(rows) is np.ndarray:  # the CPU fast path: the backend's fresh rows
+            return rows
+        return to_xp(rows, self._xp, prop._device)
 
     @property
     def pose(self) -> torch.Tensor:

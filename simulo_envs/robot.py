@@ -88,8 +88,12 @@ class RobotState(ArticulationState):
         """(num_envs, 7) TCP pose ``[x, y, z, qw, qx, qy, qz]``, world frame (``RobotSpec.tcp_link``
         moved by ``tcp_offset``); fresh."""
         robot = self._obj
-        robot._require_attached()
-        return to_xp(robot._tcp_raw(), self._xp, robot._device)
+        if robot._backend is None:
+            robot._require_attached()  # raises
+        pose = robot._tcp_raw()
+        if self._xp is np and type(pose) is np.ndarray:  # the CPU fast path: the backend's fresh array
+            return pose
+        return to_xp(pose, self._xp, robot._device)
 
 
 class Robot(ArticulationObject):
@@ -165,7 +169,7 @@ class Robot(ArticulationObject):
 
     def _tcp_raw(self):
         """Hot path: the TCP pose (N, 7) as the backend's own kind (numpy on physx_cpu, fresh)."""
-        pose = self._raw("link_pose", self._tcp_index)
+        pose = self._backend.link_pose(self._gid, self._tcp_index)
         if self._tcp_offset is None:
             return pose
         return offset_pose(pose, *self._tcp_offset[type(pose)])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+import numpy as np
 import torch
 
 from simulo_envs.env_ids import normalize_env_ids
@@ -57,7 +58,8 @@ class SceneObject:
         """
         if xp is torch:
             return self._state
-        check_array_module(xp)
+        if xp is not np:
+            check_array_module(xp)
         return self._numpy_state
 
     @property

@@ -26,10 +26,8 @@ from dataclasses import dataclass
 
 import torch
 
-from simulo_envs.authoring import Material, Physics, Pose, Sphere
 from simulo_envs.envs.registration import register_env
 from simulo_envs.geometry import norm
-from simulo_envs.prop import Prop
 from simulo_envs.tasks.tabletop import TableTopConfig, TableTopEnv
 from simulo_envs.tensors import as_float32
 
@@ -50,6 +48,22 @@ class FrankaPickPlaceConfig(TableTopConfig):
     place_weight: float = 2.0
 
 
+def place_predicates(cube_pose, tcp_pose, goal_pos, k) -> tuple:
+    """``(success, tcp_to_cube, cube_to_goal)`` from the world poses ``(N, 7)`` of cube and TCP and
+    the goal positions ``(N, 3)`` [m]: success where ``|goal - cube| <= k.goal_radius``; torch
+    tensors or numpy arrays alike."""
+    cube_to_goal = goal_pos - cube_pose[:, :3]
+    return norm(cube_to_goal) <= k.goal_radius, cube_pose[:, :3] - tcp_pose[:, :3], cube_to_goal
+
+
+def place_reward_terms(xp, k, tcp_to_cube, cube_to_goal, grasped) -> dict:
+    """The dense reward's terms ``{"reach", "grasp", "place"}`` float32 ``(N,)`` (module
+    docstring), with ``xp`` torch or numpy; ``grasped`` is float32 ``(N,)``."""
+    reach = 1 - xp.tanh(norm(tcp_to_cube) * k.reach_scale)
+    place = grasped * (1 - xp.tanh(norm(cube_to_goal) * k.place_scale))
+    return {"reach": reach, "grasp": grasped, "place": place}
+
+
 @register_env("FrankaPickPlace-v1", max_episode_steps=FrankaPickPlaceConfig.max_episode_steps)
 class FrankaPickPlaceEnv(TableTopEnv):
     """Carry a cube to a goal point in the air (see the module docstring)."""
@@ -62,36 +76,27 @@ class FrankaPickPlaceEnv(TableTopEnv):
         cfg = self.cfg
         super()._load_scene(options)  # the ground
         self.cube = self.add_cube("Cube", cfg.cube_size, cfg.cube_mass)
-        self.goal = self.scene.add(Prop(Sphere(  # a marker for people: no collision, hidden from sensors
-            "Goal", cfg.goal_radius, Pose([cfg.spawn_x, cfg.spawn_y, sum(cfg.goal_z) / 2]),
-            Physics.kinematic(), Material(color=(0.1, 0.8, 0.2)), collision=False)), at="/World/Goal")
-        self.hide(self.goal)
+        self.goal = self.add_goal_marker(cfg.goal_radius)  # for people: no collision, hidden from sensors
 
     def _after_reconfigure(self, options: dict) -> None:
         self.goal_pos = self.goal.default_pose[:, :3].clone()  # world frame (N, 3)
 
     def _initialize_episode(self, env_idx: torch.Tensor, options: dict) -> None:
-        cfg, rng = self.cfg, self.episode_rng
         self.spawn(self.cube, env_idx)
-        goal = self.goal.default_pose[env_idx].clone()
-        goal[:, 0] += rng.uniform(env_idx, -cfg.x_range, cfg.x_range, device=self.device)
-        goal[:, 1] += rng.uniform(env_idx, -cfg.y_range, cfg.y_range, device=self.device)
-        goal[:, 2] = self.scene.env_origins[env_idx, 2] + rng.uniform(env_idx, *cfg.goal_z, device=self.device)
-        self.goal.set_pose(goal, env_ids=env_idx)
-        self.goal_pos[env_idx] = goal[:, :3]
+        self.goal_pos[env_idx] = self.spawn_goal(self.goal, env_idx)
         self.agent.reset(env_idx)
 
     def evaluate(self) -> dict:
         """success, is_grasped bool (N,); cube/tcp poses (N, 7), tcp_to_cube, cube_to_goal (N, 3),
         world frame."""
         cube_pose, tcp_pose = self.cube.state_in(self.xp).pose, self.tcp_pose()
-        cube_to_goal = self.as_xp(self.goal_pos) - cube_pose[:, :3]
+        success, tcp_to_cube, cube_to_goal = place_predicates(cube_pose, tcp_pose, self.as_xp(self.goal_pos), self.k)
         return {
-            "success": norm(cube_to_goal) <= self.k.goal_radius,
+            "success": success,
             "is_grasped": self.agent.is_grasping(self.cube, xp=self.xp),
             "cube_pose": cube_pose,
             "tcp_pose": tcp_pose,
-            "tcp_to_cube": cube_pose[:, :3] - tcp_pose[:, :3],
+            "tcp_to_cube": tcp_to_cube,
             "cube_to_goal": cube_to_goal,
         }
 
@@ -99,10 +104,8 @@ class FrankaPickPlaceEnv(TableTopEnv):
         """reach + grasp + place terms (weights in the config), ``success_reward`` on success;
         float32 (N,); the terms go to ``info["reward_terms"]``."""
         k, xp = self.k, self.xp
-        grasped = as_float32(info["is_grasped"])
-        reach = 1 - xp.tanh(norm(info["tcp_to_cube"]) * k.reach_scale)
-        place = grasped * (1 - xp.tanh(norm(info["cube_to_goal"]) * k.place_scale))
-        info["reward_terms"] = {"reach": reach, "grasp": grasped, "place": place}
+        info["reward_terms"] = place_reward_terms(xp, k, info["tcp_to_cube"], info["cube_to_goal"],
+                                                  as_float32(info["is_grasped"]))
         return xp.where(info["success"], k.success_reward, self.weighted_sum(info["reward_terms"]))
 
     def _get_obs_extra(self, info: dict) -> dict:

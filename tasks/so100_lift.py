@@ -28,50 +28,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from simulo_envs.envs.registration import register_env
-from simulo_envs.envs.sensors import CameraConfig, look_at
-from simulo_envs.geometry import norm
 from simulo_envs.tasks.franka_lift import lift_predicates, lift_reward
-from simulo_envs.tasks.tabletop import TableTopConfig, TableTopEnv
+from simulo_envs.tasks.so100_tabletop import SO100TableTopConfig, SO100TableTopEnv
 from simulo_envs.tensors import as_float32
 
 
 @dataclass(frozen=True)
-class SO100LiftConfig(TableTopConfig):
-    """Every tunable of SO100Lift-v1, with units; env-local metres (``reach_weight`` and
-    ``success_reward`` (5) are ``TableTopConfig``'s defaults)."""
+class SO100LiftConfig(SO100TableTopConfig):
+    """Every tunable of SO100Lift-v1, with units; env-local metres. The cube, its spawn region,
+    the reach ring, the reach term and ``max_episode_steps`` (80) are ``SO100TableTopConfig``'s."""
 
-    cube_size: float = 0.025        # cube edge [m]
-    cube_mass: float = 0.01         # [kg]
-    spawn_x: float = 0.265          # env-local cube spawn [m]
-    x_range: float = 0.03           # +- x randomisation around the spawn [m]
-    y_range: float = 0.08           # +- y randomisation around the spawn [m]
     lift_height: float = 0.05       # success: cube centre this far above its spawn height [m]
-    reach_min: float = 0.08         # fail: cube centre nearer the base than this, in the plane [m]
-    reach_max: float = 0.40         # fail: cube centre farther from the base than this, in the plane [m]
-    reach_scale: float = 10.0       # reach term = 1 - tanh(reach_scale * |tcp - cube|) [1/m]
     lift_scale: float = 20.0        # lift term = grasp * (1 - tanh(lift_scale * height still to go)) [1/m]
-    grasp_weight: float = 1.0
     lift_weight: float = 2.0
-    max_episode_steps: int = 80
 
 
 @register_env("SO100Lift-v1", max_episode_steps=SO100LiftConfig.max_episode_steps)
-class SO100LiftEnv(TableTopEnv):
+class SO100LiftEnv(SO100TableTopEnv):
     """Lift a cube with the SO-100 (see the module docstring)."""
 
-    SUPPORTED_ROBOTS = ("so100",)
-    default_robot_uids = "so100"
     cfg = SO100LiftConfig()
     default_max_episode_steps = cfg.max_episode_steps
     xp_hooks = True  # the hooks below compute with self.xp alone
-
-    @property
-    def _default_sensor_configs(self) -> list[CameraConfig]:
-        return [CameraConfig("base_camera", look_at([0.42, 0.16, 0.2], [0.23, 0.0, 0.02]), 128, 128, 1.0)]
-
-    @property
-    def _default_human_render_camera_configs(self) -> list[CameraConfig]:
-        return [CameraConfig("render_camera", look_at([0.48, 0.34, 0.3], [0.15, 0.0, 0.07]), 512, 512, 0.9)]
 
     def _load_scene(self, options: dict) -> None:
         super()._load_scene(options)  # the ground
@@ -88,13 +66,11 @@ class SO100LiftEnv(TableTopEnv):
         """success, fail, is_grasped bool (N,); height_gain (N,) m; block (the cube) and TCP
         poses (N, 7) and tcp_to_block (N, 3), world frame (FrankaLift-v1's names: one expert
         drives both)."""
-        k = self.k
         block_pose, tcp_pose = self.block.state_in(self.xp).pose, self.tcp_pose()
-        success, height_gain, tcp_to_block = lift_predicates(block_pose, tcp_pose, self.as_xp(self.spawn_z), k)
-        planar = norm(self.local(block_pose[:, :3])[:, :2])
+        success, height_gain, tcp_to_block = lift_predicates(block_pose, tcp_pose, self.as_xp(self.spawn_z), self.k)
         return {
             "success": success,
-            "fail": (planar < k.reach_min) | (planar > k.reach_max),
+            "fail": self.out_of_reach(block_pose[:, :3]),
             "is_grasped": self.agent.is_grasping(self.block, xp=self.xp),
             "height_gain": height_gain,
             "block_pose": block_pose,

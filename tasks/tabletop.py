@@ -4,11 +4,11 @@ observations and the dense reward as a weighted sum of named terms.
 
 A task subclasses ``TableTopEnv`` and still reads top to bottom like the seed example: config
 (a subclass of ``TableTopConfig`` where it has those fields), ``_load_scene`` (``super()`` adds the
-ground, ``add_cube`` a cube), ``_initialize_episode`` (``spawn`` draws a prop's spawn),
-``evaluate``, ``compute_dense_reward`` (``weighted_sum`` of the terms), ``_get_obs_extra``
-(``local`` makes world poses env-local). Its step hooks compute with ``self.xp`` (torch, or numpy
-on the CPU fast path: ``BaseEnv.xp_hooks``, ``simulo_envs/envs/fast_step.py``); the helpers here
-serve both.
+ground, ``add_cube`` a cube, ``add_goal_marker`` a goal point), ``_initialize_episode``
+(``spawn`` draws a prop's spawn, ``spawn_goal`` a goal's), ``evaluate``, ``compute_dense_reward``
+(``weighted_sum`` of the terms), ``_get_obs_extra`` (``BaseEnv.local`` makes world poses
+env-local). Its step hooks compute with ``self.xp`` (torch, or numpy on the CPU fast path:
+``BaseEnv.xp_hooks``, ``simulo_envs/envs/fast_step.py``); the helpers here serve both.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Optional
 
 import torch
 
-from simulo_envs.authoring import Cuboid, Material, Physics, Pose
+from simulo_envs.authoring import Cuboid, Material, Physics, Pose, Sphere
 from simulo_envs.envs.base_env import BaseEnv
 from simulo_envs.prop import Prop
 from simulo_envs.tensors import numpy_constants, tensor_constants
@@ -28,6 +28,8 @@ RED = (0.85, 0.15, 0.1)
 """The colour of the cube a task is about (RGB in [0, 1])."""
 GREEN = (0.1, 0.7, 0.2)
 """The colour of goals and second cubes (RGB in [0, 1])."""
+GOAL_MARKER_COLOR = (0.1, 0.8, 0.2)
+"""The colour of the goal point ``add_goal_marker`` draws (RGB in [0, 1])."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,6 @@ class TableTopEnv(BaseEnv):
         """The ground plane (at z = 0); a task adds its objects after ``super()._load_scene``.
         Nothing is hidden from sensors yet (``hide``)."""
         self.scene.add_ground()
-        self._hidden_objects = []
 
     def add_cube(self, name: str, size: float, mass: float, color=RED, xy: Optional[tuple] = None) -> Prop:
         """A cube prop at ``/World/<name>``: edge ``size`` [m], ``mass`` [kg], resting upright on the
@@ -70,10 +71,22 @@ class TableTopEnv(BaseEnv):
         cube = Prop(Cuboid(name, (size,) * 3, Pose([x, y, size / 2]), Physics.rigid(mass=mass), Material(color=color)))
         return self.scene.add(cube, at=f"/World/{name}")
 
+    def add_goal_marker(self, radius: float) -> Prop:
+        """A goal point drawn for people: a sphere of ``radius`` [m] at ``/World/Goal``, kinematic,
+        without collision and hidden from the sensor cameras (``hide``), at env-local
+        ``(cfg.spawn_x, cfg.spawn_y, mean of cfg.goal_z)`` until ``spawn_goal`` moves it. The
+        task's config needs ``goal_z`` (the goal height range above the floor [m])."""
+        cfg = self.cfg
+        goal = self.scene.add(Prop(Sphere("Goal", radius, Pose([cfg.spawn_x, cfg.spawn_y, sum(cfg.goal_z) / 2]),
+                                          Physics.kinematic(), Material(color=GOAL_MARKER_COLOR), collision=False)),
+                              at="/World/Goal")
+        self.hide(goal)
+        return goal
+
     def hide(self, *props: Prop) -> None:
         """Keep ``props`` (goal markers, say) out of sensor images; ``render()`` still draws them
-        (ManiSkill's ``_hidden_objects``)."""
-        self._hidden_objects = [*self._hidden_objects, *props]  # BaseEnv's list, read by the sensors
+        (``BaseEnv.hide_from_sensors``)."""
+        self.hide_from_sensors(*props)
 
     # ------------------------------------------------------------------ episode
     def spawn(self, prop: Prop, env_idx: torch.Tensor) -> torch.Tensor:
@@ -87,6 +100,19 @@ class TableTopEnv(BaseEnv):
         prop.set_pose(pose, env_ids=env_idx)
         prop.set_velocity(torch.zeros(len(env_idx), 6, device=self.device), env_ids=env_idx)
         return pose
+
+    def spawn_goal(self, goal: Prop, env_idx: torch.Tensor) -> torch.Tensor:
+        """Put the goal marker ``goal`` at its default x-y moved by x ~ U(-x_range, x_range), then
+        y ~ U(-y_range, y_range), at a height z ~ U(*cfg.goal_z) above the env's floor [m] (one
+        draw each per env of ``env_idx``, from the episode streams, after whatever the task drew
+        before). Returns the positions written, world frame (k, 3)."""
+        cfg, rng = self.cfg, self.episode_rng
+        pose = goal.default_pose[env_idx].clone()
+        pose[:, 0] += rng.uniform(env_idx, -cfg.x_range, cfg.x_range, device=self.device)
+        pose[:, 1] += rng.uniform(env_idx, -cfg.y_range, cfg.y_range, device=self.device)
+        pose[:, 2] = self.env_origins[env_idx, 2] + rng.uniform(env_idx, *cfg.goal_z, device=self.device)
+        goal.set_pose(pose, env_ids=env_idx)
+        return pose[:, :3]
 
     # ------------------------------------------------------------------ step hooks' helpers
     @property
@@ -102,12 +128,6 @@ class TableTopEnv(BaseEnv):
         """(N, 7) the agent's TCP pose ``[x, y, z, qw, qx, qy, qz]``, world frame, of ``self.xp``."""
         return self.agent.robot.state_in(self.xp).tcp_pose
 
-    def local(self, world):
-        """``world`` poses (N, 7) or positions (N, 3), world frame, in each env's own frame (minus
-        its origin), of ``self.xp``."""
-        origins = self._origin_poses if world.shape[1] == 7 else self._env_origins
-        return world - self.as_xp(origins)
-
     def weighted_sum(self, terms: dict):
         """``sum(cfg.<name>_weight * term)`` over the reward terms, in their order (N,)."""
         k, total = self.k, None
@@ -121,4 +141,4 @@ class TableTopEnv(BaseEnv):
         return self.compute_dense_reward(obs, action, info) / self.k.success_reward
 
 
-__all__ = ["TableTopConfig", "TableTopEnv", "RED", "GREEN"]
+__all__ = ["TableTopConfig", "TableTopEnv", "RED", "GREEN", "GOAL_MARKER_COLOR"]

@@ -152,7 +152,12 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
     through ``self.as_xp``. The framework then runs those same hooks on numpy arrays where that is
     cheaper (physx_cpu, ``state`` obs mode; ``fast_step.py``). A subclass that overrides a hook
     without setting it again gets the torch path."""
-    _xp = torch
+    xp = torch
+    """The array module the step hooks compute with: ``torch`` (tensors on ``device``), or
+    ``numpy`` while the CPU fast path runs them (``fast_step.py``; only for a class that sets
+    ``xp_hooks``). Hooks call its functions (``xp.tanh``, ``xp.where``, ...), read state with
+    ``state_in(xp)`` and return arrays of it. Read it, never set it: the framework sets it around
+    the hooks (a plain attribute, not a property: hooks read it several times a step)."""
 
     def __init__(
         self,
@@ -236,6 +241,8 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
         self._init_faults()
         self._numpy_views: dict = {}
         self._elapsed_steps = torch.zeros(self.num_envs, dtype=torch.int32, device=self.device)
+        # Its numpy view (the same memory) on CPU, for step's counting and the fast path's info.
+        self._elapsed_np = self._elapsed_steps.numpy() if self.device.type == "cpu" else None
         self._one = torch.tensor(1, dtype=torch.int32, device=self.device)
         self._limit = torch.zeros((), dtype=torch.int32, device=self.device)
         self.max_episode_steps = limit  # validated by the setter, before the scene is built
@@ -297,6 +304,21 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
         return self._elapsed_steps.clone()
 
     @property
+    def env_origins(self) -> torch.Tensor:
+        """float32 (N, 3): each env's origin [m], world frame: where its robot base sits and what
+        env-local positions are measured from (``world - env_origins``). The env's own tensor on
+        ``device``, replaced at each scene build: read it, never write it."""
+        return self._env_origins
+
+    @property
+    def env_origin_poses(self) -> torch.Tensor:
+        """float32 (N, 7): ``env_origins`` padded to pose width, ``[x, y, z, 0, 0, 0, 0]`` [m], world
+        frame, so that ``world_pose - env_origin_poses`` is the env-local pose (env frames are
+        not rotated: the quaternion is unchanged). The env's own tensor on ``device``, replaced
+        at each scene build: read it, never write it."""
+        return self._origin_poses
+
+    @property
     def backend(self):
         """The simulation backend (``simulo_envs.sim``): the only object that talks to SAPIEN."""
         return self._backend
@@ -308,19 +330,24 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
         ``_initialize_episode`` follow the same seeds (``simulo_envs/envs/torch_rng.py``)."""
         return self._rng
 
-    @property
-    def xp(self):
-        """The array module the step hooks compute with: ``torch`` (tensors on ``device``), or
-        ``numpy`` while the CPU fast path runs them (``fast_step.py``; only for a class that sets
-        ``xp_hooks``). Hooks call its functions (``xp.tanh``, ``xp.where``, ...), read state with
-        ``state_in(xp)`` and return arrays of it."""
-        return self._xp
-
     def as_xp(self, tensor: torch.Tensor):
         """A tensor of the task's own (on ``device``) as an array of ``self.xp``: the tensor itself,
         or on the CPU fast path its numpy view (the same memory, so it follows in-place writes to
         the tensor). Read it, never write it."""
-        return tensor if self._xp is torch else self._numpy_view(tensor)
+        if self.xp is torch:
+            return tensor
+        held = self._numpy_views.get(id(tensor))
+        if held is not None and held[0] is tensor:
+            return held[1]
+        return self._numpy_view(tensor)
+
+    def local(self, world):
+        """``world`` poses (N, 7) or positions (N, 3), world frame [m], in each env's own frame
+        (minus ``env_origins``; env frames are not rotated), of ``self.xp``: a new array."""
+        if self.xp is torch:
+            return world - (self._origin_poses if world.shape[1] == 7 else self._env_origins)
+        positions, poses = self._origins_np
+        return world - (poses if world.shape[1] == 7 else positions)
 
     def _numpy_view(self, tensor: torch.Tensor) -> np.ndarray:
         """The numpy view of a CPU tensor (the same memory), remembered per tensor object: torch's
@@ -402,10 +429,10 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
     def _get_obs_agent(self) -> dict:
         """Proprioception: ``{"qpos": (N, dof), "qvel": (N, dof)}`` (per agent key for several robots)."""
         if hasattr(self.agent, "get_proprioception"):
-            if self._xp is torch:  # an agent may take no ``xp`` (it then gets no fast path)
+            if self.xp is torch:  # an agent may take no ``xp`` (it then gets no fast path)
                 return self.agent.get_proprioception()
-            return self.agent.get_proprioception(xp=self._xp)
-        state = self.agent.robot.state_in(self._xp)
+            return self.agent.get_proprioception(xp=self.xp)
+        state = self.agent.robot.state_in(self.xp)
         return {"qpos": state.qpos, "qvel": state.qvel}
 
     def _get_obs_extra(self, info: dict) -> dict:

@@ -55,15 +55,17 @@ class NumpyStepMixin:
         array becomes a tensor on its own memory (``torch.from_numpy``, no copy: the hooks'
         results are fresh); ``finite``: True when obs and reward are all finite (``all_finite``;
         False sends the fault check to test the rows)."""
-        self._xp = np
+        self.xp = np
         try:
             info = self.get_info()
             raw_obs = self._get_obs_state_dict(info)  # get_obs in "state" mode (no subclass changes it)
-            reward = self.get_reward(raw_obs, self._action_as_numpy(action), info)
+            held = self.__dict__.get("_action_view")  # the step's own clipped action (step.py)
+            reward = self.get_reward(raw_obs, held[1] if held is not None and held[0] is action
+                                     else self._action_as_numpy(action), info)
             obs = flatten_obs(raw_obs)
             terminated = self._terminated(info)
         finally:
-            del self._xp  # back to the class's torch
+            self.xp = torch  # the class's value; an instance attribute from here on (cheaper than del)
         finite = all_finite(obs) and all_finite(reward)
         return _as_tensors(info), torch.from_numpy(obs), torch.from_numpy(reward), torch.from_numpy(terminated), finite
 
@@ -71,22 +73,24 @@ class NumpyStepMixin:
         """The step's clipped action as the hooks see it on the fast path: the numpy array it was
         made from, or a numpy view (a dict of them for several agents); None for None."""
         if isinstance(action, torch.Tensor):
-            return self._numpy_view(action)
+            held = self.__dict__.get("_action_view")  # the step's own clipped action (step.py)
+            return held[1] if held is not None and held[0] is action else self.as_xp(action)
         if isinstance(action, dict):
             return {key: self._action_as_numpy(value) for key, value in action.items()}
         return action
-
-
 
 
 def _as_tensors(info: dict) -> dict:
     """``info`` with every numpy array (nested dicts too) as a tensor on the same memory."""
     out = {}
     for key, value in info.items():
-        if isinstance(value, np.ndarray):
+        kind = type(value)
+        if kind is np.ndarray:
             out[key] = torch.from_numpy(value)
-        elif isinstance(value, dict):
+        elif kind is dict or isinstance(value, dict):
             out[key] = _as_tensors(value)
+        elif isinstance(value, np.ndarray):
+            out[key] = torch.from_numpy(value)
         else:
             out[key] = value
     return out

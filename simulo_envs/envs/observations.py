@@ -72,7 +72,17 @@ def flatten_obs(obs: dict):
     it touches are freed by reference counting, never left to the garbage collector.
     """
     leaves: list = []
-    _collect_leaves(obs, leaves)
+    for value in obs.values():  # the usual two levels inline ({"agent": {...}, "extra": {...}})
+        if type(value) is dict:
+            for leaf in value.values():
+                if type(leaf) is dict or isinstance(leaf, dict):
+                    _collect_leaves(leaf, leaves)
+                else:
+                    leaves.append(leaf if leaf.ndim == 2 else leaf.reshape(leaf.shape[0], -1))
+        elif isinstance(value, dict):
+            _collect_leaves(value, leaves)
+        else:
+            leaves.append(value if value.ndim == 2 else value.reshape(value.shape[0], -1))
     if leaves and isinstance(leaves[0], np.ndarray):
         return np.concatenate(leaves, axis=1, dtype=np.float32)
     # torch.cat promotes bool and integer columns to the float32 of the others (one cast, not one

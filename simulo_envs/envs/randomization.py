@@ -169,7 +169,7 @@ class Randomizer:
         self._bound: list[_Bound] = []
         self._records: dict[tuple, np.ndarray] = {}
         self._labels: dict[tuple, list] = {}  # joint names of per-joint records
-        self._flat: Optional[torch.Tensor] = None
+        self._flat: Optional[np.ndarray] = None
         self._intervals: list[_Bound] = []
 
     # ------------------------------------------------------------------ building
@@ -346,12 +346,23 @@ class Randomizer:
     def privileged(self) -> torch.Tensor:
         """float32 (N, D): every randomized parameter's current value per env, flattened in
         ``privileged_names`` order (SI units). A fresh tensor."""
+        flat = self._flat_values()
+        if self._env.device.type == "cpu":  # a numpy copy under a tensor: cheaper than clone()
+            return torch.from_numpy(flat.copy())
+        return torch.from_numpy(flat).to(self._env.device)
+
+    def privileged_array(self):
+        """``privileged()`` as a fresh float32 numpy array (the CPU fast path's ``info``)."""
+        return self._flat_values().copy()
+
+    def _flat_values(self) -> np.ndarray:
+        """The records concatenated (N, D) float32, kept until a record changes."""
         if self._flat is None:
             n = self._env.num_envs
             blocks = [r.reshape(n, -1) for r in self._records.values()]
             flat = np.concatenate(blocks, axis=1) if blocks else np.zeros((n, 0), dtype=np.float32)
-            self._flat = torch.from_numpy(flat.astype(np.float32)).to(self._env.device)
-        return self._flat.clone()
+            self._flat = np.ascontiguousarray(flat, dtype=np.float32)
+        return self._flat
 
 
 def _resolve(env, path: list, term: Randomize):

@@ -30,6 +30,7 @@ class ReconfigureMixin:
         options = {} if options is None else options
         self._clear()
         self._setup_scene()
+        self._hidden_objects = []  # hide_from_sensors fills it again in _load_scene
         self._reconfig_count += 1
         self._load_agent(options)
         self._check_agent_uids()
@@ -46,8 +47,9 @@ class ReconfigureMixin:
         self.agent.on_attached(self._env_origins)
         # Origins padded to pose width: pose_world - _origin_poses is the env-local pose (N, 7).
         self._origin_poses = torch.cat([self._env_origins, torch.zeros(self.num_envs, 4, device=self.device)], dim=1)
+        self._origins_np = (self._env_origins.cpu().numpy(), self._origin_poses.cpu().numpy())  # for local() on numpy
         self._after_reconfigure(options)
-        self._sim_hooks = self._overridden_sim_hooks()
+        self._step_hooks = self._overridden_step_hooks()
         self._fast_step = self._numpy_step_applies()
         self._reconfig_counter = self.reconfiguration_freq
 

@@ -139,7 +139,19 @@ class RenderingMixin:
 
     _hidden_objects: list = []
     """Props hidden from the sensor cameras (observations, ``render_sensors``) but shown by
-    ``render_rgb_array`` and the viewer, e.g. a goal marker; set it in ``_load_scene``."""
+    ``render_rgb_array`` and the viewer, e.g. a goal marker (ManiSkill's name); emptied at each
+    scene build, filled by ``hide_from_sensors``."""
+
+    def hide_from_sensors(self, *props) -> None:
+        """Keep ``props`` (goal markers, say) out of the sensor cameras' images (observations,
+        ``render_sensors``); ``render_rgb_array`` and the viewer still draw them. Call it in
+        ``_load_scene``: a scene build starts with nothing hidden."""
+        self._hidden_objects = [*self._hidden_objects, *props]
+
+    @property
+    def hidden_objects(self) -> tuple:
+        """The props ``hide_from_sensors`` keeps out of the sensor images, in the order hidden."""
+        return tuple(self._hidden_objects)
 
     def _get_obs_sensor_data(self, apply_texture_transforms: bool = True) -> dict:
         """``{camera: {texture: tensor}}`` for the obs mode's textures, all envs (the layouts in

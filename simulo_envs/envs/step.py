@@ -38,9 +38,9 @@ class StepMixin:
         """
         self._require_open()
         action = self._step_action(action)
-        on_cpu = self.device.type == "cpu"
+        elapsed = self._elapsed_np  # the counter's numpy view on CPU (None elsewhere)
+        on_cpu = elapsed is not None
         if on_cpu:  # numpy's in-place add on the same memory costs a fraction of torch's
-            elapsed = self._numpy_view(self._elapsed_steps)
             elapsed += 1
         else:
             self._elapsed_steps.add_(self._one)
@@ -48,7 +48,7 @@ class StepMixin:
             self._randomizer.interval(self._elapsed_steps)
         self._detect_faults()  # quarantines envs whose physics went bad (faults.py)
         info, obs, reward, terminated, finite = self._step_outputs(action)
-        if self.max_episode_steps is None:
+        if self._max_episode_steps is None:
             truncated = self._false()
         else:
             truncated = torch.from_numpy(elapsed >= self._max_episode_steps) if on_cpu else self._elapsed_steps >= self._limit
@@ -82,12 +82,14 @@ class StepMixin:
             ValueError: a bad action; nothing is simulated.
         """
         action = self._prepare_action(action)
-        self._before_control_step()
+        before_control, after_control, before, after, substeps = self._step_hooks
+        if before_control is not None:
+            before_control()
         if action is not None:
             self.agent.set_action(action)
-        before, after = self._sim_hooks
-        self._backend.step(self.sim_config.sim_steps_per_control, before, after)
-        self._after_control_step()
+        self._backend.step(substeps, before, after)
+        if after_control is not None:
+            after_control()
         return action
 
     def _terminated(self, info: dict) -> torch.Tensor:
@@ -96,20 +98,20 @@ class StepMixin:
         if success is None and fail is None:
             return self._false()
         if fail is None:
-            return _copy(success)
+            return success.copy() if type(success) is np.ndarray else _copy(success)
         if success is None:
             return _copy(fail)
         return success | fail
 
     def _false(self) -> torch.Tensor:
         """bool (N,) all False, of ``xp``."""
-        if self._xp is np:
+        if self.xp is np:
             return np.zeros(self.num_envs, dtype=bool)
         return torch.zeros(self.num_envs, dtype=torch.bool, device=self.device)
 
     def _zeros(self) -> torch.Tensor:
         """float32 (N,) zeros, of ``xp``."""
-        if self._xp is np:
+        if self.xp is np:
             return np.zeros(self.num_envs, dtype=np.float32)
         return torch.zeros(self.num_envs, device=self.device)
 
@@ -136,7 +138,7 @@ class StepMixin:
         clipped = torch.from_numpy(array)
         if self.device.type != "cpu":
             return clipped.to(self.device)
-        self._numpy_views[id(clipped)] = (clipped, array)  # what the fast path's hooks get (fast_step.py)
+        self._action_view = (clipped, array)  # what the fast path's hooks get (fast_step.py)
         return clipped
 
     # ------------------------------------------------------------------ hooks around the physics
@@ -152,27 +154,30 @@ class StepMixin:
     def _after_simulation_step(self) -> None:
         """Task hook: runs after each physics substep (only called when overridden)."""
 
-    def _overridden_sim_hooks(self) -> tuple:
-        """``(before, after)``: the task's per-substep hooks, None where it keeps the empty default
-        (the backend then makes no Python call per substep)."""
+    def _overridden_step_hooks(self) -> tuple:
+        """``(before_control, after_control, before_substep, after_substep, substeps)``, fixed per
+        build: the task's control- and simulation-step hooks, None where it keeps the empty
+        default (no Python call per step or substep for those), and ``sim_steps_per_control``."""
         cls = type(self)
-        before = self._before_simulation_step if cls._before_simulation_step is not StepMixin._before_simulation_step else None
-        after = self._after_simulation_step if cls._after_simulation_step is not StepMixin._after_simulation_step else None
-        return before, after
+
+        def bound(name: str):
+            return getattr(self, name) if getattr(cls, name) is not getattr(StepMixin, name) else None
+
+        return (bound("_before_control_step"), bound("_after_control_step"), bound("_before_simulation_step"),
+                bound("_after_simulation_step"), self.sim_config.sim_steps_per_control)
 
     # ------------------------------------------------------------------ outputs
     def get_info(self) -> dict:
         """``evaluate()`` plus ``"elapsed_steps"`` (int32 (N,)) and, with a randomization table,
         ``"privileged"`` (float32 (N, D): the randomized values, ``randomization.privileged_names``)."""
         info = self.evaluate()
-        if self._xp is torch:
+        if self.xp is torch:
             info["elapsed_steps"] = self._elapsed_steps.clone()
             self._add_privileged(info)
             return info
-        info["elapsed_steps"] = self.as_xp(self._elapsed_steps).copy()  # numpy throughout (fast_step.py)
-        self._add_privileged(info)
-        if "privileged" in info:
-            info["privileged"] = info["privileged"].numpy()
+        info["elapsed_steps"] = self._elapsed_np.copy()  # numpy throughout (fast_step.py)
+        if self._randomization_terms:
+            info["privileged"] = self._randomizer.privileged_array()
         return info
 
     def get_reward(self, obs, action, info) -> torch.Tensor:
