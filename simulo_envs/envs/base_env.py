@@ -303,6 +303,15 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
         """int32 (N,) steps since each env's last reset; fresh."""
         return self._elapsed_steps.clone()
 
+    def _attach_step_counter(self, buffer: np.ndarray) -> None:
+        """Count steps in ``buffer`` from now on (int32 (N,) on CPU, e.g. a worker's rows of
+        shared memory that its parent reads and writes), keeping today's counts. The counter's
+        tensor and its numpy view (step's counting, the fast path's info) both become views of
+        ``buffer``, so neither goes stale."""
+        buffer[:] = self._elapsed_steps.cpu().numpy()
+        self._elapsed_steps = torch.from_numpy(buffer)
+        self._elapsed_np = buffer
+
     @property
     def env_origins(self) -> torch.Tensor:
         """float32 (N, 3): each env's origin [m], world frame: where its robot base sits and what

@@ -300,8 +300,7 @@ class _Worker:
             if f.path == ("elapsed_buffer",):
                 # The env's step counter becomes a view on shared memory: the parent reads it
                 # (elapsed_steps) and may write it (rsl_rl's episode_length_buf) between calls.
-                view[:] = self.env._elapsed_steps.numpy()
-                self.env._elapsed_steps = torch.from_numpy(view)
+                self.env._attach_step_counter(view)
 
     def emit(self, outputs: dict, info: dict, flags: dict) -> bytes:
         """Write outputs into this shard's rows; what does not fit a field goes in the reply."""
