@@ -135,6 +135,36 @@ def test_state_attributes_and_counters(envs):
     assert sharded.elapsed_steps.tolist() == [1, 2, 3, 4, 1]
 
 
+def test_the_step_counter_counts_in_an_attached_buffer():
+    """BaseEnv.use_elapsed_steps_buffer, how a worker moves its step counter into shared memory:
+    the counter's tensor, its numpy view and the buffer are one memory, written both ways."""
+    env = FrankaLiftEnv(num_envs=2, max_episode_steps=LIMIT)
+    try:
+        env.reset(seed=0)
+        env.step(torch.zeros(2, 8))
+        buffer = np.full(2, -7, dtype=np.int32)
+        read_only = buffer.copy()
+        read_only.flags.writeable = False
+        bad_buffers = [(buffer.tolist(), TypeError), (buffer.astype(np.int64), ValueError),
+                       (np.zeros(3, np.int32), ValueError), (np.zeros(4, np.int32)[::2], ValueError),
+                       (read_only, ValueError)]
+        for bad, error in bad_buffers:
+            with pytest.raises(error, match="elapsed_steps buffer"):
+                env.use_elapsed_steps_buffer(bad)
+        assert buffer.tolist() == [-7, -7] and env.elapsed_steps.tolist() == [1, 1]  # nothing changed
+        env.use_elapsed_steps_buffer(buffer)
+        assert buffer.tolist() == [1, 1] and env.elapsed_steps.tolist() == [1, 1]  # today's counts kept
+        assert env._elapsed_np is buffer and np.shares_memory(env._elapsed_steps.numpy(), buffer)
+        buffer[:] = [0, LIMIT - 1]  # a write from outside (rsl_rl's episode_length_buf)
+        _, _, _, truncated, info = env.step(torch.zeros(2, 8))
+        assert info["elapsed_steps"].tolist() == [1, LIMIT] and truncated.tolist() == [False, True]
+        assert buffer.tolist() == [1, LIMIT] and env.elapsed_steps.tolist() == [1, LIMIT]
+        env.reset(options={"env_idx": [1]})
+        assert buffer.tolist() == [1, 0] and env.get_info()["elapsed_steps"].tolist() == [1, 0]
+    finally:
+        env.close()
+
+
 @pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="Linux scheduling policy")
 def test_workers_run_under_batch_scheduling(envs, parent_policy):
     # Their wake-ups must not preempt the parent while it is still handing out a step's requests.

@@ -303,13 +303,26 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
         """int32 (N,) steps since each env's last reset; fresh."""
         return self._elapsed_steps.clone()
 
-    def _attach_step_counter(self, buffer: np.ndarray) -> None:
-        """Count steps in ``buffer`` from now on (int32 (N,) on CPU, e.g. a worker's rows of
-        shared memory that its parent reads and writes), keeping today's counts. The counter's
-        tensor and its numpy view (step's counting, the fast path's info) both become views of
-        ``buffer``, so neither goes stale."""
-        buffer[:] = self._elapsed_steps.cpu().numpy()
-        self._elapsed_steps = torch.from_numpy(buffer)
+    def use_elapsed_steps_buffer(self, buffer: np.ndarray) -> None:
+        """Count ``elapsed_steps`` in ``buffer`` from now on: int32 ``(num_envs,)``, C-contiguous,
+        writeable, e.g. this env's rows of shared memory that another process reads and writes
+        (the sharded env's workers). Today's counts are copied into it; from then on every step,
+        reset and truncation check reads and writes ``buffer`` itself, and a write to it from
+        outside (rsl_rl's ``episode_length_buf``) is what the next step counts from. CPU envs only.
+
+        Raises TypeError (not a numpy array) or ValueError (another dtype, shape or layout, a
+        read-only array, or an env not on the CPU); nothing changes then."""
+        if not isinstance(buffer, np.ndarray):
+            raise TypeError(f"the elapsed_steps buffer must be a numpy array, got {type(buffer).__name__}")
+        if self.device.type != "cpu":
+            raise ValueError(f"an elapsed_steps buffer needs an env on the CPU, this one is on {self.device}")
+        if buffer.dtype != np.int32 or buffer.shape != (self.num_envs,):
+            raise ValueError(f"the elapsed_steps buffer must be int32 ({self.num_envs},), "
+                             f"got {buffer.dtype} {tuple(buffer.shape)}")
+        if not (buffer.flags.c_contiguous and buffer.flags.writeable):
+            raise ValueError("the elapsed_steps buffer must be C-contiguous and writeable")
+        buffer[:] = self._elapsed_np
+        self._elapsed_steps = torch.from_numpy(buffer)  # the tensor and the numpy view share it
         self._elapsed_np = buffer
 
     @property

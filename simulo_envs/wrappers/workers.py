@@ -9,7 +9,7 @@ parent reads whole batches without concatenating anything. The fields:
     ("action",)             (A,)           float32  parent: clipped actions of the next step
     ("reset_mask",)         ()             bool     parent: the envs of a plain partial reset
     ("elapsed_buffer",)     ()             int32    the worker env itself: it *is* the env's
-                                                    step counter (``BaseEnv._elapsed_steps``)
+                                                    step counter (``BaseEnv.use_elapsed_steps_buffer``)
     ("reward",)             ()             float32  worker, on step
     ("terminated",)         ()             bool     worker, on step
     ("truncated",)          ()             bool     worker, on step
@@ -300,7 +300,7 @@ class _Worker:
             if f.path == ("elapsed_buffer",):
                 # The env's step counter becomes a view on shared memory: the parent reads it
                 # (elapsed_steps) and may write it (rsl_rl's episode_length_buf) between calls.
-                self.env._attach_step_counter(view)
+                self.env.use_elapsed_steps_buffer(view)
 
     def emit(self, outputs: dict, info: dict, flags: dict) -> bytes:
         """Write outputs into this shard's rows; what does not fit a field goes in the reply."""
