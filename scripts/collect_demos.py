@@ -25,30 +25,27 @@ summary, or with ``--json`` one JSON object (episodes, success_rate, frames, sec
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
+from simulo_envs.datasets import cli
 from simulo_envs.datasets.collect import EXPERT_CONTROL_MODE, CollectSettings, collect
-from simulo_envs.datasets.errors import DatasetError
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--env-id", required=True, help="a task with a scripted expert, e.g. FrankaLift-v1")
     parser.add_argument("--num-episodes", type=int, default=100, help="episodes to write (default 100)")
-    parser.add_argument("--num-envs", type=int, default=16, help="envs stepping together (default 16)")
-    parser.add_argument("--num-workers", type=int, default=1, help="worker processes (default 1: in this process)")
+    cli.add_batch_options(parser)
     parser.add_argument("--seed", type=int, default=None,
                         help="seed of the first episode attempt (default 0; with --append, after the dataset's seeds)")
     parser.add_argument("--obs-mode", default="state", help="state, state_dict, rgb, rgbd, ... (as the env takes)")
     parser.add_argument("--control-mode", default=EXPERT_CONTROL_MODE,
                         help=f"the experts drive {EXPERT_CONTROL_MODE}; convert afterwards with scripts/replay.py")
     parser.add_argument("--reward-mode", default=None, help="the env's reward mode (default: the task's)")
-    parser.add_argument("--camera-size", type=int, nargs=2, metavar=("W", "H"), default=None,
-                        help="sensor camera width and height for visual obs modes (default: the task's)")
+    cli.add_camera_size_option(parser)
     parser.add_argument("--format", choices=("lerobot", "hdf5"), default="lerobot")
     parser.add_argument("--out", required=True, help="dataset folder (new or empty; with --append, a dataset)")
     parser.add_argument("--append", action="store_true", help="add episodes to the dataset in --out")
@@ -60,8 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "noise only (default: fresh physics per episode, replays exact)")
     parser.add_argument("--no-states", action="store_true",
                         help="do not record env states (smaller; replay then follows the actions only)")
-    parser.add_argument("--no-progress", action="store_true")
-    parser.add_argument("--json", action="store_true", help="print the summary as one JSON line last")
+    cli.add_report_options(parser)
     return parser
 
 
@@ -72,21 +68,13 @@ def main(argv=None) -> int:
     env_kwargs = {}
     if args.reward_mode is not None:
         env_kwargs["reward_mode"] = args.reward_mode
-    if args.camera_size is not None:
-        env_kwargs["sensor_configs"] = {"width": args.camera_size[0], "height": args.camera_size[1]}
+    env_kwargs.update(cli.camera_kwargs(args))
     settings = CollectSettings(
         env_id=args.env_id, num_episodes=args.num_episodes, out=args.out, fmt=args.format, num_envs=args.num_envs,
         num_workers=args.num_workers, seed=args.seed, obs_mode=args.obs_mode, control_mode=args.control_mode,
         append=args.append, keep_failures=args.keep_failures, max_tries=args.max_tries, env_kwargs=env_kwargs,
         record_states=not args.no_states, exact=not args.shared_physics)
-    try:
-        summary = collect(settings, progress=not (args.no_progress or args.json))
-    except (KeyError, ValueError, TypeError, OSError, DatasetError) as error:
-        parser.error(str(error.args[0]) if error.args else repr(error))
-    print(describe(summary), flush=True)
-    if args.json:
-        print(json.dumps(summary), flush=True)
-    return 1 if summary["error"] else (130 if summary["interrupted"] else 0)
+    return cli.run_job(parser, args, collect, settings, describe)
 
 
 def describe(s: dict) -> str:

@@ -29,13 +29,12 @@ the conversion success per task and target mode.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
-from simulo_envs.datasets.errors import DatasetError
+from simulo_envs.datasets import cli
 from simulo_envs.datasets.replay_job import ReplaySettings, replay
 
 
@@ -47,10 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--obs-mode", default=None, help="target observation mode (default: the recorded one)")
     parser.add_argument("--target-control-mode", default=None, help="target control mode (default: the recorded one)")
     parser.add_argument("--env-id", default=None, help="refuse episodes of any other env")
-    parser.add_argument("--camera-size", type=int, nargs=2, metavar=("W", "H"), default=None,
-                        help="sensor camera width and height for visual obs modes (default: the task's)")
-    parser.add_argument("--num-envs", type=int, default=16, help="envs stepping together (default 16)")
-    parser.add_argument("--num-workers", type=int, default=1, help="worker processes (default 1: in this process)")
+    cli.add_camera_size_option(parser)
+    cli.add_batch_options(parser)
     parser.add_argument("--use-env-states", action="store_true",
                         help="observe the recorded env states instead of re-simulating (HDF5 sources, same control mode)")
     parser.add_argument("--count", type=int, default=None, help="replay only the first COUNT episodes")
@@ -58,8 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="tries more for an episode that succeeded when recorded and fails here (default 2)")
     parser.add_argument("--keep-failures", action="store_true", help="also write episodes that no longer succeed")
     parser.add_argument("--append", action="store_true", help="add the episodes to the dataset in --out")
-    parser.add_argument("--no-progress", action="store_true")
-    parser.add_argument("--json", action="store_true", help="print the summary as one JSON line last")
+    cli.add_report_options(parser)
     return parser
 
 
@@ -67,22 +63,12 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
-    env_kwargs = {}
-    if args.camera_size is not None:
-        env_kwargs["sensor_configs"] = {"width": args.camera_size[0], "height": args.camera_size[1]}
     settings = ReplaySettings(
         source=args.source, out=args.out, fmt=args.format, obs_mode=args.obs_mode,
         control_mode=args.target_control_mode, env_id=args.env_id, num_envs=args.num_envs,
         num_workers=args.num_workers, use_env_states=args.use_env_states, keep_failures=args.keep_failures,
-        append=args.append, count=args.count, max_retries=args.max_retries, env_kwargs=env_kwargs)
-    try:
-        summary = replay(settings, progress=not (args.no_progress or args.json))
-    except (KeyError, ValueError, TypeError, OSError, NotImplementedError, DatasetError) as error:
-        parser.error(str(error.args[0]) if error.args else repr(error))
-    print(describe(summary), flush=True)
-    if args.json:
-        print(json.dumps(summary), flush=True)
-    return 1 if summary["error"] else (130 if summary["interrupted"] else 0)
+        append=args.append, count=args.count, max_retries=args.max_retries, env_kwargs=cli.camera_kwargs(args))
+    return cli.run_job(parser, args, replay, settings, describe, cli.ERRORS + (NotImplementedError,))
 
 
 def describe(s: dict) -> str:

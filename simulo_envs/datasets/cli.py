@@ -1,0 +1,56 @@
+"""Command-line parts the dataset scripts share (``scripts/collect_demos.py``, ``scripts/replay.py``):
+the batch, camera-size and report options, and running a dataset job to its summary line and
+exit status. Each script keeps its own options, their order and its summary line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Callable
+
+from simulo_envs.datasets.errors import DatasetError
+
+ERRORS = (KeyError, ValueError, TypeError, OSError, DatasetError)
+"""What a dataset job raises for bad input (a script may add its own)."""
+
+
+def add_batch_options(parser: argparse.ArgumentParser) -> None:
+    """``--num-envs`` (default 16) and ``--num-workers`` (default 1: in this process)."""
+    parser.add_argument("--num-envs", type=int, default=16, help="envs stepping together (default 16)")
+    parser.add_argument("--num-workers", type=int, default=1, help="worker processes (default 1: in this process)")
+
+
+def add_camera_size_option(parser: argparse.ArgumentParser) -> None:
+    """``--camera-size W H``: the sensor cameras' width and height [px]; read by ``camera_kwargs``."""
+    parser.add_argument("--camera-size", type=int, nargs=2, metavar=("W", "H"), default=None,
+                        help="sensor camera width and height for visual obs modes (default: the task's)")
+
+
+def camera_kwargs(args: argparse.Namespace) -> dict:
+    """The env keywords ``--camera-size W H`` asks for: ``{"sensor_configs": {"width": W, "height": H}}``
+    (every sensor camera of the task), or ``{}`` without the option (the task's sizes)."""
+    if args.camera_size is None:
+        return {}
+    return {"sensor_configs": {"width": args.camera_size[0], "height": args.camera_size[1]}}
+
+
+def add_report_options(parser: argparse.ArgumentParser) -> None:
+    """``--no-progress`` and ``--json`` (the summary as one JSON line last)."""
+    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print the summary as one JSON line last")
+
+
+def run_job(parser: argparse.ArgumentParser, args: argparse.Namespace, job: Callable, settings,
+            describe: Callable[[dict], str], errors: tuple = ERRORS) -> int:
+    """Run ``job(settings, progress=...)`` (a progress bar unless ``--no-progress`` or ``--json``),
+    print ``describe(summary)`` and, with ``--json``, the summary as JSON; returns the exit status:
+    1 when the job stopped on an error, 130 when interrupted, else 0. One of ``errors`` raised by
+    the job (bad input) exits through ``parser.error`` (status 2, its message on one line)."""
+    try:
+        summary = job(settings, progress=not (args.no_progress or args.json))
+    except errors as error:
+        parser.error(str(error.args[0]) if error.args else repr(error))
+    print(describe(summary), flush=True)
+    if args.json:
+        print(json.dumps(summary), flush=True)
+    return 1 if summary["error"] else (130 if summary["interrupted"] else 0)
