@@ -97,3 +97,16 @@ def test_benchmark_steps_worker_counts_side_by_side():
                for p in result)
     assert "worker_rss_mb" not in result["1"] and len(result["2"]["worker_rss_mb"]) == 2
     assert 0 < result["2"]["exchange_ms_per_step"] < 1e3 * result["2"]["seconds"] / 20
+
+
+def test_worker_processes_of_the_training_scripts_load_no_rl_library():
+    """Each worker re-imports its script as ``__mp_main__`` (the spawn start method): the training
+    scripts' imports must not load rsl-rl-lib, tensordict or TensorBoard there (seconds of CPU per
+    worker for libraries a worker never uses)."""
+    probe = ("import runpy, sys\n"
+             "for script in ('scripts/train.py', 'scripts/train_sb3.py', 'scripts/evaluate.py'):\n"
+             "    runpy.run_path(script, run_name='__mp_main__')\n"
+             "print(sorted(m for m in ('rsl_rl', 'tensordict', 'tensorboard', 'stable_baselines3') if m in sys.modules))\n")
+    run = _run("-c", probe)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip().splitlines()[-1] == "[]"

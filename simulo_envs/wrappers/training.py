@@ -55,13 +55,23 @@ import torch.distributed as dist
 
 from simulo_envs.wrappers.distributed import check_device, close_process_group, rank_device, rank_info, rank_seeds
 from simulo_envs.wrappers.interrupt import StopOnSignals, TrainingInterrupted
-from simulo_envs.wrappers.rsl_rl import make_rsl_env
-from simulo_envs.wrappers.rsl_rl_runner import SimuloRunner, WallClockLimit
 from simulo_envs.wrappers.run_files import OutputError, claim_log_dir, delete_run_files, latest_checkpoint
 from simulo_envs.wrappers.task_lookup import import_task_modules, resolve_task, train_config_for
 
 __all__ = ["import_task_modules", "resolve_task", "train_config_for", "plan_training", "TrainPlan", "TrainResult",
            "SetupError", "train", "make_rsl_env", "resume_infos", "describe_result"]
+
+
+def __getattr__(name: str):
+    """``make_rsl_env``, imported on first use: rsl-rl-lib and tensordict load only when a training
+    runs. The scripts import this module at the top, and each worker process of ``--num-workers``
+    re-imports its script (the spawn start method), so an eager import cost every worker about 2 s
+    of CPU for libraries it never uses."""
+    if name == "make_rsl_env":
+        from simulo_envs.wrappers.rsl_rl import make_rsl_env
+
+        return make_rsl_env
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -280,6 +290,8 @@ def train(env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional
         config["runner"]["save_interval"] = checkpoint_every
     infos = {"env_id": plan.env_id, "task_module": plan.env_cls.__module__, "train_config": config, "seed": seed,
              "world_size": rank.world_size}
+    from simulo_envs.wrappers.rsl_rl import make_rsl_env  # at first use (see __getattr__)
+
     with StopOnSignals() as stop:
         torch.manual_seed(seed)   # network initialisation; rank 0's weights are broadcast before training
         try:
@@ -299,6 +311,8 @@ def train(env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional
 def _train_built(env, plan: TrainPlan, rank, device: str, log_dir: str, infos: dict, stop: StopOnSignals,
                  delete: list, resumed: Optional[tuple], *, progress: bool, on_iteration, max_wall_s) -> TrainResult:
     """``train`` once its env is built: the run's files, the runner, the loop, the last checkpoint."""
+    from simulo_envs.wrappers.rsl_rl_runner import SimuloRunner, WallClockLimit
+
     if rank.is_main:
         delete_run_files(log_dir, delete)
         os.makedirs(log_dir, exist_ok=True)
