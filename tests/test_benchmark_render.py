@@ -22,6 +22,7 @@ def test_every_row_has_a_maniskill_reference_and_the_goal_rows_are_in_the_short_
              ("simulo", "before", "render", 512, 1), ("simulo", "fast", "render", 512, 1),
              ("paired", "fast", "rgb", 128, 16)}
     assert goals <= set(render.CORE)
+    assert render.WORKERS == [("paired", "fast", "rgb", 128, 16)]  # --render-workers: the sharded goal row only
     sizes = {(c[2], c[3], c[4]) for c in render.CONFIGS if c[0] == "simulo"}
     assert {("rgb", s, n) for s in (64, 128) for n in (1, 4, 16)} <= sizes
 

@@ -70,6 +70,30 @@ def test_num_workers_and_shards():
         resolve_num_workers(5, 4)
 
 
+def test_each_worker_gets_its_share_of_the_cores_for_drawing(monkeypatch):
+    from simulo_envs.wrappers.workers import RENDER_THREADS, share_render_threads
+
+    for cores, workers, threads in ((2, 2, "0"), (2, 1, "2"), (3, 2, "0"), (8, 2, "4"), (16, 3, "5"), (1, 1, "0")):
+        monkeypatch.setattr(os, "sched_getaffinity", lambda pid, n=cores: set(range(n)))
+        environ = {}
+        share_render_threads(workers, environ)
+        assert environ == {RENDER_THREADS: threads}, (cores, workers)
+    environ = {RENDER_THREADS: "3"}  # the user's own setting wins
+    share_render_threads(2, environ)
+    assert environ == {RENDER_THREADS: "3"}
+
+
+def _threads(pid: int) -> list[tuple[str, int, bool]]:
+    """(name, scheduling policy, is the main thread) of every thread of process ``pid``."""
+    out = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{tid}/stat") as f:
+            stat = f.read()
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        out.append((name, int(stat.rpartition(")")[2].split()[38]), tid == str(pid)))
+    return out
+
+
 def test_several_robots_are_refused_before_any_worker_starts(monkeypatch):
     import multiprocessing.context
 
@@ -270,6 +294,22 @@ def test_heterogeneous_scene_render_and_recording_over_workers(tmp_path):
     assert image.shape == (3, 40, 48, 3) and image.dtype == torch.uint8
     assert (image.float() - local.render().float()).abs().mean() < 1.0
     assert torch.equal(sharded.render(), image)  # second call: through shared memory, same picture
+    if hasattr(os, "SCHED_BATCH"):
+        # Each worker draws on its share of the cores (lavapipe's drawing threads, named
+        # llvmpipe-N; none in this process means another Vulkan driver). Its main thread is
+        # batch, the threads its env started (lavapipe's) are not.
+        from simulo_envs.wrappers.workers import RENDER_THREADS, share_render_threads
+
+        expected = {k: v for k, v in os.environ.items() if k == RENDER_THREADS}
+        share_render_threads(2, expected)
+        lavapipe = any(name.startswith("llvmpipe-") for name, _, _ in _threads(os.getpid()))
+        for stats in sharded.worker_stats():
+            threads = _threads(stats["pid"])
+            assert [policy for _, policy, main in threads if main] == [os.SCHED_BATCH]
+            assert any(policy == os.SCHED_OTHER for _, policy, main in threads if not main)
+            assert all(policy == os.SCHED_OTHER for name, policy, _ in threads if name.startswith("llvmpipe-"))
+            if lavapipe:
+                assert sum(name.startswith("llvmpipe-") for name, _, _ in threads) == int(expected[RENDER_THREADS])
     recorder = RecordEpisode(sharded, str(tmp_path), save_trajectory=True)
     recorder.reset(seed=2)
     for _ in range(2):

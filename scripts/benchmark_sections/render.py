@@ -11,7 +11,8 @@ ratio is against the ManiSkill row of the same kind, per round, then the median.
 
 ``num_workers=2`` (``PAIRED``): the in-process env and the sharded env of the same N stepped side
 by side in one process, in alternating blocks, so that the machine's load hits both alike; the
-ratio is sharded over in-process, per round, then the median.
+ratio is sharded over in-process, per round, then the median. ``--render-workers`` measures only
+these two envs at 16 envs and 128x128 (a run of a few minutes).
 
 Every measurement runs in a fresh subprocess (``benchmark.py --worker render``); rounds are
 interleaved. Rates are given per wall second and per CPU-second (all threads of the measuring
@@ -36,7 +37,8 @@ USAGE = """\
     --render          camera throughput (images/s, step included): rgb at 128x128 and 64x64 for
                       1, 4 and 16 envs in process and over num_workers=2, rgb+depth+segmentation
                       and 512x512 render(), visual_detail "fast" and "full", against ManiSkill's
-                      PickCube-v1 at 1 env, same run; --render-core: the goal rows only"""
+                      PickCube-v1 at 1 env, same run; --render-core: the goal rows only;
+                      --render-workers: only 16 envs in process against num_workers=2"""
 
 CONFIGS = [  # (source, visual_detail, obs_mode, size, num_envs)
     ("maniskill", "-", "rgb", 128, 1),
@@ -62,15 +64,20 @@ PAIRED = [("paired", "fast", "rgb", 128, 4), ("paired", "fast", "rgb", 128, 16),
 CORE = [c for c in CONFIGS if c[4] in (1, 16) and c[3] != 64 and c[1] != "full"] + PAIRED[1:2]
 """``--render-core``: the rows the goals are stated for."""
 
+WORKERS = PAIRED[1:2]
+"""``--render-workers``: 16 envs over ``num_workers=2`` against one process, side by side only."""
+
 
 def add_arguments(parser) -> None:
     parser.add_argument("--render", action="store_true", help="measure camera throughput (the table above)")
     parser.add_argument("--render-core", action="store_true", help="--render, the goal rows only (a shorter run)")
+    parser.add_argument("--render-workers", action="store_true",
+                        help="--render, only 16 envs in process against num_workers=2, side by side (a short run)")
     parser.add_argument("--render-config", default=None, help=argparse.SUPPRESS)  # one measurement's config
 
 
 def requested(args) -> bool:
-    return bool(args.render or args.render_core)
+    return bool(args.render or args.render_core or args.render_workers)
 
 
 def _make(source: str, detail: str, obs_mode: str, size: int, num_envs: int, num_workers: int = 0):
@@ -190,7 +197,7 @@ def _proc_cpu_seconds(pid: int) -> float:
 def _frames(config) -> int:
     source, detail, obs_mode, size, n = config
     if source == "paired":
-        return 4  # blocks of 3 steps, each way
+        return 8  # blocks of 3 steps, each way
     slow = source == "maniskill" or detail in ("full", "before")
     return max(8, (12 if slow else 60) // n) if size <= 128 else (6 if slow else 20)
 
@@ -216,7 +223,7 @@ def _reference(config) -> tuple:
 
 
 def run(args) -> list[dict]:
-    configs = CORE if args.render_core else CONFIGS + PAIRED
+    configs = WORKERS if args.render_workers else CORE if args.render_core else CONFIGS + PAIRED
     results = rounds(configs, args.rounds, lambda c: " ".join(map(str, c)), run=_run)
     rows = []
     print(f"\n{'source':10s} {'detail':6s} {'obs / render':24s} {'size':>5s} {'envs':>4s} {'workers':>7s} "

@@ -126,7 +126,8 @@ class ShardedEnv(ShardFieldsMixin, WorkerLinkMixin, gym.Env):
             os.close(fd)
             res.fault_paths.append(fault_path)
             process = ctx.Process(target=worker_main, name=f"simulo-shard-{s}", daemon=True,
-                                  args=(s, start, stop, self.num_envs, env_cls, env_kwargs, child, fault_path))
+                                  args=(s, start, stop, self.num_envs, env_cls, env_kwargs, child, fault_path,
+                                        self.num_workers))
             process.start()
             child.close()
             res.processes.append(process)
