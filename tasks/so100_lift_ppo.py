@@ -17,6 +17,6 @@ steps 10 minutes reach depends on the machine (about 780,000 with nothing else r
 
 import copy
 
-from simulo_envs.tasks.franka_lift_ppo import TRAIN_CONFIG as _FRANKA_LIFT
+from simulo_envs.tasks.franka_lift_ppo import PARTIAL_RESET_CONFIG as _FRANKA_LIFT
 
 TRAIN_CONFIG = copy.deepcopy(_FRANKA_LIFT)

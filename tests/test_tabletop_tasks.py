@@ -70,9 +70,9 @@ def test_every_task_has_a_ppo_config(env_id):
 
 
 def test_push_trains_with_the_lift_recipe():
-    """FrankaPush-v1 reuses FrankaLift-v1's recipe: episodes end on success (partial resets) and
-    FinalValuePPO bootstraps every episode end."""
-    from simulo_envs.tasks.franka_lift_ppo import TRAIN_CONFIG as LIFT
+    """FrankaPush-v1 reuses FrankaLift-v1's partial-reset recipe: episodes end on success
+    (partial resets) and FinalValuePPO bootstraps every episode end."""
+    from simulo_envs.tasks.franka_lift_ppo import PARTIAL_RESET_CONFIG as LIFT
     config = train_config_for("FrankaPush-v1")
     assert config == LIFT and config is not LIFT
     assert config["vector_kwargs"]["ignore_terminations"] is False

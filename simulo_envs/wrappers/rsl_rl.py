@@ -142,7 +142,9 @@ def make_rsl_env(env: Union[str, type], num_envs: int, config: dict, seed: Union
     one seed per env). ``evaluation=True`` keeps the env's terminations (``ignore_terminations``
     off), so an episode ends at its first success: success then means "reached within
     ``max_episode_steps``"; with ``full_episodes=True`` as well, an evaluation env ignores
-    terminations instead, so every episode runs to the time limit. ``num_workers``: the vector
+    terminations instead, so every episode runs to the time limit. ``config["train_max_episode_steps"]``
+    (optional) shortens the episodes of training only: an evaluation env always runs the task's own
+    time limit, the one its success is judged by. ``num_workers``: the vector
     env's worker processes; ``None`` means the config's for training and 1 (this process) for
     evaluation (how many processes trained a policy does not change it).
     """
@@ -152,6 +154,8 @@ def make_rsl_env(env: Union[str, type], num_envs: int, config: dict, seed: Union
         env_kwargs = {**registered_kwargs(env_id), **env_kwargs}
     else:
         cls = env
+    if not evaluation and config.get("train_max_episode_steps") is not None:
+        env_kwargs["max_episode_steps"] = int(config["train_max_episode_steps"])
     vector_kwargs = dict(config.get("vector_kwargs", {}))
     if evaluation:
         vector_kwargs["ignore_terminations"] = bool(full_episodes)

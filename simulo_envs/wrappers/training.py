@@ -17,7 +17,10 @@ Per-task hyperparameters live next to each task: a ``train_config`` class attrib
 Layout::
 
     {"num_envs": int, "total_timesteps": int, "env_kwargs": {...}, "vector_kwargs": {...},
-     "runner": <rsl_rl OnPolicyRunner train_cfg>}
+     "runner": <rsl_rl OnPolicyRunner train_cfg>, "train_max_episode_steps": int (optional)}
+
+``train_max_episode_steps`` is the time limit of training episodes when it differs from the
+task's; evaluation (``simulo_envs.wrappers.evaluation``) always runs the task's own.
 
 Budget: PPO trains whole iterations of ``num_envs x num_steps_per_env`` env steps, so
 ``total_timesteps`` is an upper bound, rounded down to whole iterations (``plan_training`` says by
@@ -124,7 +127,8 @@ def plan_training(env_id: str, num_envs: Optional[int] = None, total_timesteps: 
     Raises:
         KeyError / ImportError / TypeError / LookupError: as ``train_config_for``.
         ValueError: ``num_envs`` < 1 or not divisible by ``world_size``; ``total_timesteps`` < 1 or
-            less than one PPO iteration (``num_envs x num_steps_per_env``).
+            less than one PPO iteration (``num_envs x num_steps_per_env``); the config's
+            ``train_max_episode_steps`` not an int >= 1.
     """
     config = train_config_for(env_id)
     env_id, env_cls = resolve_task(env_id)
@@ -134,6 +138,9 @@ def plan_training(env_id: str, num_envs: Optional[int] = None, total_timesteps: 
         raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
     if isinstance(total, bool) or not isinstance(total, (int, np.integer)) or total < 1:
         raise ValueError(f"total_timesteps must be an int >= 1, got {total!r}")
+    short = config.get("train_max_episode_steps")
+    if short is not None and (isinstance(short, bool) or not isinstance(short, (int, np.integer)) or short < 1):
+        raise ValueError(f"train_max_episode_steps must be an int >= 1 or absent, got {short!r}")
     if num_envs % world_size:
         raise ValueError(f"num_envs {num_envs} does not split evenly over {world_size} ranks; "
                          f"use a multiple of {world_size}")
