@@ -4,7 +4,7 @@ What it is: ManiSkill 3's PPO baseline (``examples/baselines/ppo/ppo.py``: 50 st
 iteration, gamma 0.8, GAE lambda 0.9, 8 epochs, 32 minibatches, learning rate 3e-4, clip 0.2,
 ``pd_ee_delta_pos``, ``normalized_dense`` reward) expressed in rsl_rl, with the pieces where
 rsl_rl's defaults differ set back to the baseline's, trained on full episodes so that the policy
-holds the cube up. Each part was measured on this task (``docs/lift_training.md``):
+holds the cube up. Each part was measured on this task (``docs/training.md``):
 
 - full episodes (``ignore_terminations``): success does not end a training episode, so every step
   the cube stays up pays the task's success reward (1.0 normalised, the most a step pays; the

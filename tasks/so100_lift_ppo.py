@@ -7,7 +7,7 @@ iteration, episodes ending on success or fail with partial resets and ``FinalVal
 fixed learning rate 3e-4). The arm's 2.5 cm TCP step per unit action on the 25 mm cube is in
 proportion to the Panda's 10 cm on the 5 cm cube, and the rewards have the same shape.
 
-Measured (``docs/lift_training.md``; 10 minutes of training each, 2 torchrun ranks on 2 cores,
+Measured (``docs/training.md``; 10 minutes of training each, 2 torchrun ranks on 2 cores,
 evaluation on 100 episodes): seed 0 trains 659,200 env steps and reaches 1.00 (90 % first at
 326,400; ``tasks/so100_lift_ppo.pt``), seed 2 595,200 and 0.92, seed 1 544,000 and 0.00: median
 0.92. Seed 1 grasps the cube but keeps pushing it down and never explores a lift: not yet

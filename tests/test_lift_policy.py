@@ -1,6 +1,6 @@
 """The committed lift policies still lift the cube: FrankaLift-v1 (``tasks/franka_lift_ppo.pt``)
 and SO100Lift-v1 (``tasks/so100_lift_ppo.pt``), each trained by the recipe beside it
-(``tasks/*_lift_ppo.py``; ``docs/lift_training.md``).
+(``tasks/*_lift_ppo.py``; ``docs/training.md``).
 
 A change to a task, an arm, its controller, the grasp test or the physics that breaks a trained
 policy shows up here: on 8 evaluation seeds the Franka policy succeeded in all 8 episodes when it
