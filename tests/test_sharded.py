@@ -322,20 +322,3 @@ def test_heterogeneous_scene_render_and_recording_over_workers(tmp_path):
         assert f["traj_0"]["env_states"].shape[:2] == (3, 3)
     local.close()
     assert sharded.closed
-
-
-def test_elapsed_steps_setter_writes_in_place_and_refuses_bad_counts():
-    """The public setter (rsl_rl's episode_length_buf uses it) keeps the counter's numpy view in step."""
-    env = gym.make("FrankaReach-v1", num_envs=3).unwrapped
-    try:
-        env.reset(seed=0)
-        env.elapsed_steps = torch.tensor([4, 0, 7])
-        assert env.elapsed_steps.tolist() == [4, 0, 7]
-        env.step(torch.zeros(env.action_space.shape))
-        assert env.elapsed_steps.tolist() == [5, 1, 8]
-        for bad in (torch.tensor([1, 2]), torch.tensor([1, -1, 2])):
-            with pytest.raises(ValueError, match="elapsed_steps"):
-                env.elapsed_steps = bad
-        assert env.elapsed_steps.tolist() == [5, 1, 8]
-    finally:
-        env.close()

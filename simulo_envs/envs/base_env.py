@@ -303,15 +303,6 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
         """int32 (N,) steps since each env's last reset; fresh."""
         return self._elapsed_steps.clone()
 
-    @elapsed_steps.setter
-    def elapsed_steps(self, value) -> None:
-        """Set every env's step count in place: ints (N,) >= 0 (e.g. rsl_rl's ``episode_length_buf``
-        spreading the first time-outs). Raises ValueError (another shape, or a negative count)."""
-        steps = torch.as_tensor(value).to(device=self.device, dtype=torch.int32)
-        if tuple(steps.shape) != (self.num_envs,) or bool((steps < 0).any()):
-            raise ValueError(f"elapsed_steps must be {self.num_envs} counts >= 0, got shape {tuple(steps.shape)}")
-        self._elapsed_steps.copy_(steps)
-
     def use_elapsed_steps_buffer(self, buffer: np.ndarray) -> None:
         """Count ``elapsed_steps`` in ``buffer`` from now on: int32 ``(num_envs,)``, C-contiguous,
         writeable, e.g. this env's rows of shared memory that another process reads and writes

@@ -87,8 +87,9 @@ class RslRlVecEnv(VecEnv):
 
     @episode_length_buf.setter
     def episode_length_buf(self, value: torch.Tensor) -> None:
+        # BaseEnv has no public setter for the step counter; write its buffer in place.
         steps = torch.as_tensor(value, device=self.device).to(torch.int32).clamp_(0, self.max_episode_length - 1)
-        self.base_env.elapsed_steps = steps
+        self.base_env._elapsed_steps.copy_(steps)
 
     def _wrap(self, obs: torch.Tensor, info: dict) -> TensorDict:
         groups = {"policy": obs}
