@@ -226,6 +226,40 @@ def test_bad_input_never_reaches_a_worker(envs, monkeypatch):
     assert sharded.step(torch.zeros(N, 8))[4]["elapsed_steps"].tolist() == [1] * N
 
 
+def test_writers_refuse_non_finite_values(envs, monkeypatch):
+    """ShardedEnv's probes of test_nonfinite_writes.py: NaN and inf in set_state / set_state_dict
+    raise ValueError in the parent (nothing is sent), magnitudes beyond 1e30 in the workers; no
+    env changes."""
+    sharded, _ = envs
+    sharded.reset(seed=0)
+    state, state_dict = sharded.get_state(), sharded.get_state_dict()
+
+    def bad_calls(bad):
+        rows = state[[4, 2]].clone().double()
+        rows[0, 3] = bad  # one row of two, for the second shard's env
+        yield lambda: sharded.set_state(rows, env_idx=[4, 2])
+        rows_all = state.clone().double()
+        rows_all[1, 3] = bad  # one coefficient of the whole batch
+        yield lambda: sharded.set_state(rows_all)
+        sd = {**state_dict, "actors": {**state_dict["actors"], "Block": state_dict["actors"]["Block"].clone().double()}}
+        sd["actors"]["Block"][0, 0] = bad
+        yield lambda: sharded.set_state_dict(sd)
+
+    sent = []
+    for conn in sharded._res.conns:
+        monkeypatch.setattr(conn, "send_bytes", lambda message, conn=conn: sent.append(message))
+    for bad in (float("nan"), float("inf"), -float("inf")):
+        for call in bad_calls(bad):
+            with pytest.raises(ValueError, match="NaN or inf"):
+                call()
+    assert sent == []
+    monkeypatch.undo()
+    for call in bad_calls(1e31):
+        with pytest.raises(ValueError):
+            call()
+    assert torch.equal(sharded.get_state(), state)
+
+
 def test_sb3_and_rsl_rl_adapters_over_workers(envs):
     from simulo_envs.wrappers.rsl_rl import RslRlVecEnv
     from simulo_envs.wrappers.sb3 import SB3VecEnv
