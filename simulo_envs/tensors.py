@@ -57,6 +57,46 @@ def as_float_array(value: Any, shape: tuple[int, ...], name: str) -> np.ndarray:
     return np.array(arr, dtype=np.float32, copy=True)
 
 
+MAX_STEP_COUNT = 2**31 - 2
+"""Largest step count a writer accepts: the counters are int32 and the next step adds one."""
+
+
+def as_step_counts(value: Any, rows: int, name: str) -> np.ndarray:
+    """Return ``value`` as int32 step counts ``(rows,)`` in ``[0, MAX_STEP_COUNT]`` (a fresh copy).
+
+    Accepts torch tensors (any device), numpy arrays and sequences of integers; floats are
+    accepted when every entry is a whole number (``3.0``), as ``torch.randint_like`` on a float
+    tensor gives them.
+
+    Raises:
+        TypeError: ``value`` is not an integer or float array (bool, complex, strings, None).
+        ValueError: the shape is not ``(rows,)``, an entry is NaN, inf, not a whole number,
+            negative or above ``MAX_STEP_COUNT``.
+    """
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu()
+        value = (value.double() if value.is_floating_point() else value).numpy()  # bfloat16 has no numpy twin
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError) as exc:  # ragged input and the like
+        raise TypeError(f"{name} must be integer step counts of shape ({rows},): {exc}") from None
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be integer step counts of shape ({rows},), got dtype {arr.dtype}")
+    if arr.shape != (rows,):
+        raise ValueError(f"{name} must have shape ({rows},), got {tuple(arr.shape)}")
+    if arr.dtype.kind == "f":
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{name} contains NaN or inf; nothing was written")
+        fractional = arr[arr != np.round(arr)]
+        if fractional.size:
+            raise ValueError(f"{name} must be whole numbers of steps, got {float(fractional[0])}; nothing was written")
+    if arr.size and (arr.min() < 0 or arr.max() > MAX_STEP_COUNT):
+        bad = arr[(arr < 0) | (arr > MAX_STEP_COUNT)][0]
+        raise ValueError(f"{name} must be step counts in [0, {MAX_STEP_COUNT}], got {bad.item()}; "
+                         "nothing was written")
+    return arr.astype(np.int32)
+
+
 def normalized_poses(pose: np.ndarray, name: str) -> np.ndarray:
     """Normalise the quaternions of poses ``(k, 7)`` ``[x, y, z, qw, qx, qy, qz]`` in place.
 

@@ -107,6 +107,7 @@ PROBES = {
     "BaseEnv.set_state": lambda e, b: e.set_state(_state_rows(e, b), env_idx=IDS),
     "BaseEnv.set_state_dict": lambda e, b: e.set_state_dict(_state_dict_rows(e, b), env_idx=IDS),
     "BaseEnv.max_episode_steps=": lambda e, b: setattr(e, "max_episode_steps", b),
+    "BaseEnv.set_elapsed_steps": lambda e, b: e.set_elapsed_steps(np.array([3.0, b]), env_idx=IDS),
     "Scene.set_lighting": lambda e, b: Scene(1).set_lighting(ambient=(0.3, b, 0.3)),
     "Lights.set_ambient": lambda e, b: e.lights.set_ambient(_rows(3, b), env_ids=IDS),
     "Lights.set_color": lambda e, b: e.lights.set_color(_rows(3, b), env_ids=IDS, light=0),
@@ -120,6 +121,7 @@ PROBES = {
     # (test_writers_refuse_non_finite_values), with the env that file shares.
     "ShardedEnv.set_state": None,
     "ShardedEnv.set_state_dict": None,
+    "ShardedEnv.set_elapsed_steps": None,
 }
 OTHER_VALUE_WRITES = {
     "BaseEnv.step": lambda e, b: e.step(_action(b)),
@@ -236,4 +238,3 @@ def test_finite_but_absurd_values_are_written(env):
     env.agent.robot.set_drive_targets(torch.full((1, 9), 1e3), env_ids=[1])
     assert env.agent.robot.state.drive_targets[1, 0] == 1e3
     env.reset(seed=0)
-

@@ -150,3 +150,43 @@ def test_step_after_partial_reset_counts_per_env(env):
     env.reset(options={"env_idx": [1, 3]})
     env.step(torch.zeros(N, 8))
     assert env.unwrapped.elapsed_steps.tolist() == [4, 1, 4, 1]
+
+
+def test_set_elapsed_steps_counts_on_from_the_written_counts(env):
+    """BaseEnv.set_elapsed_steps: listed envs only, read back at once, the next step counts on from
+    the written counts and truncates at the limit (counts above it accepted); nothing else moves."""
+    u = env.unwrapped
+    run_three_random_steps(env)
+    limit = u.max_episode_steps
+    state = u.get_state()
+    u.set_elapsed_steps(torch.tensor([limit - 1, 7]), env_idx=[2, 0])
+    assert u.elapsed_steps.tolist() == [7, 3, limit - 1, 3] and torch.equal(u.get_state(), state)
+    _, _, _, truncated, info = env.step(torch.zeros(N, 8))
+    assert info["elapsed_steps"].tolist() == [8, 4, limit, 4] and truncated.tolist() == [False, False, True, False]
+    u.set_elapsed_steps(np.array([0.0, 1.0, 2.0, 5 * limit]))  # whole floats, as randint_like on floats gives
+    _, _, _, truncated, info = env.step(torch.zeros(N, 8))
+    assert info["elapsed_steps"].tolist() == [1, 2, 3, 5 * limit + 1] and truncated.tolist() == [False, False, False, True]
+
+
+@pytest.mark.parametrize("steps, env_idx, error", [
+    (torch.tensor([1, 2, 3]), None, ValueError),            # one count short
+    (torch.tensor([[1, 2, 3, 4]]), None, ValueError),       # (1, N)
+    (torch.tensor([1, -1, 2, 3]), None, ValueError),        # negative
+    (np.array([1.5, 0, 0, 0]), None, ValueError),           # a fraction
+    (np.array([np.nan, 0, 0, 0]), None, ValueError),
+    (np.array([0, 0, 0, np.inf]), None, ValueError),
+    ([2**31, 0, 0, 0], None, ValueError),                   # beyond the int32 counter
+    (torch.tensor([True, False, True, False]), None, TypeError),
+    (["1", "2", "3", "4"], None, TypeError),
+    (None, None, TypeError),
+    ([1], [4], IndexError),
+    ([1, 2], [0, 0], ValueError),                           # duplicate ids
+])
+def test_set_elapsed_steps_refuses_bad_counts_and_changes_nothing(env, steps, env_idx, error):
+    run_three_random_steps(env)
+    before = snapshot(env)
+    with pytest.raises(error, match="steps|env_idx"):
+        env.unwrapped.set_elapsed_steps(steps, env_idx=env_idx)
+    after = snapshot(env)
+    for key in before:
+        assert torch.equal(after[key], before[key]), key

@@ -152,11 +152,19 @@ def test_state_attributes_and_counters(envs):
     assert venv.call("get_state").shape == (N, 44) and SimuloVectorEnv(local).call("get_state").shape == (N, 44)
     with pytest.raises(AttributeError, match="no_such_thing"):
         sharded.get_attr("no_such_thing")
-    # The step counters are shared memory: a write here (rsl_rl's episode_length_buf) reaches the workers.
-    sharded._elapsed_steps.copy_(torch.tensor([0, 1, 2, 3, 0], dtype=torch.int32))
-    info = sharded.step(torch.zeros(N, 8))[4]
-    assert info["elapsed_steps"].tolist() == [1, 2, 3, 4, 1]
-    assert sharded.elapsed_steps.tolist() == [1, 2, 3, 4, 1]
+    # The step counters are shared memory: set_elapsed_steps here reaches the workers' envs.
+    sharded.set_elapsed_steps(torch.tensor([0, 1, 2, 3, 0]))
+    sharded.set_elapsed_steps(np.array([LIMIT - 1, 7.0]), env_idx=[4, 1])  # counts above the limit too
+    assert sharded.get_attr("elapsed_steps").tolist() == [0, 7, 2, 3, LIMIT - 1]  # as the workers' envs read them
+    bad_counts = [(torch.tensor([1, 2]), ValueError), (torch.tensor([0, 0, -1, 0, 0]), ValueError),
+                  (np.full(N, 0.5), ValueError), (np.full(N, np.nan), ValueError), ([True] * N, TypeError)]
+    for bad, error in bad_counts:
+        with pytest.raises(error, match="steps"):
+            sharded.set_elapsed_steps(bad)
+    assert sharded.get_attr("elapsed_steps").tolist() == [0, 7, 2, 3, LIMIT - 1]  # no worker's count changed
+    _, _, _, truncated, info = sharded.step(torch.zeros(N, 8))
+    assert info["elapsed_steps"].tolist() == [1, 8, 3, 4, LIMIT] and truncated.tolist() == [False, True, False, True, True]
+    assert sharded.elapsed_steps.tolist() == [1, 8, 3, 4, LIMIT]
 
 
 def test_the_step_counter_counts_in_an_attached_buffer():
@@ -179,7 +187,9 @@ def test_the_step_counter_counts_in_an_attached_buffer():
         env.use_elapsed_steps_buffer(buffer)
         assert buffer.tolist() == [1, 1] and env.elapsed_steps.tolist() == [1, 1]  # today's counts kept
         assert env._elapsed_np is buffer and np.shares_memory(env._elapsed_steps.numpy(), buffer)
-        buffer[:] = [0, LIMIT - 1]  # a write from outside (rsl_rl's episode_length_buf)
+        env.set_elapsed_steps([5, 3], env_idx=[1, 0])  # written into the buffer itself
+        assert buffer.tolist() == [3, 5]
+        buffer[:] = [0, LIMIT - 1]  # a write from outside (the sharded env's parent)
         _, _, _, truncated, info = env.step(torch.zeros(2, 8))
         assert info["elapsed_steps"].tolist() == [1, LIMIT] and truncated.tolist() == [False, True]
         assert buffer.tolist() == [1, LIMIT] and env.elapsed_steps.tolist() == [1, LIMIT]
@@ -217,6 +227,8 @@ def test_bad_input_never_reaches_a_worker(envs, monkeypatch):
         (ValueError, lambda: sharded.reset(options={"env_ids": [0]})),  # a mistyped key
         (ValueError, lambda: sharded.set_state(torch.zeros(2, 44), env_idx=[0])),
         (ValueError, lambda: sharded.set_state(torch.full((1, 44), float("inf")), env_idx=[0])),
+        (ValueError, lambda: sharded.set_elapsed_steps(torch.full((N,), float("nan")))),
+        (IndexError, lambda: sharded.set_elapsed_steps([1], env_idx=[5])),
     ]
     for error, call in bad_calls:
         with pytest.raises(error):
@@ -227,9 +239,9 @@ def test_bad_input_never_reaches_a_worker(envs, monkeypatch):
 
 
 def test_writers_refuse_non_finite_values(envs, monkeypatch):
-    """ShardedEnv's probes of test_nonfinite_writes.py: NaN and inf in set_state / set_state_dict
-    raise ValueError in the parent (nothing is sent), magnitudes beyond 1e30 in the workers; no
-    env changes."""
+    """ShardedEnv's probes of test_nonfinite_writes.py: NaN and inf in set_state / set_state_dict /
+    set_elapsed_steps raise ValueError in the parent (nothing is sent), magnitudes beyond 1e30 in
+    the workers (step counts beyond int32 in the parent); no env changes."""
     sharded, _ = envs
     sharded.reset(seed=0)
     state, state_dict = sharded.get_state(), sharded.get_state_dict()
@@ -244,13 +256,15 @@ def test_writers_refuse_non_finite_values(envs, monkeypatch):
         sd = {**state_dict, "actors": {**state_dict["actors"], "Block": state_dict["actors"]["Block"].clone().double()}}
         sd["actors"]["Block"][0, 0] = bad
         yield lambda: sharded.set_state_dict(sd)
+        yield lambda: sharded.set_elapsed_steps(np.array([3.0, bad]), env_idx=[4, 2])
 
     sent = []
     for conn in sharded._res.conns:
         monkeypatch.setattr(conn, "send_bytes", lambda message, conn=conn: sent.append(message))
+    steps = sharded.elapsed_steps.clone()
     for bad in (float("nan"), float("inf"), -float("inf")):
         for call in bad_calls(bad):
-            with pytest.raises(ValueError, match="NaN or inf"):
+            with pytest.raises(ValueError, match="NaN or inf|must be step counts"):
                 call()
     assert sent == []
     monkeypatch.undo()
@@ -258,6 +272,7 @@ def test_writers_refuse_non_finite_values(envs, monkeypatch):
         with pytest.raises(ValueError):
             call()
     assert torch.equal(sharded.get_state(), state)
+    assert torch.equal(sharded.elapsed_steps, steps) and torch.equal(sharded.get_attr("elapsed_steps"), steps)
 
 
 def test_sb3_and_rsl_rl_adapters_over_workers(envs):
@@ -278,10 +293,52 @@ def test_sb3_and_rsl_rl_adapters_over_workers(envs):
         np.testing.assert_array_equal(dones, dones_r)
     assert dones.all() and "terminal_observation" in infos[0] and infos[4]["TimeLimit.truncated"]
     rl = RslRlVecEnv(SimuloVectorEnv(sharded))
-    rl.episode_length_buf = torch.tensor([0, 0, 0, LIMIT - 1, LIMIT - 1])
+    # int64 counts, as rsl_rl's init_at_random_ep_len writes them; above the limit lowered to LIMIT - 1.
+    rl.episode_length_buf = torch.tensor([0, 2, 0, LIMIT - 1, LIMIT + 5])
+    assert sharded.get_attr("elapsed_steps").tolist() == [0, 2, 0, LIMIT - 1, LIMIT - 1]  # in the workers
+    for bad in (torch.tensor([0, 0, -1, 0, 0]), torch.full((N,), float("nan")), torch.zeros(N - 1, dtype=torch.long)):
+        with pytest.raises(ValueError, match="episode_length_buf"):
+            rl.episode_length_buf = bad
+    assert rl.episode_length_buf.tolist() == [0, 2, 0, LIMIT - 1, LIMIT - 1]  # nothing changed
     obs, reward, dones, extras = rl.step(torch.zeros(N, 8))
     assert dones.tolist() == [0, 0, 0, 1, 1] and extras["time_outs"].tolist() == [False, False, False, True, True]
     assert obs["policy"].shape == (N, 36) and extras["episode"]["length"].shape == (2,)
+    assert rl.episode_length_buf.tolist() == [1, 3, 1, 0, 0]
+
+
+def test_rsl_rl_runner_spreads_the_counters_of_the_workers(envs, tmp_path, monkeypatch):
+    """OnPolicyRunner.learn(init_at_random_ep_len=True) over workers: rsl_rl's random counts
+    reach every worker's counter. Episodes of LIMIT steps, one iteration of LIMIT steps: each env
+    times out once and ends where it started."""
+    pytest.importorskip("rsl_rl")
+    import copy
+
+    from rsl_rl.runners import OnPolicyRunner
+
+    from simulo_envs.tasks.franka_reach import TRAIN_CONFIG
+    from simulo_envs.wrappers.rsl_rl import RslRlVecEnv
+
+    sharded, _ = envs
+    rl = RslRlVecEnv(SimuloVectorEnv(sharded))
+    written, write = [], sharded.set_elapsed_steps
+
+    def spy(steps, env_idx=None):
+        written.append(steps)
+        write(steps, env_idx)
+
+    monkeypatch.setattr(sharded, "set_elapsed_steps", spy)
+    cfg = copy.deepcopy(TRAIN_CONFIG["runner"])
+    cfg.update(num_steps_per_env=LIMIT, save_interval=1000)
+    for model in ("actor", "critic"):
+        cfg[model]["hidden_dims"] = [8]
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        runner = OnPolicyRunner(rl, cfg, log_dir=str(tmp_path), device="cpu")
+        runner.learn(num_learning_iterations=1, init_at_random_ep_len=True)
+    assert len(written) == 1
+    counts = written[0].tolist()
+    assert len(counts) == N and set(counts) <= set(range(LIMIT)) and len(set(counts)) > 1  # spread
+    assert sharded.get_attr("elapsed_steps").tolist() == counts == sharded.elapsed_steps.tolist()
 
 
 def test_isolated_envs_are_bit_identical_over_whole_expert_episodes():

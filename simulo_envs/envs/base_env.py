@@ -23,10 +23,10 @@ num_envs=N)`` applies the registered limit per env, ``gym.make(..., max_episode_
 (-1: none); Gymnasium's one-counter ``TimeLimit`` never stays on a batched env (``gym_spec.py``).
 
 Where the parts live: construction and keyword checks here (``env_options.py``, ``sensors.py``);
-building the scene ``reconfigure.py``; ``reset`` ``reset.py``; ``step`` and its outputs
-``step.py`` (CPU fast path ``fast_step.py``); observation assembly ``observations.py``; the
-mixins named in ``BaseEnv``'s bases for state, randomization, faults, rendering, the viewer and
-the seed's remaining names.
+building the scene ``reconfigure.py``; ``reset`` ``reset.py``; ``step``, its outputs and the
+per-env step counter (``elapsed_steps``, ``set_elapsed_steps``) ``step.py`` (CPU fast path
+``fast_step.py``); observation assembly ``observations.py``; the mixins named in ``BaseEnv``'s
+bases for state, randomization, faults, rendering, the viewer and the seed's remaining names.
 
 Reset options: ``reset`` accepts the keys declared in ``reset_option_keys`` over the class
 hierarchy (``BaseEnv``: ``env_idx``, ``reconfigure``; a task adds the keys its
@@ -297,33 +297,6 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
             raise ValueError(f"max_episode_steps must be an int >= 1, -1 (no limit) or None, got {value!r}")
         self._max_episode_steps = None if value is None or value == -1 else int(value)
         self._limit.fill_(self._max_episode_steps or 0)
-
-    @property
-    def elapsed_steps(self) -> torch.Tensor:
-        """int32 (N,) steps since each env's last reset; fresh."""
-        return self._elapsed_steps.clone()
-
-    def use_elapsed_steps_buffer(self, buffer: np.ndarray) -> None:
-        """Count ``elapsed_steps`` in ``buffer`` from now on: int32 ``(num_envs,)``, C-contiguous,
-        writeable, e.g. this env's rows of shared memory that another process reads and writes
-        (the sharded env's workers). Today's counts are copied into it; from then on every step,
-        reset and truncation check reads and writes ``buffer`` itself, and a write to it from
-        outside (rsl_rl's ``episode_length_buf``) is what the next step counts from. CPU envs only.
-
-        Raises TypeError (not a numpy array) or ValueError (another dtype, shape or layout, a
-        read-only array, or an env not on the CPU); nothing changes then."""
-        if not isinstance(buffer, np.ndarray):
-            raise TypeError(f"the elapsed_steps buffer must be a numpy array, got {type(buffer).__name__}")
-        if self.device.type != "cpu":
-            raise ValueError(f"an elapsed_steps buffer needs an env on the CPU, this one is on {self.device}")
-        if buffer.dtype != np.int32 or buffer.shape != (self.num_envs,):
-            raise ValueError(f"the elapsed_steps buffer must be int32 ({self.num_envs},), "
-                             f"got {buffer.dtype} {tuple(buffer.shape)}")
-        if not (buffer.flags.c_contiguous and buffer.flags.writeable):
-            raise ValueError("the elapsed_steps buffer must be C-contiguous and writeable")
-        buffer[:] = self._elapsed_np
-        self._elapsed_steps = torch.from_numpy(buffer)  # the tensor and the numpy view share it
-        self._elapsed_np = buffer
 
     @property
     def env_origins(self) -> torch.Tensor:

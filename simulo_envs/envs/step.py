@@ -5,6 +5,7 @@ physics ``sim_steps_per_control`` substeps (with the task's control- and simulat
 then assembles the outputs from the task's hooks: ``info`` (``get_info``: ``evaluate`` plus the
 framework's entries), the observation (``observations.py``), the reward of ``reward_mode``
 (``get_reward``), ``terminated`` (success or fail) and ``truncated`` (the per-env time limit).
+The per-env step counter that limit reads (``elapsed_steps``) is here too, with its writer.
 On physx_cpu in ``state`` obs mode a task's CPU fast path may stand in for the hooks
 (``fast_step.py``). Quarantined envs' rows are replaced last (``faults.py``).
 """
@@ -16,8 +17,10 @@ from typing import Optional
 import numpy as np
 import torch
 
+from simulo_envs.env_ids import normalize_env_ids
 from simulo_envs.envs.actions import clip_action, clip_dict_action
 from simulo_envs.envs.hook_checks import checked_reward
+from simulo_envs.tensors import as_step_counts
 
 
 class StepMixin:
@@ -165,6 +168,62 @@ class StepMixin:
 
         return (bound("_before_control_step"), bound("_after_control_step"), bound("_before_simulation_step"),
                 bound("_after_simulation_step"), self.sim_config.sim_steps_per_control)
+
+    # ------------------------------------------------------------------ the per-env step counter
+    @property
+    def elapsed_steps(self) -> torch.Tensor:
+        """int32 (N,) steps since each env's last reset; fresh. Written by ``set_elapsed_steps``."""
+        return self._elapsed_steps.clone()
+
+    def set_elapsed_steps(self, steps, env_idx=None) -> None:
+        """Set the step counts of the envs ``env_idx`` (None: all) to ``steps``: whole numbers
+        ``(len(env_idx),)`` in ``[0, 2**31 - 2]`` (int or float dtype; torch on any device, numpy,
+        a list). Written in place, into the counter that ``elapsed_steps`` reads, the next step
+        counts on from (the time limit and ``"interval"`` randomization read it) and a shared
+        buffer holds (``use_elapsed_steps_buffer``); nothing else changes (no physics, no RNG).
+        E.g. rsl_rl's ``init_at_random_ep_len`` spreads the first time-outs by writing random
+        counts below the limit.
+
+        Counts are not capped at ``max_episode_steps`` (an env stepped on past its limit without
+        a reset holds such a count too): the next step truncates every env whose count it brings
+        to the limit or beyond, i.e. those written ``max_episode_steps - 1`` or more.
+
+        Raises:
+            TypeError: ``steps`` is not an integer or float array (bool, strings, None), or a bad
+                ``env_idx`` type. ValueError: another shape, NaN, inf, a fraction, a negative
+                count or one above ``2**31 - 2``; duplicate ids. IndexError: an id out of range.
+                Nothing is written then.
+        """
+        self._require_open()
+        ids = normalize_env_ids(env_idx, self.num_envs, "env_idx")
+        counts = as_step_counts(steps, len(ids), "steps")
+        if len(ids) == self.num_envs and (ids == np.arange(self.num_envs)).all():
+            self._elapsed_steps.copy_(torch.from_numpy(counts))
+        elif len(ids):
+            self._elapsed_steps[torch.from_numpy(ids).to(self.device)] = torch.from_numpy(counts).to(self.device)
+
+    def use_elapsed_steps_buffer(self, buffer: np.ndarray) -> None:
+        """Count ``elapsed_steps`` in ``buffer`` from now on: int32 ``(num_envs,)``, C-contiguous,
+        writeable, e.g. this env's rows of shared memory that another process reads and writes
+        (the sharded env's workers). Today's counts are copied into it; from then on every step,
+        reset, truncation check and ``set_elapsed_steps`` reads or writes ``buffer`` itself, and a
+        write to it from outside (the sharded env's ``set_elapsed_steps``, in the parent process)
+        is what the next step counts from. CPU envs only.
+
+        Raises TypeError (not a numpy array) or ValueError (another dtype, shape or layout, a
+        read-only array, or an env not on the CPU); nothing changes then."""
+        if not isinstance(buffer, np.ndarray):
+            raise TypeError(f"the elapsed_steps buffer must be a numpy array, got {type(buffer).__name__}")
+        if self.device.type != "cpu":
+            raise ValueError(f"an elapsed_steps buffer needs an env on the CPU, this one is on {self.device}")
+        if buffer.dtype != np.int32 or buffer.shape != (self.num_envs,):
+            raise ValueError(f"the elapsed_steps buffer must be int32 ({self.num_envs},), "
+                             f"got {buffer.dtype} {tuple(buffer.shape)}")
+        if not (buffer.flags.c_contiguous and buffer.flags.writeable):
+            raise ValueError("the elapsed_steps buffer must be C-contiguous and writeable")
+        buffer[:] = self._elapsed_np
+        self._elapsed_steps = torch.from_numpy(buffer)  # the tensor and the numpy view share it
+        self._elapsed_np = buffer
 
     # ------------------------------------------------------------------ outputs
     def get_info(self) -> dict:

@@ -25,11 +25,13 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence, Union
 
 import gymnasium as gym
+import numpy as np
 import torch
 from gymnasium.vector import AutoresetMode
 from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
+from simulo_envs.tensors import as_step_counts
 from simulo_envs.wrappers.task_lookup import registered_kwargs, resolve_task
 from simulo_envs.wrappers.vector import SimuloVectorEnv, make_vector_env
 
@@ -82,14 +84,17 @@ class RslRlVecEnv(VecEnv):
     @property
     def episode_length_buf(self) -> torch.Tensor:
         """int64 (N,) steps since each env's last reset. Writable (rsl_rl's
-        ``init_at_random_ep_len`` spreads the first time-outs by writing it)."""
+        ``init_at_random_ep_len`` spreads the first time-outs by writing it): whole numbers
+        ``(N,)`` >= 0, those above ``max_episode_length - 1`` lowered to it (the env then times
+        out at the next step), written with the env's ``set_elapsed_steps`` (in the workers too).
+        Raises as ``set_elapsed_steps`` (TypeError, ValueError: NaN, a fraction, a negative
+        count, another shape); nothing is written then."""
         return self.base_env.elapsed_steps.to(torch.long)
 
     @episode_length_buf.setter
     def episode_length_buf(self, value: torch.Tensor) -> None:
-        # BaseEnv has no public setter for the step counter; write its buffer in place.
-        steps = torch.as_tensor(value, device=self.device).to(torch.int32).clamp_(0, self.max_episode_length - 1)
-        self.base_env._elapsed_steps.copy_(steps)
+        counts = as_step_counts(value, self.num_envs, "episode_length_buf")
+        self.base_env.set_elapsed_steps(np.minimum(counts, self.max_episode_length - 1))
 
     def _wrap(self, obs: torch.Tensor, info: dict) -> TensorDict:
         groups = {"policy": obs}

@@ -17,10 +17,11 @@ recording wrappers work on it:
   couple at about 1e-6, growing in contact), or bit for bit with
   ``sim_config={"isolate_envs": True}``;
 - every input (actions, ``env_idx``, seeds, options) is checked here before a worker sees it;
-- ``elapsed_steps``, ``render()``/``render_rgb_array()`` (images tiled by the recorder as
-  usual), ``get_state``/``set_state`` and their ``_dict`` forms, ``call``/``get_attr``/
-  ``set_attr`` reach every shard; tensors with the env dimension come back concatenated in
-  env order, values equal in every shard come back once, others as a tuple per shard.
+- ``elapsed_steps``/``set_elapsed_steps``, ``render()``/``render_rgb_array()`` (images tiled
+  by the recorder as usual), ``get_state``/``set_state`` and their ``_dict`` forms,
+  ``call``/``get_attr``/``set_attr`` reach every shard; tensors with the env dimension come back
+  concatenated in env order, values equal in every shard come back once, others as a tuple per
+  shard.
   Task objects (``agent``, props) stay in the workers: read privileged state from ``info``.
 
 Faults: a worker that raises, or dies (killed, crashed), makes the call raise ``WorkerError``
@@ -59,6 +60,7 @@ from simulo_envs.env_ids import normalize_env_ids
 from simulo_envs.envs.actions import clip_action
 from simulo_envs.envs.base_env import episode_seeds
 from simulo_envs.envs.reset_options import check_reset_option_keys
+from simulo_envs.tensors import as_step_counts
 from simulo_envs.wrappers.shard_link import (SEGMENT_PREFIX, ShardResources, WorkerError, WorkerLinkMixin,
                                              num_workers_arg, resolve_num_workers, shard_bounds)
 from simulo_envs.wrappers.shard_results import ShardFieldsMixin, combine, leaf_items, map_leaves, note, rows_of
@@ -302,8 +304,24 @@ class ShardedEnv(ShardFieldsMixin, WorkerLinkMixin, gym.Env):
 
     @property
     def elapsed_steps(self) -> torch.Tensor:
-        """int32 (N,) steps since each env's last reset; fresh."""
+        """int32 (N,) steps since each env's last reset; fresh. Written by ``set_elapsed_steps``."""
         return self._elapsed_steps.clone()
+
+    def set_elapsed_steps(self, steps, env_idx=None) -> None:
+        """``BaseEnv.set_elapsed_steps``: the counts of the envs ``env_idx`` (None: all), whole
+        numbers ``(len(env_idx),)`` in ``[0, 2**31 - 2]``, not capped at ``max_episode_steps``.
+        Checked here, then written into the shared memory that every worker's env counts in
+        (``BaseEnv.use_elapsed_steps_buffer``), so the workers' next step counts on from them; no
+        worker is asked anything.
+
+        Raises:
+            TypeError/ValueError/IndexError: as ``BaseEnv.set_elapsed_steps``; nothing is written
+                in any worker then. RuntimeError: the env is closed or stopped after a fault.
+        """
+        self._require_usable()
+        ids = normalize_env_ids(env_idx, self.num_envs, "env_idx")
+        counts = as_step_counts(steps, len(ids), "steps")
+        self._fields[("elapsed_buffer",)][ids] = counts
 
     def get_state(self) -> torch.Tensor:
         """``BaseEnv.get_state`` of every env, float32 (N, D)."""

@@ -9,7 +9,8 @@ parent reads whole batches without concatenating anything. The fields:
     ("action",)             (A,)           float32  parent: clipped actions of the next step
     ("reset_mask",)         ()             bool     parent: the envs of a plain partial reset
     ("elapsed_buffer",)     ()             int32    the worker env itself: it *is* the env's
-                                                    step counter (``BaseEnv.use_elapsed_steps_buffer``)
+                                                    step counter (``BaseEnv.use_elapsed_steps_buffer``);
+                                                    parent: ``ShardedEnv.set_elapsed_steps``, between calls
     ("reward",)             ()             float32  worker, on step
     ("terminated",)         ()             bool     worker, on step
     ("truncated",)          ()             bool     worker, on step
@@ -334,7 +335,7 @@ class _Worker:
                 self.info_index[f.path] = len(self.info_index)
             if f.path == ("elapsed_buffer",):
                 # The env's step counter becomes a view on shared memory: the parent reads it
-                # (elapsed_steps) and may write it (rsl_rl's episode_length_buf) between calls.
+                # (elapsed_steps) and may write it (set_elapsed_steps) between calls.
                 self.env.use_elapsed_steps_buffer(view)
 
     def emit(self, outputs: dict, info: dict, flags: dict) -> bytes:
