@@ -37,7 +37,7 @@ import math
 
 # The recipe before it trained on full episodes: episodes end on success (or fail), and an env
 # that finishes starts its next episode at once (partial resets; FinalValuePPO bootstraps every
-# end). FrankaPush-v1's and SO100Lift-v1's recipes are built on it.
+# end). SO100Lift-v1's and FrankaPickPlace-v1's recipes are built on it.
 PARTIAL_RESET_CONFIG = {
     "num_envs": 128,
     "total_timesteps": 768_000,     # 120 iterations; about 10 minutes on 2 cores (torchrun, 2 ranks)

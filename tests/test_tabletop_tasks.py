@@ -69,15 +69,27 @@ def test_every_task_has_a_ppo_config(env_id):
     env.close()
 
 
-def test_push_trains_with_the_lift_recipe():
-    """FrankaPush-v1 reuses FrankaLift-v1's partial-reset recipe: episodes end on success
-    (partial resets) and FinalValuePPO bootstraps every episode end."""
-    from simulo_envs.tasks.franka_lift_ppo import PARTIAL_RESET_CONFIG as LIFT
+def test_push_trains_with_the_lift_holding_recipe_on_30_step_episodes():
+    """FrankaPush-v1 trains on full episodes (terminations ignored) as FrankaLift-v1 does, with
+    30-step training episodes and a discount of 0.95; all else is the lift's recipe."""
+    from simulo_envs.tasks.franka_lift_ppo import TRAIN_CONFIG as LIFT
     config = train_config_for("FrankaPush-v1")
-    assert config == LIFT and config is not LIFT
-    assert config["vector_kwargs"]["ignore_terminations"] is False
+    assert config["vector_kwargs"]["ignore_terminations"] is True
+    assert config["train_max_episode_steps"] == 30 and config["runner"]["algorithm"]["gamma"] == 0.95
     assert config["runner"]["algorithm"]["bootstrap"] == "dones"
     assert config["num_envs"] == 128 and config["runner"]["num_steps_per_env"] == 50
+    rest = {k: v for k, v in config["runner"]["algorithm"].items() if k != "gamma"}
+    assert rest == {k: v for k, v in LIFT["runner"]["algorithm"].items() if k != "gamma"}
+    assert config["runner"]["actor"] == LIFT["runner"]["actor"] and LIFT["runner"]["algorithm"]["gamma"] == 0.8
+
+
+def test_pick_place_trains_with_the_lift_partial_reset_recipe():
+    """FrankaPickPlace-v1 reuses FrankaLift-v1's partial-reset recipe with a larger budget."""
+    from simulo_envs.tasks.franka_lift_ppo import PARTIAL_RESET_CONFIG as LIFT
+    config = train_config_for("FrankaPickPlace-v1")
+    assert config["vector_kwargs"]["ignore_terminations"] is False
+    assert config["total_timesteps"] == 3_200_000
+    assert {**config, "total_timesteps": LIFT["total_timesteps"]} == LIFT
 
 
 def test_randomisation_stays_in_the_documented_ranges(env_id):
