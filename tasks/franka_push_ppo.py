@@ -16,8 +16,8 @@ episodes; ``docs/training.md``):
   often. With the lift's 50 steps: success once 49 %, at the end 11 %; with 30 (discount 0.8):
   94 % and 54 %. Evaluation keeps the task's 100 steps.
 
-3 seeds (10 minutes each, 908,800-1,011,200 env steps; ``docs/training.md``): success once
-0.97 / 0.94 / 0.98 (median 0.97), the cube still in the region at the last step 0.97 / 0.73 /
+3 seeds (10 minutes each, 934,400-1,011,200 env steps; ``docs/training.md``): success once
+0.97 / 0.96 / 0.98 (median 0.97), the cube still in the region at the last step 0.97 / 0.77 /
 0.93 (median 0.93). ``tasks/franka_push_ppo.pt`` is seed 0's policy. ``scripts/train.py
 --max-minutes 10`` caps a run's wall-clock; the budget below is an upper bound.
 """
