@@ -136,6 +136,32 @@ def test_a_full_disk_at_any_write_keeps_every_committed_episode(tmp_path, monkey
         assert failing.count >= fail_at
 
 
+def test_an_encoder_failure_is_a_write_error_and_keeps_the_dataset(tmp_path, monkeypatch):
+    """FFmpeg failing while it encodes or muxes (seen as EINVAL from the muxer on a loaded
+    machine) is a DatasetWriteError like a full disk: the episode is rolled back, the writer goes on."""
+    av = pytest.importorskip("av")
+    from simulo_envs.datasets import video
+
+    class BrokenFFmpeg:
+        error, VideoFrame = av.error, av.VideoFrame
+
+        @staticmethod
+        def open(*args, **kwargs):
+            raise av.error.ArgumentError(22, "Invalid argument")
+
+    out = tmp_path / "ds"
+    writer = LeRobotWriter(str(out), SCHEMA)
+    writer.add(make_episode(0))
+    monkeypatch.setattr(video, "_av", lambda: BrokenFFmpeg)
+    with pytest.raises(DatasetWriteError, match=r"FFmpeg could not encode .*Invalid argument.*holds the 1 episodes"):
+        writer.add(make_episode(1))
+    monkeypatch.undo()
+    assert load_dataset(str(out)).seeds.tolist() == [0]
+    assert not [p for p in out.rglob("*") if atomic.TMP_MARK in p.name]
+    writer.add(make_episode(2))
+    assert load_dataset(str(out)).seeds.tolist() == [0, 2]
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
 def test_a_real_full_file_system(tmp_path):
     mount = tmp_path / "small"

@@ -18,6 +18,7 @@ figures; ``tests/test_datasets_lerobot.py`` bounds them).
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
 from fractions import Fraction
@@ -65,6 +66,9 @@ def encode(path: str, frames: np.ndarray, fps: int, codec: str = DEFAULT_CODEC, 
 
     Raises:
         ValueError: not uint8 ``(T >= 1, H, W, 3)``, or an odd ``H`` or ``W``.
+        OSError: the file could not be written (e.g. ENOSPC), or FFmpeg failed while encoding or
+            muxing (EIO, FFmpeg's error in the message and as ``__cause__``), so a caller that
+            rolls back on OSError rolls back on both.
     """
     frames = np.asarray(frames)
     if frames.dtype != np.uint8 or frames.ndim != 4 or frames.shape[-1] != 3 or frames.shape[0] < 1:
@@ -78,17 +82,20 @@ def encode(path: str, frames: np.ndarray, fps: int, codec: str = DEFAULT_CODEC, 
     if codec == "libsvtav1":
         options["preset"] = "12"
     buffer = io.BytesIO()  # muxed in memory, written by Python: a full disk is an OSError (ENOSPC)
-    with _scheduling_kept(), av.open(buffer, "w", format="mp4") as container:
-        stream = container.add_stream(codec, rate=fps, options=options)
-        stream.width, stream.height, stream.pix_fmt = width, height, PIX_FMT
-        stream.time_base = Fraction(1, TICKS_PER_FRAME * fps)
-        for k, image in enumerate(frames):
-            frame = av.VideoFrame.from_ndarray(image, format="rgb24")
-            frame.pts, frame.time_base = k * TICKS_PER_FRAME, stream.time_base
-            for packet in stream.encode(frame):
+    try:
+        with _scheduling_kept(), av.open(buffer, "w", format="mp4") as container:
+            stream = container.add_stream(codec, rate=fps, options=options)
+            stream.width, stream.height, stream.pix_fmt = width, height, PIX_FMT
+            stream.time_base = Fraction(1, TICKS_PER_FRAME * fps)
+            for k, image in enumerate(frames):
+                frame = av.VideoFrame.from_ndarray(image, format="rgb24")
+                frame.pts, frame.time_base = k * TICKS_PER_FRAME, stream.time_base
+                for packet in stream.encode(frame):
+                    container.mux(packet)
+            for packet in stream.encode():
                 container.mux(packet)
-        for packet in stream.encode():
-            container.mux(packet)
+    except av.error.FFmpegError as error:
+        raise OSError(errno.EIO, f"FFmpeg could not encode the video for {path}: {error}") from error
     _write(path, buffer)
 
 
