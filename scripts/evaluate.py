@@ -152,6 +152,7 @@ def _describe(summary: dict, several: bool) -> str:
 
 
 def _write_csv(path: str, summaries: list[dict]) -> None:
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)  # checked writable before the work
     columns = ["checkpoint", "env_steps", "episodes", "success_rate", "success_at_end", "mean_return", "mean_length",
                "full_episodes"]
     with open(path, "w", newline="") as handle:

@@ -60,7 +60,7 @@ def test_train_then_evaluate_scripts(tmp_path):
     assert json.loads((log_dir / "run.json").read_text())["env_id"] == "FrankaReach-v1"
     assert any(name.startswith("events.out.tfevents") for name in os.listdir(log_dir))
 
-    table = tmp_path / "evaluations.csv"
+    table = tmp_path / "tables" / "evaluations.csv"   # a folder not there yet: made, as checked up front
     evaluation = subprocess.run(
         [sys.executable, "scripts/evaluate.py", "--checkpoint", str(log_dir / "model_final.pt"),
          str(log_dir / "model_0.pt"), "--episodes", "3", "--video-dir", str(tmp_path / "videos"), "--csv", str(table)],
