@@ -4,6 +4,7 @@ noisy) and, under CI (``CI`` set), draw the same examples every run so a red CI 
 import gc
 import os
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("simulo", deadline=None, derandomize=bool(os.environ.get("CI")))
@@ -62,3 +63,16 @@ def pytest_runtest_setup(item):
     if item.path != _frozen_at[0]:
         _frozen_at[0] = item.path
         _freeze_what_is_alive()
+
+
+@pytest.fixture
+def one_torch_thread():
+    """torch with one intra-op thread for the test, restored after. Test files that train or
+    evaluate policies use it (``pytestmark = pytest.mark.usefixtures("one_torch_thread")``): on 2
+    shared cores a second thread slows their small networks' steps about 20x."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 
 import pytest
-import torch
 
 pytest.importorskip("rsl_rl")
 
@@ -26,12 +25,7 @@ TASKS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHECKPOINT = os.path.join(TASKS, "franka_lift_ppo.pt")
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
 # A lift or a pick-and-place takes a reach and a grasp first: never in the first few steps, well

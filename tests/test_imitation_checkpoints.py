@@ -12,7 +12,6 @@ import os
 
 import av
 import pytest
-import torch
 
 from simulo_envs.imitation import CheckpointError, read_checkpoint
 from simulo_envs.imitation.rollout import evaluate, record_policy_video
@@ -21,12 +20,7 @@ STATE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
                      "franka_push_diffusion_state.pt")
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
 def test_committed_state_policy_pushes_the_cube():

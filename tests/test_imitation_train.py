@@ -6,7 +6,6 @@ import json
 import os
 
 import pytest
-import torch
 
 from imitation_demos import expert_demos
 from simulo_envs.imitation import CheckpointError, DemonstrationError, default_config, export_policy, read_checkpoint
@@ -18,12 +17,7 @@ from simulo_envs.imitation.trainer import OutputInUse, train
 TINY = {"hidden": 32, "blocks": 1, "batch_size": 16, "lr_warmup": 0}
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
 @pytest.fixture(scope="module")

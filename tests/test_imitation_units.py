@@ -15,13 +15,7 @@ from simulo_envs.imitation.rollout import ChunkRunner
 
 
 
-@pytest.fixture(autouse=True)
-def one_torch_thread():
-    """Training on a shared 2-core machine: a second intra-op thread slows these steps ~20x."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
 SPEC = PolicySpec("FrankaPush-v1", "state", "pd_ee_delta_pos", state_dim=3, action_dim=2)
