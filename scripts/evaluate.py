@@ -1,17 +1,18 @@
 """Evaluate a checkpoint of ``scripts/train.py`` (PPO, ``model_*.pt``), ``scripts/train_sb3.py``
-(PPO, ``model.zip``) or ``scripts/train_il.py`` (behaviour cloning, Diffusion Policy): success rate
-over ``--episodes`` episodes.
+(PPO, SAC or TD3, ``model.zip``: the algorithm is read from the file) or ``scripts/train_il.py``
+(behaviour cloning, Diffusion Policy): success rate over ``--episodes`` episodes.
 
     python scripts/evaluate.py --checkpoint runs/FrankaReach-v1/seed0/model_final.pt --episodes 100
     python scripts/evaluate.py --checkpoint runs/FrankaReach-v1/seed0/model_*.pt --csv runs/FrankaReach-v1/seed0/evaluations.csv
 
-The deterministic policy (the Gaussian's mean) runs one episode per env, in batches of at most
-``--max-envs`` envs, with the task's terminations on: an episode counts as a success when the
-task reports success at some step. ``--full-episodes`` ignores terminations instead: every
-episode runs to the time limit, and "success at end" then says whether the success still holds
-at the last step (a lifted cube still held up). Episode ``k`` uses seed ``--seed + k``. A checkpoint from a
-torchrun training (any number of ranks) evaluates here in one process. A progress bar counts the
-finished episodes; the summary follows, or with ``--json`` one JSON line. Several checkpoints are
+The deterministic policy (the Gaussian's mean; SAC's squashed mean; TD3's actor without its
+exploration noise) runs one episode per env, in batches of at most ``--max-envs`` envs, with the
+task's terminations on: an episode counts as a success when the task reports success at some
+step. ``--full-episodes`` ignores terminations instead: every episode runs to the time limit, and
+"success at end" then says whether the success still holds at the last step (a lifted cube still
+held up). Episode ``k`` uses seed ``--seed + k``. A checkpoint from a torchrun training (any
+number of ranks) evaluates here in one process. A progress bar counts the finished episodes; the
+summary follows, or with ``--json`` one JSON line. Several checkpoints are
 evaluated in turn (one line each); ``--csv FILE`` also writes one row per checkpoint (its env steps
 and success rates), which ``scripts/plot_training.py`` draws when the file is named
 ``evaluations.csv`` and sits beside the run's ``progress.csv``.

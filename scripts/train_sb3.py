@@ -1,6 +1,7 @@
-"""Train Stable-Baselines3's PPO on a simulo_envs task through the SB3 adapter, then evaluate it.
+"""Train Stable-Baselines3's PPO, SAC or TD3 on a simulo_envs task through the SB3 adapter, then evaluate it.
 
     python scripts/train_sb3.py --env-id FrankaLift-v1 --seed 0 --max-minutes 10
+    python scripts/train_sb3.py --algo sac --env-id FrankaLift-v1 --seed 0 --max-minutes 10
     python scripts/evaluate.py --checkpoint runs/sb3/FrankaLift-v1/seed0/model.zip --video-dir videos
 
 The comparison run for ``scripts/train.py``: the same task, the same env settings and, where SB3
@@ -26,6 +27,18 @@ Writes ``--log-dir`` (default ``runs/sb3/<env-id>/seed<seed>``): ``run.json``, `
 are checked before anything is built. Ctrl-C (SIGINT) or SIGTERM saves ``model.zip`` of the last
 whole rollout, says so in one line and exits with status 130 or 143. ``--num-workers`` and
 ``--sim-backend`` are ``train.py``'s: the envs stepped in worker processes, on another backend.
+
+``--algo sac`` or ``--algo td3`` trains SB3's off-policy algorithms on the same env, ``--num-envs``
+envs (default 32) stepped together, with settings from ManiSkill 3's SAC baseline sized for a
+CPU (``simulo_envs/wrappers/sb3_off_policy.py`` lists them with their sources: replay buffer 1M,
+minibatch 512, 8 gradient steps after every step of 32 envs, updates from env step 4,000 on,
+gamma the task's, tau 0.01, networks 256 x 3). ``--total-timesteps`` (default: the task's PPO
+budget) is then rounded down to whole steps of the envs; ``progress.csv`` gets a row every 50
+steps of the envs, the summary line also counts the gradient steps. ``--max-minutes`` and a stop
+signal stop the training after the step of the envs under way (that step is not stored, nor
+counted). ``--resume`` continues from ``model.zip`` (the networks, optimizers and
+counts; the replay buffer is not saved, so it is refilled with 4,000 env steps of random actions
+first). ``scripts/evaluate.py`` reads the algorithm from ``model.zip``.
 """
 
 from __future__ import annotations
@@ -45,6 +58,8 @@ from simulo_envs.wrappers.run_files import OutputError, claim_log_dir, write_jso
 from simulo_envs.wrappers.sharded import num_workers_arg
 from simulo_envs.wrappers.training import SetupError, describe_result, import_task_modules, plan_training
 
+ALGOS = ("ppo", "sac", "td3")
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -52,10 +67,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a registered id, or 'module:Class' / 'module:EnvId' for a task of your own")
     parser.add_argument("--task-module", action="append", default=[], metavar="MODULE",
                         help="import MODULE first (it registers your tasks); repeatable")
+    parser.add_argument("--algo", choices=ALGOS, default="ppo",
+                        help="Stable-Baselines3's PPO (default), SAC or TD3")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--num-envs", type=int, default=None, help="default: the task's train config")
+    parser.add_argument("--num-envs", type=int, default=None,
+                        help="default: the task's train config (PPO), 32 (SAC, TD3)")
     parser.add_argument("--total-timesteps", type=int, default=None,
-                        help="env steps (an upper bound: whole PPO iterations); default: the task's train config")
+                        help="env steps (an upper bound: whole PPO iterations, or whole steps of the envs for "
+                             "SAC and TD3); default: the task's train config")
     parser.add_argument("--max-minutes", type=float, default=None, help="wall-clock cap on training")
     parser.add_argument("--terminations", action="store_true", help="keep the task's terminations in training")
     parser.add_argument("--eval-episodes", type=int, default=100, help="0: no evaluation")
@@ -92,22 +111,31 @@ def main(argv=None) -> None:
         device = check_device(args.device)
         env_kwargs = {} if args.sim_backend is None else {"sim_backend": args.sim_backend}
         vector_kwargs = {} if args.num_workers is None else {"num_workers": args.num_workers}
-        plan = plan_training(args.env_id, args.num_envs, args.total_timesteps, 1, env_kwargs, vector_kwargs)
+        if args.algo == "ppo":
+            plan = plan_training(args.env_id, args.num_envs, args.total_timesteps, 1, env_kwargs, vector_kwargs)
+        else:   # Stable-Baselines3 loads here, as below: worker processes re-import this script
+            from simulo_envs.wrappers.sb3_off_policy import plan_off_policy
+
+            plan = plan_off_policy(args.algo, args.env_id, args.num_envs, args.total_timesteps, env_kwargs,
+                                   vector_kwargs)
         claim_log_dir(log_dir, resume=args.resume, overwrite=args.overwrite)
     except (LookupError, ValueError, TypeError, ImportError) as error:
         parser.error(str(error.args[0]) if error.args else repr(error))
     from simulo_envs.wrappers.evaluation import evaluate
-    from simulo_envs.wrappers.sb3_training import train_sb3
+    from simulo_envs.wrappers.sb3_off_policy import OFF_POLICY_ALGORITHMS, describe_off_policy_result
+    from simulo_envs.wrappers.sb3_training import PPO_ALGORITHM, train_sb3
 
-    print(f"training {plan.describe()} with Stable-Baselines3 PPO; logs in {log_dir}"
+    name = args.algo.upper()
+    print(f"training {plan.describe()} with Stable-Baselines3 {name}; logs in {log_dir}"
           f"{' (resumed)' if args.resume else ''}", flush=True)
     try:
         result = train_sb3(plan, seed=args.seed, log_dir=log_dir, device=device, progress=not args.no_progress,
                            max_wall_s=None if args.max_minutes is None else args.max_minutes * 60,
-                           terminations=args.terminations, resume=args.resume, overwrite=args.overwrite)
+                           terminations=args.terminations, resume=args.resume, overwrite=args.overwrite,
+                           algorithm=OFF_POLICY_ALGORITHMS.get(args.algo, PPO_ALGORITHM))
     except (SetupError, ValueError) as error:
         parser.error(str(error))
-    print(describe_result(result), flush=True)
+    print(describe_result(result) if args.algo == "ppo" else describe_off_policy_result(result), flush=True)
     if result.interrupted is not None:
         sys.exit(exit_status(result.interrupted))
     if not args.eval_episodes:
@@ -115,7 +143,7 @@ def main(argv=None) -> None:
     summary = evaluate(result.checkpoint, args.eval_episodes, seed=args.eval_seed, device=device,
                        progress=not (args.no_progress or args.json), num_workers=args.num_workers)
     summary.update(train_env_steps=result.env_steps, train_wall_s=round(result.wall_s, 1), seed=args.seed,
-                   library="stable-baselines3 PPO")
+                   library=f"stable-baselines3 {name}")
     if args.json:
         print(json.dumps(summary), flush=True)
     else:

@@ -59,6 +59,7 @@ def test_bar_summary_and_progress_agree_and_model_zip_evaluates_and_films(tmp_pa
     assert float(rows[-1]["learn_s"]) > 0 and float(rows[-1]["collect_s"]) > 0
     assert saved_steps(log_dir / "model.zip") == (300, 300)
     assert json.loads((log_dir / "evaluation.json").read_text())["episodes"] == 3
+    assert json.loads((log_dir / "run.json").read_text())["algo"] == "ppo"   # the default --algo
 
     videos = tmp_path / "videos"
     load_script("evaluate").main(["--checkpoint", str(log_dir / "model.zip"), "--episodes", "2", "--json",

@@ -1,6 +1,6 @@
 """Evaluating a trained policy: success over episodes, and a video of it, from a checkpoint of
-``scripts/train.py`` (rsl-rl-lib, ``model_*.pt``) or ``scripts/train_sb3.py`` (Stable-Baselines3,
-``model.zip``); shared by ``scripts/evaluate.py`` and the training scripts.
+``scripts/train.py`` (rsl-rl-lib, ``model_*.pt``) or ``scripts/train_sb3.py`` (Stable-Baselines3's
+PPO, SAC or TD3, ``model.zip``); shared by ``scripts/evaluate.py`` and the training scripts.
 
 A checkpoint carries ``infos`` (env id, the task's module, the training config, env steps): all
 that is needed to rebuild the task's env and the policy, in one process, whatever the number of

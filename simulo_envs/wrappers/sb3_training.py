@@ -1,6 +1,8 @@
 """Stable-Baselines3's PPO on a simulo_envs task (``scripts/train_sb3.py``): the comparison run for
 ``scripts/train.py``, with the same plan, progress bar, ``progress.csv``, stop signals, log-folder
-rules and result, and a ``model.zip`` that ``scripts/evaluate.py`` evaluates and films.
+rules and result, and a ``model.zip`` that ``scripts/evaluate.py`` evaluates and films. SAC and
+TD3 train through the same ``train_sb3`` with their own plan and callback
+(``simulo_envs/wrappers/sb3_off_policy.py``).
 
 Hyperparameters: the task's rsl-rl training config mapped onto SB3's names (``sb3_ppo_kwargs``).
 SB3 bootstraps truncated episodes from ``terminal_observation`` and treats terminations as the
@@ -11,9 +13,11 @@ Counting: SB3 collects a rollout of ``n_steps`` per env, then updates; a rollout
 stop signal, the wall-clock cap) is dropped by SB3 without an update, so the env steps reported
 (summary, ``progress.csv``, the saved ``num_timesteps``) are those of whole, trained rollouts.
 
-``model.zip`` is SB3's own file with one attribute added, ``simulo_infos``: the env id, the
-task's module, the training config, the seed and the log's state (``env_steps``, ``iterations``,
-``episodes``, ``wall_s``, ``recent``), which evaluation and a resumed training read.
+``model.zip`` is SB3's own file with one attribute added, ``simulo_infos``: the algorithm
+(``algo``: ``"ppo"``, ``"sac"`` or ``"td3"``; absent in files written before SAC and TD3, all PPO),
+the env id, the task's module, the training config, the seed and the log's state (``env_steps``,
+``iterations``, ``episodes``, ``wall_s``, ``recent``; SAC and TD3 add ``gradient_steps``), which
+evaluation and a resumed training read.
 """
 
 from __future__ import annotations
@@ -23,11 +27,12 @@ import json
 import os
 import time
 from collections import deque
-from typing import Optional
+from dataclasses import dataclass
+from typing import Callable, Optional
 
 import numpy as np
 import torch
-from stable_baselines3 import PPO
+from stable_baselines3 import PPO, SAC, TD3
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.save_util import load_from_zip_file
 
@@ -41,9 +46,19 @@ from simulo_envs.wrappers.task_lookup import registered_kwargs
 from simulo_envs.wrappers.training import SetupError, TrainPlan, TrainResult
 from simulo_envs.wrappers.vector import make_vector_env
 
-__all__ = ["sb3_ppo_kwargs", "train_sb3", "read_sb3_infos", "sb3_policy", "SB3Run"]
+__all__ = ["sb3_ppo_kwargs", "train_sb3", "read_sb3_infos", "sb3_policy", "SB3Run", "SB3Algorithm", "SB3Result",
+           "PPO_ALGORITHM", "SB3_CLASSES"]
 
 EPISODE_KEYS = ("success_once", "success_at_end", "return", "length")
+SB3_CLASSES = {"ppo": PPO, "sac": SAC, "td3": TD3}
+"""The algorithms ``scripts/train_sb3.py`` trains, by the name ``model.zip`` records."""
+
+
+def episode_stats(infos: list) -> list[list[float]]:
+    """``[success once, success at end, return, length]`` (``EPISODE_KEYS``) of each episode that
+    ended in this step, from SB3's per-env ``infos``."""
+    return [[float(entry.get("is_success", False)), float(entry.get("success_at_end", False)),
+             float(entry["episode"]["r"]), float(entry["episode"]["l"])] for entry in infos if "episode" in entry]
 
 
 def sb3_ppo_kwargs(config: dict, num_envs: int) -> dict:
@@ -123,10 +138,7 @@ class SB3Run(BaseCallback):
     def _on_step(self) -> bool:
         if self.bar is not None:
             self.bar.update(self.training_env.num_envs)
-        for entry in self.locals["infos"]:
-            if "episode" in entry:
-                self._episode.append([float(entry.get("is_success", False)), float(entry.get("success_at_end", False)),
-                                      float(entry["episode"]["r"]), float(entry["episode"]["l"])])
+        self._episode.extend(episode_stats(self.locals["infos"]))
         return self.stop.requested is None and not self.late
 
     def _on_rollout_end(self) -> None:
@@ -139,15 +151,21 @@ class SB3Run(BaseCallback):
             for key, value in zip(EPISODE_KEYS, stats):
                 self.recent[key].append(value)
         self._episode.clear()
-        means = {key: (sum(v) / len(v) if v else None) for key, v in self.recent.items()}
+        means = self._means()
         self._pending = {"iteration": self.iterations - 1, "env_steps": self.env_steps, "episodes": self.episodes,
                          **means, "collect_s": self._rollout_end - self._rollout_start}
         if self.bar is not None:
-            if means["success_once"] is None:
-                self.bar.set_postfix_str("no finished episode yet", refresh=False)
-            else:
-                self.bar.set_postfix(success=f"{means['success_once']:.2f}", ret=f"{means['return']:.2f}",
-                                     refresh=False)
+            self._show_means(means)
+
+    def _means(self) -> dict:
+        """The means over the last 100 finished episodes, per ``EPISODE_KEYS`` (None while none)."""
+        return {key: (sum(v) / len(v) if v else None) for key, v in self.recent.items()}
+
+    def _show_means(self, means: dict) -> None:
+        if means["success_once"] is None:
+            self.bar.set_postfix_str("no finished episode yet", refresh=False)
+        else:
+            self.bar.set_postfix(success=f"{means['success_once']:.2f}", ret=f"{means['return']:.2f}", refresh=False)
 
     def _on_training_end(self) -> None:
         if self._pending is not None:
@@ -170,10 +188,13 @@ class SB3Run(BaseCallback):
 
 
 def read_sb3_infos(path: str) -> dict:
-    """The ``simulo_infos`` of an SB3 ``model.zip`` written by ``train_sb3``.
+    """The ``simulo_infos`` of an SB3 ``model.zip`` written by ``train_sb3``, with ``"algo"`` (a
+    key of ``SB3_CLASSES``) checked against the policy class the file holds (a file without it,
+    written before SAC and TD3, must hold PPO's).
 
     Raises:
-        ValueError: a zip SB3 cannot read, or one without ``simulo_infos`` (not from ``train_sb3``).
+        ValueError: a zip SB3 cannot read; one without ``simulo_infos`` (not from ``train_sb3``);
+            an algorithm other than PPO, SAC and TD3, or a policy class that is not its own.
     """
     try:
         data, _, _ = load_from_zip_file(path, device="cpu", load_data=True)
@@ -182,13 +203,24 @@ def read_sb3_infos(path: str) -> dict:
     infos = (data or {}).get("simulo_infos")
     if not isinstance(infos, dict) or "env_id" not in infos or "train_config" not in infos:
         raise ValueError(f"{path!r} was not written by scripts/train_sb3.py (no env id and training config)")
-    return infos
+    algo = infos.get("algo", "ppo")
+    if algo not in SB3_CLASSES:
+        raise ValueError(f"{path!r} holds an algorithm {algo!r} that scripts/train_sb3.py does not train "
+                         f"(known: {', '.join(SB3_CLASSES)})")
+    policy, expected = data.get("policy_class"), SB3_CLASSES[algo].policy_aliases["MlpPolicy"]
+    if not (isinstance(policy, type) and issubclass(policy, expected)):
+        name = getattr(policy, "__name__", repr(policy))
+        raise ValueError(f"{path!r} says {algo.upper()} but holds a {name} policy, not {expected.__name__}: "
+                         f"not a model.zip of scripts/train_sb3.py")
+    return {**infos, "algo": algo}
 
 
 def sb3_policy(path: str, device: str = "cpu"):
-    """The deterministic policy of an SB3 ``model.zip``: the evaluation env's observations (a
-    TensorDict with ``"policy"``) -> float32 actions on the observations' device."""
-    model = PPO.load(path, device=device)
+    """The deterministic policy of an SB3 ``model.zip`` (PPO, SAC or TD3, as ``read_sb3_infos``
+    finds it): the evaluation env's observations (a TensorDict with ``"policy"``) -> float32
+    actions on the observations' device. PPO: the Gaussian's mean; SAC: the squashed mean; TD3:
+    the actor's action, without exploration noise."""
+    model = SB3_CLASSES[read_sb3_infos(path)["algo"]].load(path, device=device)
 
     def act(obs) -> torch.Tensor:
         flat = obs["policy"]
@@ -198,17 +230,41 @@ def sb3_policy(path: str, device: str = "cpu"):
     return act
 
 
+@dataclass(frozen=True)
+class SB3Algorithm:
+    """How ``train_sb3`` trains one SB3 algorithm."""
+
+    name: str          # a key of SB3_CLASSES: run.json's and model.zip's "algo"
+    cls: type          # the SB3 class (PPO, SAC, TD3)
+    kwargs: Callable   # (training config, num_envs, one env's action space) -> the class's keyword arguments
+    callback: type     # SB3Run or a subclass: counts, progress.csv, stopping
+
+
+PPO_ALGORITHM = SB3Algorithm("ppo", PPO, lambda config, num_envs, space: sb3_ppo_kwargs(config, num_envs), SB3Run)
+
+
+@dataclass
+class SB3Result(TrainResult):
+    """``TrainResult`` with the algorithm and, for SAC and TD3, the gradient steps done (all sessions)."""
+
+    algo: str = "ppo"
+    gradient_steps: Optional[int] = None
+
+
 def train_sb3(plan: TrainPlan, seed: int = 0, log_dir: str = "runs/sb3", device: str = "cpu", progress: bool = True,
               max_wall_s: Optional[float] = None, terminations: bool = False, resume: bool = False,
-              overwrite: bool = False) -> TrainResult:
-    """Train SB3's PPO for ``plan`` (one process) into ``log_dir``: ``progress.csv``, ``run.json``
-    and ``model.zip``; the rules of ``simulo_envs.wrappers.training.train`` for the log folder,
-    ``resume``, ``max_wall_s`` and stop signals (the checkpoint is always ``model.zip``).
+              overwrite: bool = False, algorithm: SB3Algorithm = PPO_ALGORITHM) -> SB3Result:
+    """Train SB3's PPO (or ``algorithm``: SAC and TD3 with an ``OffPolicyPlan``,
+    ``simulo_envs/wrappers/sb3_off_policy.py``) for ``plan`` (one process) into ``log_dir``:
+    ``progress.csv``, ``run.json`` and ``model.zip``; the rules of
+    ``simulo_envs.wrappers.training.train`` for the log folder, ``resume``, ``max_wall_s`` and stop
+    signals (the checkpoint is always ``model.zip``).
 
     Raises:
         OutputError: the log folder cannot be written or holds an earlier run (without ``resume``
             or ``overwrite``), or ``resume`` without a ``model.zip``. SetupError: the device, the
-            envs or the resumed model do not fit. All before anything is written.
+            envs or the resumed model do not fit (another task, number of envs or algorithm). All
+            before anything is written.
     """
     try:
         device = check_device(device)
@@ -220,7 +276,13 @@ def train_sb3(plan: TrainPlan, seed: int = 0, log_dir: str = "runs/sb3", device:
     if resume:
         if not os.path.isfile(path):
             raise OutputError(f"--resume: {log_dir!r} holds no model.zip to continue from")
-        infos = read_sb3_infos(path)
+        try:
+            infos = read_sb3_infos(path)
+        except ValueError as error:
+            raise SetupError(f"--resume: {error}") from None
+        if infos["algo"] != algorithm.name:
+            raise SetupError(f"--resume: {path!r} trained {infos['algo'].upper()}, not {algorithm.name.upper()}; "
+                             f"resume with --algo {infos['algo']}")
         if infos["env_id"] != plan.env_id or infos["train_config"]["num_envs"] != plan.num_envs:
             raise SetupError(f"--resume: {path!r} trained {infos['env_id']} with {infos['train_config']['num_envs']} "
                              f"envs; resume with the same --env-id and --num-envs")
@@ -240,19 +302,21 @@ def train_sb3(plan: TrainPlan, seed: int = 0, log_dir: str = "runs/sb3", device:
         env = SB3VecEnv(venv)
         try:
             env.seed(seed)
+            kwargs = algorithm.kwargs(config, plan.num_envs, env.action_space)
             if infos is None:
-                model = PPO("MlpPolicy", env, seed=seed, device=device, verbose=0,
-                            **sb3_ppo_kwargs(config, plan.num_envs))
+                model = algorithm.cls("MlpPolicy", env, seed=seed, device=device, verbose=0, **kwargs)
             else:
-                model = PPO.load(path, env=env, device=device)
+                model = algorithm.cls.load(path, env=env, device=device)
             delete_run_files(log_dir, earlier if overwrite else [])
             os.makedirs(log_dir, exist_ok=True)
+            extra = {} if algorithm is PPO_ALGORITHM else {"hyperparameters": _jsonable(kwargs)}
             with open(os.path.join(log_dir, "run.json"), "w") as handle:
-                json.dump({**plan.summary(), "seed": seed, "device": device, "library": "stable-baselines3",
-                           **({"resumed_from": "model.zip"} if infos else {})}, handle, indent=1)
+                json.dump({**plan.summary(), "algo": algorithm.name, **extra, "seed": seed, "device": device,
+                           "library": "stable-baselines3", **({"resumed_from": "model.zip"} if infos else {})},
+                          handle, indent=1)
             bar = ProgressBar(total=plan.env_steps, unit="step", unit_scale=True, desc=plan.env_id,
                               deadline_s=max_wall_s, initial=int(infos["env_steps"]) if infos else 0) if progress else None
-            run = SB3Run(log_dir, bar, stop, max_wall_s, infos)
+            run = algorithm.callback(log_dir, bar, stop, max_wall_s, infos)
             start = time.perf_counter()
             done = run.env_steps
             if stop.requested is None:
@@ -260,10 +324,12 @@ def train_sb3(plan: TrainPlan, seed: int = 0, log_dir: str = "runs/sb3", device:
             wall = time.perf_counter() - start
             interrupted = stop.requested if run.env_steps < plan.env_steps else None
             checkpoint = None
+            state = run.state()
             if run.env_steps > done:
-                model.num_timesteps = run.env_steps   # whole, trained rollouts only (the module docstring)
-                model.simulo_infos = {"env_id": plan.env_id, "task_module": plan.env_cls.__module__,
-                                      "train_config": config, "seed": seed, "world_size": 1, **run.state()}
+                model.num_timesteps = run.env_steps   # whole, trained rollouts / stored env steps only
+                model.simulo_infos = {"algo": algorithm.name, "env_id": plan.env_id,
+                                      "task_module": plan.env_cls.__module__, "train_config": config, "seed": seed,
+                                      "world_size": 1, **state}
                 model.save(f"{path}.partial")
                 os.replace(f"{path}.partial", path)
                 checkpoint = path
@@ -272,6 +338,17 @@ def train_sb3(plan: TrainPlan, seed: int = 0, log_dir: str = "runs/sb3", device:
         finally:
             env.close()
     success = run.recent["success_once"]
-    return TrainResult(checkpoint, run.env_steps, wall, run.episodes,
-                       sum(success) / len(success) if success else None, run.iterations,
-                       interrupted, run.env_steps - done)
+    return SB3Result(checkpoint, run.env_steps, wall, run.episodes,
+                     sum(success) / len(success) if success else None, run.iterations,
+                     interrupted, run.env_steps - done, algorithm.name, state.get("gradient_steps"))
+
+
+def _jsonable(kwargs: dict) -> dict:
+    """Keyword arguments for ``run.json``: what JSON cannot hold (TD3's noise object) as its text."""
+    def plain(value):
+        try:
+            json.dumps(value)
+            return value
+        except TypeError:
+            return repr(value)
+    return {key: plain(value) for key, value in kwargs.items()}
