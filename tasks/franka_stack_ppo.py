@@ -1,7 +1,13 @@
-"""PPO hyperparameters for FrankaStack-v1: the ``tasks/tabletop_ppo.py`` defaults (64 envs,
-``pd_ee_delta_pos``, normalised dense reward), 8 M env steps and 60 steps per env per iteration
-(grasp, carry, place and release: the longest horizon of the table-top tasks), gamma 0.85."""
+"""PPO hyperparameters for FrankaStack-v1: the FrankaLift-v1 partial-reset recipe
+(``tasks/franka_lift_ppo.py``'s ``PARTIAL_RESET_CONFIG``: episodes end on success, partial resets,
+``FinalValuePPO`` bootstrapping every episode end, 128 envs x 50 steps, gamma 0.8) with 8
+minibatches per epoch instead of 32.
+"""
 
-from simulo_envs.tasks.tabletop_ppo import ppo_config
+import copy
 
-TRAIN_CONFIG = ppo_config(total_timesteps=8_000_000, steps_per_env=60, gamma=0.85)
+from simulo_envs.tasks.franka_lift_ppo import PARTIAL_RESET_CONFIG
+
+TRAIN_CONFIG = copy.deepcopy(PARTIAL_RESET_CONFIG)
+TRAIN_CONFIG["total_timesteps"] = 8_000_000   # 1,250 iterations of 128 envs x 50 steps
+TRAIN_CONFIG["runner"]["algorithm"]["num_mini_batches"] = 8
