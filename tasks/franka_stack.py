@@ -126,39 +126,3 @@ class FrankaStackEnv(TableTopEnv):
             "a_to_place": info["a_to_place"],
             "is_grasped": info["is_grasped"],
         }
-
-
-@dataclass(frozen=True)
-class FrankaStackV2Config(FrankaStackConfig):
-    """FrankaStack-v2's tunables: v1's, plus the ``ungrasp`` term's weight; the normaliser grows by it."""
-
-    ungrasp_weight: float = 1.0     # ungrasp term = (clip(gripper action, -1, 1) + 1) / 2 while A rests on B
-    success_reward: float = 7.0     # dense reward on success; also the normaliser
-
-
-@register_env("FrankaStack-v2", max_episode_steps=FrankaStackV2Config.max_episode_steps)
-class FrankaStackV2Env(FrankaStackEnv):
-    """FrankaStack-v1 (same scene, randomisation, success, observation and episode) with one more
-    reward term, ``ungrasp``, that makes letting go of A on B learnable.
-
-    In v1 the reward for releasing A on B appears only once the fingers have let go. The gripper
-    action is an absolute finger target, so letting go means driving that action from "closed"
-    (-1) past the cube's width (about -0.2) in one episode; a policy that has learned to carry A
-    never explores that far, and PPO trained on v1 hovered A over B for 30 minutes (under 1 %
-    success). v2 pays, while A rests on B (``a_on_b``), for the gripper action itself:
-    ``ungrasp = (clip(a_gripper, -1, 1) + 1) / 2`` in [0, 1] (1 once A is released on B), so
-    every step on B grades "more open". Dense reward = ``reach + grasp + place + ungrasp +
-    release`` (weights in the config), ``success_reward`` (7) on success; normalised by it.
-    """
-
-    cfg = FrankaStackV2Config()
-
-    def compute_dense_reward(self, obs, action, info: dict):
-        """v1's terms plus ``ungrasp`` (class docstring); float32 (N,); the terms go to
-        ``info["reward_terms"]``."""
-        v1 = super().compute_dense_reward(obs, action, info)
-        terms, xp = info["reward_terms"], self.xp
-        opening = (action[:, -1].clip(-1, 1) + 1) / 2
-        ungrasp = xp.maximum(as_float32(info["a_on_b"]) * opening, terms["release"])
-        terms["ungrasp"] = ungrasp
-        return xp.where(info["success"], self.k.success_reward, v1 + self.k.ungrasp_weight * ungrasp)

@@ -1,5 +1,5 @@
 """Batched scripted experts that grasp a cube from above on ``pd_ee_delta_pos``: ``PickPlaceExpert``
-(FrankaPickPlace-v1, SO100PickPlace-v1) and ``StackExpert`` (FrankaStack-v1, FrankaStack-v2).
+(FrankaPickPlace-v1, SO100PickPlace-v1) and ``StackExpert`` (FrankaStack-v1).
 
 Both begin like ``LiftExpert``, per env (``PhaseExpert``):
 
