@@ -1,13 +1,14 @@
 """The committed RL policies still do their tasks: FrankaLift-v1 (``tasks/franka_lift_ppo.pt``),
-SO100Lift-v1 (``tasks/so100_lift_ppo.pt``), FrankaPush-v1 (``tasks/franka_push_ppo.pt``) and
-FrankaPickPlace-v1 (``tasks/franka_pick_place_ppo.pt``), each
+SO100Lift-v1 (``tasks/so100_lift_ppo.pt``), FrankaPush-v1 (``tasks/franka_push_ppo.pt``),
+FrankaPickPlace-v1 (``tasks/franka_pick_place_ppo.pt``) and FrankaOpenDrawer-v1
+(``tasks/franka_open_drawer_ppo.pt``), each
 trained by the recipe beside it (``tasks/*_ppo.py``; ``docs/training.md``).
 
 A change to a task, an arm, its controller, the grasp test or the physics that breaks a trained
 policy shows up here. When committed, on these evaluation seeds: the Franka lift policy succeeded
 in 8 of 8 episodes and held the cube up to the last step in 4 of 4; the push policy succeeded in
 8 of 8 and, run to the last step, kept the cube in the goal region in 8 of 8 (0.97 over 100);
-the pick-and-place policy succeeded in 8 of 8.
+the pick-and-place policy succeeded in 8 of 8, the drawer policy in 8 of 8.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 @pytest.mark.parametrize(
     "checkpoint, env_id, shortest, longest",
     [("franka_lift_ppo.pt", "FrankaLift-v1", 5, 40), ("so100_lift_ppo.pt", "SO100Lift-v1", 8, 50),
-     ("franka_pick_place_ppo.pt", "FrankaPickPlace-v1", 5, 50)],
+     ("franka_pick_place_ppo.pt", "FrankaPickPlace-v1", 5, 50),
+     ("franka_open_drawer_ppo.pt", "FrankaOpenDrawer-v1", 3, 30)],
 )
 def test_committed_policy_succeeds(checkpoint, env_id, shortest, longest):
     summary = evaluate(os.path.join(TASKS, checkpoint), episodes=8, seed=10_000)
