@@ -6,10 +6,10 @@ minibatches per epoch instead of 32.
 Why 8: with 32, PPO's update (8 epochs, a gradient all-reduce across the ``torchrun`` ranks per
 minibatch) took longer than stepping the 6,400 transitions of an iteration; with 8 it takes about
 1.0 s of the drawer's 4.3 s iteration on 2 ranks. Measured (2 ``torchrun`` ranks, 10 minutes, 3
-seeds, 100 evaluation episodes; ``docs/training_tabletop.md``): success once {OD_MED_ONCE} (median;
-1.00 / {OD1_ONCE} / {OD2_ONCE}). Episodes end on success in training, so the drawer is not kept open
+seeds, 100 evaluation episodes; ``docs/training_tabletop.md``): success once 1.00 (median;
+1.00 / 1.00 / 1.00). Episodes end on success in training, so the drawer is not kept open
 afterwards: run to the last of the 100 steps (``--full-episodes``) it is still open in
-{OD_MED_END} (median). ``scripts/train.py --max-minutes`` caps a run's wall-clock; the budget below is
+0.28 (median). ``scripts/train.py --max-minutes`` caps a run's wall-clock; the budget below is
 an upper bound.
 """
 
