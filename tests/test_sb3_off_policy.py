@@ -4,8 +4,6 @@ model.zip that scripts/evaluate.py evaluates with the right class."""
 
 from __future__ import annotations
 
-import csv
-import importlib.util
 import json
 import os
 import signal
@@ -19,10 +17,9 @@ from stable_baselines3.sac.policies import SACPolicy  # noqa: E402
 from stable_baselines3.td3.policies import TD3Policy  # noqa: E402
 
 from simulo_envs.wrappers import sb3_off_policy  # noqa: E402
-from simulo_envs.wrappers.run_files import PROGRESS_COLUMNS  # noqa: E402
+from script_runs import load_script, table  # noqa: E402
 from simulo_envs.wrappers.sb3_off_policy import OffPolicyRun  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # 4 envs, 100 steps of them: rows every 50 steps (200 env steps); updates (1 per step of the envs)
 # once more than 100 env steps are stored, i.e. after steps 26 .. 100 of the envs: 75 gradient steps.
 ARGS = ["--env-id", "FrankaReach-v1", "--num-envs", "4", "--seed", "1", "--total-timesteps", "400", "--no-progress"]
@@ -33,20 +30,6 @@ def small_updates(monkeypatch):
     """Updates from env step 100 on, on minibatches of 32: the settings' code path, at test size."""
     monkeypatch.setitem(sb3_off_policy.OFF_POLICY_DEFAULTS, "learning_starts", 100)
     monkeypatch.setitem(sb3_off_policy.OFF_POLICY_DEFAULTS, "batch_size", 32)
-
-
-def load_script(name: str):
-    spec = importlib.util.spec_from_file_location(f"script_{name}", os.path.join(ROOT, "scripts", f"{name}.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def table(log_dir) -> list[dict]:
-    with open(os.path.join(log_dir, "progress.csv"), newline="") as handle:
-        reader = csv.DictReader(handle)
-        assert tuple(reader.fieldnames) == PROGRESS_COLUMNS
-        return list(reader)
 
 
 def saved(path) -> dict:

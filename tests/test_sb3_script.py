@@ -4,8 +4,6 @@ that scripts/evaluate.py evaluates (success once, at end) and films."""
 
 from __future__ import annotations
 
-import csv
-import importlib.util
 import json
 import os
 import signal
@@ -16,25 +14,10 @@ pytest.importorskip("stable_baselines3")
 
 from stable_baselines3.common.save_util import load_from_zip_file  # noqa: E402
 
-from simulo_envs.wrappers.run_files import PROGRESS_COLUMNS  # noqa: E402
+from script_runs import load_script, table  # noqa: E402
 from simulo_envs.wrappers.sb3_training import SB3Run  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ARGS = ["--env-id", "FrankaReach-v1", "--num-envs", "4", "--seed", "1"]
-
-
-def load_script(name: str):
-    spec = importlib.util.spec_from_file_location(f"script_{name}", os.path.join(ROOT, "scripts", f"{name}.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def table(log_dir) -> list[dict]:
-    with open(os.path.join(log_dir, "progress.csv"), newline="") as handle:
-        reader = csv.DictReader(handle)
-        assert tuple(reader.fieldnames) == PROGRESS_COLUMNS
-        return list(reader)
 
 
 def saved_steps(path) -> tuple[int, int]:
