@@ -8,10 +8,12 @@ from simulo_envs.tasks.franka_pick_place import FrankaPickPlaceConfig, FrankaPic
 from simulo_envs.tasks.franka_push import FrankaPushConfig, FrankaPushEnv
 from simulo_envs.tasks.franka_reach import FrankaReachConfig, FrankaReachEnv
 from simulo_envs.tasks.franka_stack import FrankaStackConfig, FrankaStackEnv
+from simulo_envs.tasks.franka_stack_v2 import FrankaStackV2Config, FrankaStackV2Env
 from simulo_envs.tasks.so100_lift import SO100LiftConfig, SO100LiftEnv
 from simulo_envs.tasks.so100_pick_place import SO100PickPlaceConfig, SO100PickPlaceEnv
 
 __all__ = ["FrankaLiftEnv", "FrankaLiftConfig", "FrankaLiftMixedEnv", "FrankaLiftRandomizedEnv", "FrankaLiftRandomizedConfig",
            "FrankaOpenDrawerEnv", "FrankaOpenDrawerConfig", "FrankaPickPlaceEnv", "FrankaPickPlaceConfig", "FrankaPushEnv", "FrankaPushConfig", "FrankaReachEnv",
-           "FrankaReachConfig", "FrankaStackEnv", "FrankaStackConfig", "SO100LiftEnv", "SO100LiftConfig",
+           "FrankaReachConfig", "FrankaStackEnv", "FrankaStackConfig", "FrankaStackV2Env",
+           "FrankaStackV2Config", "SO100LiftEnv", "SO100LiftConfig",
            "SO100PickPlaceEnv", "SO100PickPlaceConfig"]

@@ -23,6 +23,7 @@ EXPERTS = {
     "FrankaPush-v1": PushExpert,
     "FrankaPickPlace-v1": PickPlaceExpert,
     "FrankaStack-v1": StackExpert,
+    "FrankaStack-v2": StackExpert,
     "FrankaOpenDrawer-v1": DrawerExpert,
     "SO100Lift-v1": partial(LiftExpert, config=LiftExpertConfig(hover=0.04, lift_height=0.08, reach_tol=0.005,
                                                                 close_steps=8)),

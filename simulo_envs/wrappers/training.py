@@ -17,10 +17,13 @@ Per-task hyperparameters live next to each task: a ``train_config`` class attrib
 Layout::
 
     {"num_envs": int, "total_timesteps": int, "env_kwargs": {...}, "vector_kwargs": {...},
-     "runner": <rsl_rl OnPolicyRunner train_cfg>, "train_max_episode_steps": int (optional)}
+     "runner": <rsl_rl OnPolicyRunner train_cfg>, "train_max_episode_steps": int (optional),
+     "start_states": {"fraction": float, "expert_episodes": int} (optional)}
 
 ``train_max_episode_steps`` is the time limit of training episodes when it differs from the
 task's; evaluation (``simulo_envs.wrappers.evaluation``) always runs the task's own.
+``start_states`` starts that fraction of the training episodes from states of the task's scripted
+expert (``simulo_envs.wrappers.start_states``); evaluation never does.
 
 Budget: PPO trains whole iterations of ``num_envs x num_steps_per_env`` env steps, so
 ``total_timesteps`` is an upper bound, rounded down to whole iterations (``plan_training`` says by
@@ -128,7 +131,9 @@ def plan_training(env_id: str, num_envs: Optional[int] = None, total_timesteps: 
         KeyError / ImportError / TypeError / LookupError: as ``train_config_for``.
         ValueError: ``num_envs`` < 1 or not divisible by ``world_size``; ``total_timesteps`` < 1 or
             less than one PPO iteration (``num_envs x num_steps_per_env``); the config's
-            ``train_max_episode_steps`` not an int >= 1.
+            ``train_max_episode_steps`` not an int >= 1; a ``start_states`` that is not
+            ``{"fraction": 0..1, "expert_episodes": int >= 1}``, or with worker processes.
+        KeyError: ``start_states`` for a task without a scripted expert.
     """
     config = train_config_for(env_id)
     env_id, env_cls = resolve_task(env_id)
@@ -141,6 +146,7 @@ def plan_training(env_id: str, num_envs: Optional[int] = None, total_timesteps: 
     short = config.get("train_max_episode_steps")
     if short is not None and (isinstance(short, bool) or not isinstance(short, (int, np.integer)) or short < 1):
         raise ValueError(f"train_max_episode_steps must be an int >= 1 or absent, got {short!r}")
+    _check_start_states(env_id, config.get("start_states"), {**config.get("vector_kwargs", {}), **(vector_kwargs or {})})
     if num_envs % world_size:
         raise ValueError(f"num_envs {num_envs} does not split evenly over {world_size} ranks; "
                          f"use a multiple of {world_size}")
@@ -155,6 +161,25 @@ def plan_training(env_id: str, num_envs: Optional[int] = None, total_timesteps: 
     config["env_kwargs"] = {**config.get("env_kwargs", {}), **(env_kwargs or {})}
     config["vector_kwargs"] = {**config.get("vector_kwargs", {}), **(vector_kwargs or {})}
     return TrainPlan(env_id, env_cls, config, int(num_envs), world_size, steps_per_env, iterations, int(total))
+
+
+def _check_start_states(env_id: str, start, vector_kwargs: dict) -> None:
+    """Raise unless ``start`` (a config's ``start_states``) is None or usable for ``env_id``."""
+    if start is None:
+        return
+    from simulo_envs.policies import EXPERTS
+
+    if not isinstance(start, dict) or set(start) != {"fraction", "expert_episodes"}:
+        raise ValueError(f"start_states must be {{'fraction': float, 'expert_episodes': int}}, got {start!r}")
+    fraction, episodes = start["fraction"], start["expert_episodes"]
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction <= 1:
+        raise ValueError(f"start_states: fraction must be a number in [0, 1], got {fraction!r}")
+    if isinstance(episodes, bool) or not isinstance(episodes, (int, np.integer)) or episodes < 1:
+        raise ValueError(f"start_states: expert_episodes must be an int >= 1, got {episodes!r}")
+    if env_id not in EXPERTS:
+        raise KeyError(f"start_states needs a scripted expert; {env_id!r} has none (experts: {sorted(EXPERTS)})")
+    if vector_kwargs.get("num_workers", 1) != 1:
+        raise ValueError("start_states starts episodes in this process: train without worker processes")
 
 
 def _policy_seed(seed: int, rank: int) -> int:

@@ -330,7 +330,7 @@ def info_without_finals(info: dict) -> dict:
 _VECTOR_OPTIONS = ("autoreset_mode", "ignore_terminations", "record_metrics")
 
 
-def make_vector_env(env_id_or_cls, num_envs: int = 1, numpy: bool = False, **kwargs) -> VectorEnv:
+def make_vector_env(env_id_or_cls, num_envs: int = 1, numpy: bool = False, env_wrapper=None, **kwargs) -> VectorEnv:
     """Build a ``SimuloVectorEnv`` over a registered env: the ``vector_entry_point`` of our ids.
 
     ``gym.make_vec(id, num_envs=N, vectorization_mode="vector_entry_point", **kwargs)`` calls it
@@ -345,9 +345,12 @@ def make_vector_env(env_id_or_cls, num_envs: int = 1, numpy: bool = False, **kwa
         env_id_or_cls: a registered id (``"FrankaLift-v1"``) or an env class.
         numpy: True returns the vector env under ``NumpyView``: numpy in and out, as Gymnasium's
             own vector wrappers (``gymnasium.wrappers.vector``) expect.
+        env_wrapper: a callable taking the batched env and returning it wrapped (a Gymnasium
+            wrapper that must not autoreset), applied below the vector env; envs in this process only.
 
     Raises:
-        KeyError: an unknown id. ValueError: a bad ``num_workers``.
+        KeyError: an unknown id. ValueError: a bad ``num_workers``, or ``env_wrapper`` with worker
+        processes.
     """
     if isinstance(env_id_or_cls, str):
         if env_id_or_cls not in REGISTERED:
@@ -359,7 +362,14 @@ def make_vector_env(env_id_or_cls, num_envs: int = 1, numpy: bool = False, **kwa
     num_workers = kwargs.pop("num_workers", 1)
     timeout = kwargs.pop("worker_timeout", None)
     if resolve_num_workers(num_workers, num_envs) == 1:
-        venv = SimuloVectorEnv(cls(num_envs=num_envs, **kwargs), **wrapper_kwargs)
+        env = cls(num_envs=num_envs, **kwargs)
+        try:
+            venv = SimuloVectorEnv(env if env_wrapper is None else env_wrapper(env), **wrapper_kwargs)
+        except BaseException:
+            env.close()
+            raise
+    elif env_wrapper is not None:
+        raise ValueError("env_wrapper wraps envs in this process: use num_workers=1")
     else:
         extra = {} if timeout is None else {"timeout": timeout}
         venv = SimuloVectorEnv(ShardedEnv(cls, num_envs, num_workers, kwargs, **extra), **wrapper_kwargs)

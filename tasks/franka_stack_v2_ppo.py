@@ -1,0 +1,13 @@
+"""PPO hyperparameters for FrankaStack-v2: FrankaStack-v1's (``tasks/franka_stack_ppo.py``: the
+FrankaLift-v1 partial-reset recipe with 8 minibatches, 8 M env steps), and half the training
+episodes start from states of the scripted expert's episodes (``StackExpert``, 64 episodes per
+rank; ``simulo_envs/wrappers/start_states.py``), so carrying, placing and letting go are all within
+reach of exploration. Evaluation starts from the task's own initial states.
+"""
+
+import copy
+
+from simulo_envs.tasks.franka_stack_ppo import TRAIN_CONFIG as STACK_V1_CONFIG
+
+TRAIN_CONFIG = copy.deepcopy(STACK_V1_CONFIG)
+TRAIN_CONFIG["start_states"] = {"fraction": 0.5, "expert_episodes": 64}
