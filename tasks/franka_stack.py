@@ -62,6 +62,7 @@ class FrankaStackEnv(TableTopEnv):
     cfg = FrankaStackConfig()
     default_max_episode_steps = cfg.max_episode_steps
     xp_hooks = True  # the hooks below compute with self.xp alone
+    episodes_from_states = True  # an episode is the cubes' and the robot's state alone
 
     def _load_scene(self, options: dict) -> None:
         cfg = self.cfg

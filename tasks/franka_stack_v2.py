@@ -38,9 +38,11 @@ class FrankaStackV2Env(FrankaStackEnv):
     xp_hooks = True  # the reward below computes with self.xp alone
 
     def compute_dense_reward(self, obs, action, info: dict):
-        """FrankaStack-v1's terms plus ``ungrasp``; ``success_reward`` on success; float32 (N,)."""
+        """FrankaStack-v1's terms plus ``ungrasp``; ``success_reward`` on success; float32 (N,).
+        ``action`` None (``step(None)``: the previous targets held) pays no ``ungrasp``."""
         k, xp = self.k, self.xp
-        v1 = super().compute_dense_reward(obs, action, info)
-        opening = xp.clip((action[:, -1] + 1) / 2, 0.0, 1.0)
-        info["reward_terms"]["ungrasp"] = as_float32(info["a_on_b"]) * opening
+        super().compute_dense_reward(obs, action, info)   # fills info["reward_terms"] with v1's terms
+        on_b = as_float32(info["a_on_b"])
+        opening = 0 * on_b if action is None else xp.clip((action[:, -1] + 1) / 2, 0.0, 1.0)
+        info["reward_terms"]["ungrasp"] = on_b * opening
         return xp.where(info["success"], k.success_reward, self.weighted_sum(info["reward_terms"]))

@@ -152,6 +152,11 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
     through ``self.as_xp``. The framework then runs those same hooks on numpy arrays where that is
     cheaper (physx_cpu, ``state`` obs mode; ``fast_step.py``). A subclass that overrides a hook
     without setting it again gets the torch path."""
+    episodes_from_states: bool = False
+    """Set True in a task class whose episode is wholly in ``get_state_dict()`` (no per-episode
+    buffer outside the scene's objects, such as a goal drawn in ``_initialize_episode``, and every
+    env built alike), so that an env can start an episode from a state recorded in another env:
+    what a training recipe's ``start_states`` needs (``simulo_envs.wrappers.start_states``)."""
     xp = torch
     """The array module the step hooks compute with: ``torch`` (tensors on ``device``), or
     ``numpy`` while the CPU fast path runs them (``fast_step.py``; only for a class that sets

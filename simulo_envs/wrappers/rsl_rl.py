@@ -24,8 +24,6 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Union
 
-from functools import partial
-
 import gymnasium as gym
 import numpy as np
 import torch
@@ -34,7 +32,7 @@ from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
 from simulo_envs.tensors import as_step_counts
-from simulo_envs.wrappers.start_states import StartFromStates, expert_start_states
+from simulo_envs.wrappers.start_states import start_states_wrapper
 from simulo_envs.wrappers.task_lookup import registered_kwargs, resolve_task
 from simulo_envs.wrappers.vector import SimuloVectorEnv, make_vector_env
 
@@ -155,7 +153,8 @@ def make_rsl_env(env: Union[str, type], num_envs: int, config: dict, seed: Union
     time limit, the one its success is judged by. ``config["start_states"]`` (optional, training
     only): ``{"fraction": p, "expert_episodes": k}`` starts each training episode with probability
     ``p`` from a state of ``k`` scripted-expert episodes (``simulo_envs.wrappers.start_states``;
-    their seeds are ``seed + 2**20 ...``, far from any training or evaluation seed). ``num_workers``: the vector
+    their seeds are ``seed + 2**20 ...`` with ``seed`` this env's first, far from any training or
+    evaluation seed; under ``torchrun`` each rank has its own). ``num_workers``: the vector
     env's worker processes; ``None`` means the config's for training and 1 (this process) for
     evaluation (how many processes trained a policy does not change it).
     """
@@ -165,7 +164,6 @@ def make_rsl_env(env: Union[str, type], num_envs: int, config: dict, seed: Union
         env_kwargs = {**registered_kwargs(env_id), **env_kwargs}
     else:
         cls = env
-        env_id = getattr(getattr(cls, "spec", None), "id", cls.__name__)
     if not evaluation and config.get("train_max_episode_steps") is not None:
         env_kwargs["max_episode_steps"] = int(config["train_max_episode_steps"])
     vector_kwargs = dict(config.get("vector_kwargs", {}))
@@ -176,10 +174,8 @@ def make_rsl_env(env: Union[str, type], num_envs: int, config: dict, seed: Union
         vector_kwargs["num_workers"] = num_workers
     start = None if evaluation else config.get("start_states")
     if start is not None:
-        first = seed if seed is None or isinstance(seed, (int, np.integer)) else seed[0]
-        first = (0 if first is None else int(first)) + 2 ** 20
-        bank = expert_start_states(cls, env_id, start["expert_episodes"], first, env_kwargs)
-        vector_kwargs["env_wrapper"] = partial(StartFromStates, bank=bank, fraction=start["fraction"], seed=first)
+        vector_kwargs["env_wrapper"] = start_states_wrapper(cls, start, seed, env_kwargs,
+                                                            vector_kwargs.get("num_workers", 1))
     venv = make_vector_env(cls, num_envs=num_envs, record_metrics=True, **env_kwargs, **vector_kwargs)
     env = RslRlVecEnv(venv)
     env.reset(seed=seed)   # after the adapter's own unseeded reset, so episode 0 of env i uses seed s + i

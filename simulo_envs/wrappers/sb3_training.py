@@ -44,6 +44,7 @@ from simulo_envs.wrappers.run_files import (OutputError, claim_log_dir, delete_r
 from simulo_envs.wrappers.sb3 import SB3VecEnv
 from simulo_envs.wrappers.task_lookup import registered_kwargs
 from simulo_envs.wrappers.training import SetupError, TrainPlan, TrainResult
+from simulo_envs.wrappers.start_states import start_states_wrapper
 from simulo_envs.wrappers.vector import make_vector_env
 
 __all__ = ["sb3_ppo_kwargs", "train_sb3", "read_sb3_infos", "sb3_policy", "SB3Run", "SB3Algorithm", "SB3Result",
@@ -295,6 +296,9 @@ def train_sb3(plan: TrainPlan, seed: int = 0, log_dir: str = "runs/sb3", device:
         env_kwargs = {**registered_kwargs(plan.env_id), **config.get("env_kwargs", {})}
         vector_kwargs = {**config.get("vector_kwargs", {}), "ignore_terminations": not terminations}
         try:
+            if config.get("start_states") is not None:   # the recipe starts some episodes from expert states
+                vector_kwargs["env_wrapper"] = start_states_wrapper(plan.env_cls, config["start_states"], seed,
+                                                                    env_kwargs, vector_kwargs.get("num_workers", 1))
             venv = make_vector_env(plan.env_cls, num_envs=plan.num_envs, **vector_kwargs, **env_kwargs)
         except (ValueError, TypeError, KeyError, RuntimeError) as error:
             raise SetupError(f"cannot build {plan.env_id} with {env_kwargs}: "

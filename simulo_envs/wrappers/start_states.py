@@ -9,22 +9,27 @@ with Demonstrations*, section 4.3) and Salimans & Chen 2018 (*Learning Montezuma
 Single Demonstration*); RFCL (Tao et al. 2024, *Reverse Forward Curriculum Learning*) trains
 ManiSkill's tasks from a few demonstrations the same way.
 
-- ``expert_start_states``: runs the task's scripted expert (``simulo_envs.policies.EXPERTS``) on a
-  batch of seeded episodes and keeps every state of the episodes that succeed, from the first
-  step up to (not including) the success: a ``StartStateBank``.
+- ``expert_start_states``: runs the task's scripted expert (``task_lookup.expert_for``) on a batch
+  of seeded episodes and keeps every state of the episodes that succeed without failing, from the
+  first step up to (not including) the success: a ``StartStateBank``.
 - ``StartFromStates``: a Gymnasium wrapper around a simulo_envs env (below the vector env); each
   env that ``reset`` starts (all, or ``options["env_idx"]``: the vector env's autoresets) begins,
   with probability ``fraction``, from a state drawn uniformly from the bank instead of the task's
   own initial state. The task's reward, success and time limit are unchanged; the episode's step
   count starts at 0.
+- ``check_start_states``: what a train config's ``"start_states"`` must be.
 
 Only training uses it (a train config's ``"start_states"``, ``simulo_envs.wrappers.training``):
-evaluation always starts from the task's own initial states, so reported success is the task's.
+evaluation always starts from the task's own initial states, so evaluated success is the task's.
+Training statistics (``progress.csv``'s success) count the episodes started from states too.
+Only tasks that declare ``episodes_from_states`` (``BaseEnv``) take it: their episode is wholly in
+``get_state_dict()``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Optional
 
 import gymnasium as gym
@@ -32,6 +37,34 @@ import numpy as np
 import torch
 
 from simulo_envs.env_ids import normalize_env_ids
+from simulo_envs.wrappers.task_lookup import expert_for
+
+
+def check_start_states(env_cls: type, start: Any, num_workers: Any = 1) -> None:
+    """Raise unless ``start`` (a train config's ``"start_states"``) is None or usable with
+    ``env_cls``.
+
+    Raises:
+        ValueError: ``start`` is not ``{"fraction": number in [0, 1], "expert_episodes": int >= 1}``;
+            the task does not declare ``episodes_from_states``; ``num_workers`` other than 1 (the
+            wrapper runs where the envs are). KeyError: the task has no scripted expert.
+    """
+    if start is None:
+        return
+    if not isinstance(start, dict) or set(start) != {"fraction", "expert_episodes"}:
+        raise ValueError(f"start_states must be {{'fraction': float, 'expert_episodes': int}}, got {start!r}")
+    fraction, episodes = start["fraction"], start["expert_episodes"]
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction <= 1:
+        raise ValueError(f"start_states: fraction must be a number in [0, 1], got {fraction!r}")
+    if isinstance(episodes, bool) or not isinstance(episodes, (int, np.integer)) or episodes < 1:
+        raise ValueError(f"start_states: expert_episodes must be an int >= 1, got {episodes!r}")
+    if not getattr(env_cls, "episodes_from_states", False):
+        raise ValueError(f"start_states: {env_cls.__name__} does not declare episodes_from_states (its episodes "
+                         "depend on more than get_state_dict(), e.g. a goal drawn per episode)")
+    if expert_for(env_cls) is None:
+        raise KeyError(f"start_states needs a scripted expert; {env_cls.__name__} has none")
+    if num_workers not in (None, 1):
+        raise ValueError("start_states starts episodes in this process: train without worker processes")
 
 
 @dataclass(frozen=True)
@@ -39,9 +72,9 @@ class StartStateBank:
     """States of expert episodes, env-local.
 
     Attributes:
-        states: a ``get_state_dict()`` dict whose rows are states (M rows), with every position
-            (actor poses, articulation root poses) env-local [m].
-        steps: int64 (M,) each state's step index within its episode.
+        states: a ``get_state_dict()`` dict whose rows are states (M rows, on the env's device),
+            with every position (actor poses, articulation root poses) env-local [m].
+        steps: int64 (M,) on the CPU: each state's step index within its episode.
         episodes: how many expert episodes succeeded (the states come from them alone).
     """
 
@@ -64,54 +97,54 @@ def _shift(states: dict, rows: Optional[torch.Tensor], offsets: torch.Tensor) ->
     for group, table in states.items():
         out[group] = {}
         for key, value in table.items():
-            value = (value if rows is None else value[rows]).clone()
+            value = (value if rows is None else value[rows.to(value.device)]).clone()
             value[:, :3] += offsets.to(value.device, value.dtype)
             out[group][key] = value
     return out
 
 
-def expert_start_states(env_cls: type, env_id: str, num_episodes: int, seed: int,
+def expert_start_states(env_cls: type, num_episodes: int, seed: int,
                         env_kwargs: Optional[dict] = None) -> StartStateBank:
-    """Run ``env_id``'s scripted expert on ``num_episodes`` envs (seeds ``seed ... seed +
-    num_episodes - 1``) for one episode each and keep the states of those that succeed, every step
-    before the success.
+    """Run ``env_cls``'s scripted expert on ``num_episodes`` envs for one episode each and keep
+    the states of those that succeed without failing first, every step before the success.
 
     Args:
-        env_cls: the task's env class. env_id: its id in ``simulo_envs.policies.EXPERTS``.
-        env_kwargs: the env's keywords (``control_mode`` is set to ``pd_ee_delta_pos``, the
-            experts' mode; the states do not depend on it).
+        env_cls: the task's env class (its expert: ``task_lookup.expert_for``).
+        num_episodes: expert episodes, one per env (int >= 1).
+        seed: env ``i`` runs the episode of seed ``seed + i``.
+        env_kwargs: the env's keywords; ``control_mode`` is set to ``pd_ee_delta_pos`` (the
+            experts' mode) and ``obs_mode`` to ``state``; the states do not depend on either.
 
     Raises:
-        KeyError: no scripted expert for ``env_id``. ValueError: ``num_episodes`` < 1, or no
-            episode succeeded.
+        KeyError: no scripted expert. ValueError: ``num_episodes`` < 1, or no episode succeeded.
     """
-    from simulo_envs.policies import EXPERTS
-
-    if env_id not in EXPERTS:
-        raise KeyError(f"start_states needs a scripted expert; {env_id!r} has none (experts: {sorted(EXPERTS)})")
+    expert_cls = expert_for(env_cls)
+    if expert_cls is None:
+        raise KeyError(f"start_states needs a scripted expert; {env_cls.__name__} has none")
     if isinstance(num_episodes, bool) or not isinstance(num_episodes, (int, np.integer)) or num_episodes < 1:
         raise ValueError(f"start_states: expert episodes must be an int >= 1, got {num_episodes!r}")
     kwargs = {**(env_kwargs or {}), "control_mode": "pd_ee_delta_pos", "obs_mode": "state"}
     env = env_cls(num_envs=int(num_episodes), **kwargs)
     try:
-        expert = EXPERTS[env_id](env)
+        expert = expert_cls(env)
         env.reset(seed=seed)
         origins = env.env_origins.clone()
-        n, limit = env.num_envs, int(env.max_episode_steps or 500)
-        recorded, done = [], torch.zeros(n, dtype=torch.bool, device=env.device)
+        recorded, done = [], torch.zeros(env.num_envs, dtype=torch.bool, device=env.device)
         succeeded = torch.zeros_like(done)
-        for step in range(limit):
+        for step in range(int(env.max_episode_steps or env.default_max_episode_steps or 1000)):
             live = ~done
             if not bool(live.any()):
                 break
             recorded.append((step, live.clone(), env.get_state_dict()))
             _, _, _, _, info = env.step(expert.act())
-            succeeded |= info["success"].to(torch.bool) & live
-            done |= info["success"].to(torch.bool)
+            success = info["success"].to(torch.bool)
+            failed = info["fail"].to(torch.bool) if "fail" in info else torch.zeros_like(success)
+            succeeded |= success & ~failed & live
+            done |= success | failed
     finally:
         env.close()
     if not bool(succeeded.any()):
-        raise ValueError(f"start_states: the expert of {env_id} succeeded in none of {num_episodes} episodes")
+        raise ValueError(f"start_states: the expert of {env_cls.__name__} succeeded in none of {num_episodes} episodes")
     parts, steps = [], []
     for step, live, state in recorded:
         keep = live & succeeded
@@ -123,14 +156,28 @@ def expert_start_states(env_cls: type, env_id: str, num_episodes: int, seed: int
     return StartStateBank(states, torch.cat(steps), int(succeeded.sum()))
 
 
-def _merge_rows(into: Any, source: Any, mask: torch.Tensor) -> Any:
-    """``into`` with the rows in ``mask`` taken from ``source`` (tensors, nested dicts; other
-    values are kept)."""
+def start_states_wrapper(env_cls: type, start: dict, seed, env_kwargs: Optional[dict] = None,
+                         num_workers: Any = 1):
+    """The ``env_wrapper`` (for ``make_vector_env``) a train config's ``start_states`` asks for:
+    ``StartFromStates`` over a bank of ``start["expert_episodes"]`` expert episodes whose seeds are
+    ``s + 2**20 ...``, ``s`` the first of ``seed`` (an int, a list of per-env seeds, or None: 0),
+    far from any training or evaluation seed; under ``torchrun`` each rank has its own.
+
+    Raises:
+        As ``check_start_states`` and ``expert_start_states``.
+    """
+    check_start_states(env_cls, start, num_workers)
+    first = seed if seed is None or isinstance(seed, (int, np.integer)) else list(seed)[0]
+    first = (0 if first is None else int(first)) + 2 ** 20
+    bank = expert_start_states(env_cls, start["expert_episodes"], first, env_kwargs)
+    return partial(StartFromStates, bank=bank, fraction=start["fraction"], seed=first)
+
+
+def _take_rows(into: Any, source: Any, mask: torch.Tensor) -> Any:
+    """A copy of ``into`` with the rows in ``mask`` taken from ``source`` (tensors, nested dicts;
+    other values are kept)."""
     if isinstance(into, dict):
-        for key, value in into.items():
-            if key in source:
-                into[key] = _merge_rows(value, source[key], mask)
-        return into
+        return {key: _take_rows(value, source[key], mask) if key in source else value for key, value in into.items()}
     if isinstance(into, torch.Tensor) and into.ndim >= 1 and into.shape[0] == mask.shape[0]:
         into = into.clone()
         into[mask] = source[mask]
@@ -144,7 +191,8 @@ class StartFromStates(gym.Wrapper):
         env: a simulo_envs env in this process (a ``BaseEnv``, possibly wrapped).
         bank: the states (``expert_start_states``).
         fraction: probability in [0, 1] that a starting episode starts from a bank state.
-        seed: seeds the draws (which envs, which states); they never touch the env's own streams.
+        seed: seeds the draws (which envs, which states); ``reset(seed=s)`` reseeds them from
+            ``(seed, s)``. The env's own random streams are not touched.
 
     Raises:
         ValueError: ``fraction`` outside [0, 1]; an empty bank.
@@ -156,27 +204,46 @@ class StartFromStates(gym.Wrapper):
             raise ValueError(f"start_states: fraction must be a number in [0, 1], got {fraction!r}")
         if len(bank) == 0:
             raise ValueError("start_states: the bank holds no state")
-        self.bank, self.fraction = bank, float(fraction)
-        self.generator = torch.Generator().manual_seed(int(seed))
+        self.bank, self.fraction, self.seed = bank, float(fraction), int(seed)
+        self.generator = torch.Generator().manual_seed(self.seed)
         self.started_from_states = 0
         """How many episodes have started from a bank state so far."""
 
     def reset(self, *, seed=None, options: Optional[dict] = None):
-        """As the env's ``reset``; then each env it started begins, with probability ``fraction``,
-        from a bank state instead (a reset that restores given states is passed through)."""
-        obs, info = self.env.reset(seed=seed, options=options)
+        """As the env's ``reset``; each env it starts begins, with probability ``fraction``, from a
+        bank state instead (a reset that restores given states is passed through). An unseeded
+        partial reset resets each env once: the others as usual, the drawn ones from their states.
+
+        Returns:
+            ``(obs, info)`` for all envs, as the env's ``reset``.
+
+        Raises:
+            As the env's ``reset``; nothing changes then.
+        """
+        options = dict(options or {})
+        if "reset_to_env_states" in options or self.fraction == 0.0:
+            return self.env.reset(seed=seed, options=options or None)
         base = self.env.unwrapped
-        if options and "reset_to_env_states" in options or self.fraction == 0.0:
+        ids = normalize_env_ids(options.get("env_idx"), base.num_envs, "options['env_idx']")
+        if seed is not None:   # a seeded reset draws the same start states every time
+            first = seed if isinstance(seed, (int, np.integer)) else list(seed)[0]
+            self.generator.manual_seed(hash((self.seed, int(first))) % 2 ** 63)
+        drawn = (torch.rand(len(ids), generator=self.generator) < self.fraction).numpy()
+        chosen, others = ids[drawn], ids[~drawn]
+        split = seed is None and set(options) == {"env_idx"}
+        obs = info = None
+        if not split or len(others):
+            obs, info = self.env.reset(seed=seed, options={**options, "env_idx": ids if not split else others})
+        if not len(chosen):
             return obs, info
-        ids = normalize_env_ids((options or {}).get("env_idx"), base.num_envs)
-        ids = ids[(torch.rand(len(ids), generator=self.generator) < self.fraction).numpy()]
-        if not len(ids):
-            return obs, info
-        rows = torch.randint(len(self.bank), (len(ids),), generator=self.generator)
-        chosen = torch.from_numpy(ids).to(base.device)
-        states = self.bank.at(rows, base.env_origins[chosen])
-        again, again_info = self.env.reset(options={"env_idx": ids, "reset_to_env_states": {"env_states": states}})
+        rows = torch.randint(len(self.bank), (len(chosen),), generator=self.generator)
+        where = torch.from_numpy(chosen).to(base.device)
+        states = self.bank.at(rows, base.env_origins[where])
+        again, again_info = self.env.reset(options={"env_idx": chosen, "reset_to_env_states": {"env_states": states}})
+        self.started_from_states += len(chosen)
+        if obs is None:
+            return again, again_info
         mask = torch.zeros(base.num_envs, dtype=torch.bool, device=base.device)
-        mask[chosen] = True
-        self.started_from_states += len(ids)
-        return _merge_rows(obs, again, mask), _merge_rows(info, again_info, mask)
+        mask[where] = True
+        merged_info = _take_rows(info, again_info, mask)
+        return _take_rows(obs, again, mask), merged_info

@@ -62,6 +62,7 @@ import torch.distributed as dist
 from simulo_envs.wrappers.distributed import check_device, close_process_group, rank_device, rank_info, rank_seeds
 from simulo_envs.wrappers.interrupt import StopOnSignals, TrainingInterrupted
 from simulo_envs.wrappers.run_files import OutputError, claim_log_dir, delete_run_files, latest_checkpoint
+from simulo_envs.wrappers.start_states import check_start_states
 from simulo_envs.wrappers.task_lookup import import_task_modules, resolve_task, train_config_for
 
 __all__ = ["import_task_modules", "resolve_task", "train_config_for", "plan_training", "TrainPlan", "TrainResult",
@@ -131,9 +132,8 @@ def plan_training(env_id: str, num_envs: Optional[int] = None, total_timesteps: 
         KeyError / ImportError / TypeError / LookupError: as ``train_config_for``.
         ValueError: ``num_envs`` < 1 or not divisible by ``world_size``; ``total_timesteps`` < 1 or
             less than one PPO iteration (``num_envs x num_steps_per_env``); the config's
-            ``train_max_episode_steps`` not an int >= 1; a ``start_states`` that is not
-            ``{"fraction": 0..1, "expert_episodes": int >= 1}``, or with worker processes.
-        KeyError: ``start_states`` for a task without a scripted expert.
+            ``train_max_episode_steps`` not an int >= 1; a bad ``start_states`` (as
+            ``simulo_envs.wrappers.start_states.check_start_states``, which also raises KeyError).
     """
     config = train_config_for(env_id)
     env_id, env_cls = resolve_task(env_id)
@@ -146,7 +146,8 @@ def plan_training(env_id: str, num_envs: Optional[int] = None, total_timesteps: 
     short = config.get("train_max_episode_steps")
     if short is not None and (isinstance(short, bool) or not isinstance(short, (int, np.integer)) or short < 1):
         raise ValueError(f"train_max_episode_steps must be an int >= 1 or absent, got {short!r}")
-    _check_start_states(env_id, config.get("start_states"), {**config.get("vector_kwargs", {}), **(vector_kwargs or {})})
+    check_start_states(env_cls, config.get("start_states"),
+                       {**config.get("vector_kwargs", {}), **(vector_kwargs or {})}.get("num_workers", 1))
     if num_envs % world_size:
         raise ValueError(f"num_envs {num_envs} does not split evenly over {world_size} ranks; "
                          f"use a multiple of {world_size}")
@@ -161,25 +162,6 @@ def plan_training(env_id: str, num_envs: Optional[int] = None, total_timesteps: 
     config["env_kwargs"] = {**config.get("env_kwargs", {}), **(env_kwargs or {})}
     config["vector_kwargs"] = {**config.get("vector_kwargs", {}), **(vector_kwargs or {})}
     return TrainPlan(env_id, env_cls, config, int(num_envs), world_size, steps_per_env, iterations, int(total))
-
-
-def _check_start_states(env_id: str, start, vector_kwargs: dict) -> None:
-    """Raise unless ``start`` (a config's ``start_states``) is None or usable for ``env_id``."""
-    if start is None:
-        return
-    from simulo_envs.policies import EXPERTS
-
-    if not isinstance(start, dict) or set(start) != {"fraction", "expert_episodes"}:
-        raise ValueError(f"start_states must be {{'fraction': float, 'expert_episodes': int}}, got {start!r}")
-    fraction, episodes = start["fraction"], start["expert_episodes"]
-    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction <= 1:
-        raise ValueError(f"start_states: fraction must be a number in [0, 1], got {fraction!r}")
-    if isinstance(episodes, bool) or not isinstance(episodes, (int, np.integer)) or episodes < 1:
-        raise ValueError(f"start_states: expert_episodes must be an int >= 1, got {episodes!r}")
-    if env_id not in EXPERTS:
-        raise KeyError(f"start_states needs a scripted expert; {env_id!r} has none (experts: {sorted(EXPERTS)})")
-    if vector_kwargs.get("num_workers", 1) != 1:
-        raise ValueError("start_states starts episodes in this process: train without worker processes")
 
 
 def _policy_seed(seed: int, rank: int) -> int:
