@@ -5,7 +5,8 @@ per epoch instead of 32) and a budget of 8 M env steps.
 Not a solved recipe. Measured (seed 0, 2 ``torchrun`` ranks, 30 minutes, 3,110,400 env steps;
 ``docs/training_tabletop.md``): 0.00 success over 100 evaluation episodes. The policy grasps cube
 A, carries it and holds it on cube B within the success tolerance in about half the episodes, but
-never opens the gripper to let go.
+never opens the gripper to let go. FrankaStack-v2 (a reward term for opening the gripper over B)
+with half the training episodes started from expert states is learned: ``tasks/franka_stack_v2_ppo.py``.
 """
 
 import copy
