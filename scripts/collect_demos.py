@@ -12,6 +12,12 @@ leaves a valid dataset of the episodes finished so far. Episode attempt ``k`` is
 ``--seed + k``; each episode records its seed. Only successful episodes are kept unless
 ``--keep-failures``; the success rate is printed either way.
 
+``--action-noise STD`` records as DART does (Laskey et al., CoRL 2017): the envs execute the
+expert's actions plus Gaussian noise of standard deviation STD (action units, the experts'
+actions lie in [-1, 1]; every column but the gripper's; clipped to the action space; drawn per
+episode from its seed), the dataset records the expert's clean actions and the noise's STD. Such a
+dataset replays by its env states only (``scripts/replay.py --use-env-states``, HDF5).
+
 An SO-100 task in the LeRobot format writes the real arm's schema (robot_type ``so100``,
 ``shoulder_pan.pos`` ... ``gripper.pos`` in degrees and 0..100, joint-target actions that replay
 in ``pd_joint_pos_lerobot``: ``simulo_envs/datasets/robot_units.py``), so the episodes
@@ -55,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--shared-physics", action="store_true",
                         help="all envs in one PhysX system, restarted one by one: faster, but replays match to float "
                              "noise only (default: fresh physics per episode, replays exact)")
+    parser.add_argument("--action-noise", type=float, default=0.0, metavar="STD",
+                        help="execute the expert's actions plus Gaussian noise of this std (action units; not the "
+                             "gripper), record its clean actions (DART; default 0: no noise)")
     parser.add_argument("--no-states", action="store_true",
                         help="do not record env states (smaller; replay then follows the actions only)")
     cli.add_report_options(parser)
@@ -73,15 +82,16 @@ def main(argv=None) -> int:
         env_id=args.env_id, num_episodes=args.num_episodes, out=args.out, fmt=args.format, num_envs=args.num_envs,
         num_workers=args.num_workers, seed=args.seed, obs_mode=args.obs_mode, control_mode=args.control_mode,
         append=args.append, keep_failures=args.keep_failures, max_tries=args.max_tries, env_kwargs=env_kwargs,
-        record_states=not args.no_states, exact=not args.shared_physics)
+        record_states=not args.no_states, exact=not args.shared_physics, action_noise=args.action_noise)
     return cli.run_job(parser, args, collect, settings, describe)
 
 
 def describe(s: dict) -> str:
     """The one-line summary."""
     state = " (interrupted)" if s["interrupted"] else (" (gave up: --max-tries reached)" if s["gave_up"] else "")
+    noise = f" with action noise std {s['action_noise']:g}" if s["action_noise"] else ""
     line = (f"{s['env_id']}: wrote {s['episodes']} episodes ({s['frames']} frames) to {s['out']} [{s['format']}]"
-            f"{state}; success rate {s['success_rate']:.1%} over {s['tries']} tries; {s['seconds']:.1f} s, "
+            f"{noise}{state}; success rate {s['success_rate']:.1%} over {s['tries']} tries; {s['seconds']:.1f} s, "
             f"{s['episodes_per_s']:.2f} episodes/s, {s['frames_per_s']:.0f} frames/s")
     if s["error"]:
         line += f"; stopped by {s['error']} (the dataset holds {s['dataset_episodes']} complete episodes)"

@@ -20,7 +20,9 @@ The report says how many episodes that succeeded when recorded still succeed; on
 written unless ``--keep-failures``. Contact-rich episodes replayed open loop can end otherwise
 from float-level differences (PhysX carries state over from an env slot's earlier episodes); a
 failing episode is replayed again, later and elsewhere, up to ``--max-retries`` times, and the
-report gives the first-try rate beside the final one. Sources: a LeRobot v3.0 or HDF5 dataset of these tools (or a
+report gives the first-try rate beside the final one. A dataset recorded with action noise
+(``collect_demos.py --action-noise``) holds the expert's clean actions, not the executed ones:
+it replays with ``--use-env-states`` only, and any other replay of it is refused. Sources: a LeRobot v3.0 or HDF5 dataset of these tools (or a
 ManiSkill HDF5 recording of our envs). The last line is a one-line summary, or with ``--json``
 one JSON object (episodes, success_rate, frames, seconds, out, ...). ``docs/datasets.md`` has
 the conversion success per task and target mode.

@@ -9,6 +9,7 @@ Reading (what a training script needs)::
     ds.env_id, ds.obs_mode, ds.control_mode, ds.fps, ds.robot_type, ds.task
     ds.state_names, ds.action_names, ds.cameras    # per-column names, camera -> (H, W, 3)
     ds.seeds, ds.lengths, ds.successes             # per episode
+    ds.action_noise_std                            # > 0: recorded with noise on the executed actions
     ds.stats["observation.state"]["mean"]          # normalisation statistics (torch)
     ep = ds[0]                                     # EpisodeData, frames t = 0 .. T-1
     ep.observation_state, ep.action                # float32 (T, D), (T, A)

@@ -10,6 +10,10 @@ episode runs in fresh physics, so replaying its seed and actions reproduces it b
 ``keep_failures`` only successful episodes are written, until ``num_episodes`` are; with it,
 every finished episode counts. The success rate is successes / finished episodes.
 
+With ``action_noise`` (DART, Laskey et al., CoRL 2017; ``action_noise.py``) the envs execute
+the expert's actions plus Gaussian noise, drawn per episode from its reset seed, while the
+dataset records the expert's clean actions and says so (``DatasetSchema.action_noise_std``).
+
 In the LeRobot format, an agent that describes its real robot (``agent.lerobot``: the SO-100) is
 recorded in that robot's own schema: joint readings and joint targets in its driver's units,
 actions replayable in ``pd_joint_pos_lerobot`` (``robot_units.py``).
@@ -23,12 +27,13 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 import numpy as np
 
 from simulo_envs.datasets import open_writer
+from simulo_envs.datasets.action_noise import check_noise_std, noised_columns
 from simulo_envs.datasets.errors import DatasetError
 from simulo_envs.datasets.folder import detect_format
 from simulo_envs.datasets.pipeline import READY, WorkerPool, WriterThread, close_uninterrupted
@@ -64,6 +69,9 @@ class CollectSettings:
             reproduces it bit for bit. False: all envs share one PhysX system and restart one by
             one (faster); replays then match to float noise, and contact-rich episodes
             (pushing) can end otherwise.
+        action_noise: standard deviation of the Gaussian noise on the executed actions, action
+            units (the experts' actions lie in [-1, 1]); every column but the gripper's. The
+            recorded actions are the expert's clean ones. 0.0: no noise (the default).
     """
 
     env_id: str
@@ -81,6 +89,7 @@ class CollectSettings:
     env_kwargs: dict = field(default_factory=dict)
     record_states: bool = True
     exact: bool = True
+    action_noise: float = 0.0
 
 
 def check_settings(s: CollectSettings) -> None:
@@ -88,7 +97,7 @@ def check_settings(s: CollectSettings) -> None:
 
     Raises:
         KeyError: an unknown env id, or one without a scripted expert (both list the known ids).
-        ValueError: bad counts, format or control mode.
+        ValueError: bad counts, format, control mode or action noise (negative, not finite).
     """
     if s.env_id not in REGISTERED:
         raise KeyError(f"unknown env id {s.env_id!r}; registered: {sorted(REGISTERED)}")
@@ -107,6 +116,7 @@ def check_settings(s: CollectSettings) -> None:
                          f"convert: scripts/replay.py --target-control-mode {s.control_mode}")
     if s.seed is not None and (isinstance(s.seed, bool) or not isinstance(s.seed, int) or s.seed < 0):
         raise ValueError(f"seed must be an int >= 0, got {s.seed!r}")
+    check_noise_std(s.action_noise)
 
 
 def env_kwargs_of(s: CollectSettings) -> dict:
@@ -125,11 +135,12 @@ def collect(s: CollectSettings, progress: bool = True) -> dict:
     before that), ``workers_ready_seconds`` (until every worker had built its env),
     ``episodes_per_s`` / ``frames_per_s`` (over ``seconds``), ``steady_episodes_per_s`` /
     ``steady_frames_per_s`` (once every worker was ready), ``out``, ``format``, ``interrupted``
-    (bool), ``gave_up`` (``max_tries`` reached) and ``error`` (text or None).
+    (bool), ``gave_up`` (``max_tries`` reached), ``action_noise`` and ``error`` (text or None).
 
     Raises:
-        KeyError, ValueError: bad settings or env keywords (an unknown obs mode, ...), raised
-            before the output folder is touched.
+        KeyError, ValueError: bad settings or env keywords (an unknown obs mode, ...), or action
+            noise for a real robot's LeRobot schema (it records the executed joint targets, not
+            clean labels), raised before the output folder is touched.
         DatasetExistsError, SchemaMismatchError: the output folder may not be written.
     """
     check_settings(s)
@@ -143,6 +154,14 @@ def collect(s: CollectSettings, progress: bool = True) -> dict:
         frames = real_robot_frames(probe, s.fmt)  # a real robot's own schema (robot_units.py)
         if frames is not None:
             schema = frames.schema(schema)
+        if s.action_noise:
+            if frames is not None:
+                raise ValueError(f"action noise with the {s.fmt} format of {s.env_id}: its {schema.robot_type} schema "
+                                 "records the joint targets the executed (noisy) actions set, not the expert's clean "
+                                 "actions; record in the hdf5 format")
+            columns = noised_columns(probe.unwrapped.agent)
+            schema = replace(schema, action_noise_std=float(s.action_noise),
+                             action_noise_columns=tuple(schema.action_names[c] for c in columns))
         writer = open_writer(s.fmt, s.out, schema, append=s.append)
         seed = s.seed if s.seed is not None else _next_free_seed(s.out, s.append)
         if not in_process:
@@ -182,8 +201,8 @@ def _run(s: CollectSettings, env, writer, first_seed: int, started: float, progr
 
             counter = mp.get_context("spawn").Value("q", first_seed)
             shares = [len(r) for r in np.array_split(np.arange(s.num_envs), s.num_workers)]
-            args = [(s.env_id, env_kwargs_of(s), n, counter, max_tries + first_seed, s.record_states, s.fmt)
-                    for n in shares]
+            args = [(s.env_id, env_kwargs_of(s), n, counter, max_tries + first_seed, s.record_states, s.fmt,
+                     s.action_noise) for n in shares]
             pool = WorkerPool(worker_episodes, args)
             source = pool.items()
         if pool is None:
@@ -232,7 +251,7 @@ def _run(s: CollectSettings, env, writer, first_seed: int, started: float, progr
             "steady_frames_per_s": steady_frames / steady_time if steady_time > 0 else 0.0,
             "out": os.path.abspath(s.out),
             "num_envs": s.num_envs, "num_workers": s.num_workers, "first_seed": first_seed,
-            "dataset_episodes": writer.num_episodes, "interrupted": interrupted,
+            "dataset_episodes": writer.num_episodes, "interrupted": interrupted, "action_noise": s.action_noise,
             "gave_up": tries >= max_tries and counts["queued"] < target,
             "error": None if error is None else f"{type(error).__name__}: {error}"}
 
@@ -247,13 +266,14 @@ def _in_process(env, s: CollectSettings, first_seed: int, counts: dict, max_trie
         state["next"] += 1
         return state["next"] - 1
 
-    return run_expert(env, expert.act, next_seed, record_states=s.record_states, frames=real_robot_frames(env, s.fmt))
+    return run_expert(env, expert.act, next_seed, record_states=s.record_states, frames=real_robot_frames(env, s.fmt),
+                      action_noise=s.action_noise)
 
 
 def worker_episodes(index: int, env_id: str, kwargs: dict, num_envs: int, counter, seed_limit: int,
-                    record_states: bool, fmt: str, stop):
+                    record_states: bool, fmt: str, action_noise: float, stop):
     """A worker's episodes (``WorkerPool`` target): its own batched env and expert, seeds from the
-    shared ``counter`` until ``seed_limit`` or ``stop``."""
+    shared ``counter`` until ``seed_limit`` or ``stop``; ``action_noise`` as ``run_expert``'s."""
     import simulo_envs  # noqa: F401  (registers the tasks in this process)
 
     env = REGISTERED[env_id](num_envs=num_envs, **kwargs)
@@ -272,7 +292,8 @@ def worker_episodes(index: int, env_id: str, kwargs: dict, num_envs: int, counte
 
     try:
         frames = real_robot_frames(env, fmt)
-        for episode in run_expert(env, expert.act, next_seed, record_states=record_states, frames=frames):
+        for episode in run_expert(env, expert.act, next_seed, record_states=record_states, frames=frames,
+                                  action_noise=action_noise):
             yield episode
             if stop.is_set():
                 return

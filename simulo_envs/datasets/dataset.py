@@ -111,6 +111,13 @@ class Dataset:
         return self.schema.action_names
 
     @property
+    def action_noise_std(self) -> float:
+        """Standard deviation of the noise on the executed actions while recording (action
+        units; 0.0: none). Above 0 the actions are the expert's clean labels, not the executed
+        ones (``DatasetSchema.action_noise_std``)."""
+        return self.schema.action_noise_std
+
+    @property
     def cameras(self) -> dict:
         """Camera name -> ``(H, W, 3)``."""
         return dict(self.schema.cameras)

@@ -26,7 +26,8 @@ class Episode:
             same kwargs gives its initial state exactly.
         obs: float32 ``(T + 1, D)`` (``obs_mode="state"``) or the env's nested observation dict of
             ``(T + 1, ...)`` arrays (images uint8 ``(T + 1, H, W, 3)``).
-        actions: float32 ``(T, A)``, the actions the env applied (after its clipping).
+        actions: float32 ``(T, A)``, the actions the env applied (after its clipping); in a
+            recording with action noise (``rollout.run_expert``) the policy's clean actions.
         rewards: float32 ``(T,)`` in the env's reward mode.
         terminated / truncated / success: bool ``(T,)``.
         env_states: ``{"actors": {key: (T + 1, 13)}, "articulations": {key: (T + 1, 13 + 2 dof)}}``

@@ -24,7 +24,8 @@ obs                                        float32  (T+1, D)        obs_mode "st
 obs/<key>/... (other obs modes)            as env   (T+1, ...)      the env's observation dict, same nesting
                                                                     and order; images uint8 (T+1, H, W, 3),
                                                                     gzip level 5 (as ManiSkill)
-actions                                    float32  (T, A)          the actions the env applied (clipped)
+actions                                    float32  (T, A)          the actions the env applied (clipped); with
+                                                                    action noise: the expert's clean labels
 rewards                                    float32  (T,)            reward of each step (the env's reward mode)
 terminated / truncated / success           bool     (T,)            Gymnasium's flags; the task's success
 env_states/actors/<key>                    float32  (T+1, 13)       pose (7, qw first), lin vel, ang vel
@@ -41,7 +42,8 @@ JSON SIDECAR: ``env_info`` (``env_id``, ``env_kwargs`` that rebuild the env, ``m
 ``episode_id``, ``episode_seed``, ``control_mode``, ``elapsed_steps`` (T), ``reset_kwargs``
 (``{"seed": episode_seed, "options": {}}``: ``env.reset(**reset_kwargs)`` rebuilds its initial
 state) and ``success`` (at the last step); and ours, ignored by ManiSkill: ``simulo_schema`` (the
-``DatasetSchema``).
+``DatasetSchema``, with ``action_noise_std``: a dataset recorded with action noise replays by its
+env states only, ManiSkill's ``replay_trajectory --use-env-states``).
 
 Differences from ManiSkill's own recordings: the episode groups live in episode files behind
 external links (so that adding episodes never rewrites the others: the atomic write per
@@ -101,7 +103,7 @@ def read_schema(folder: str) -> DatasetSchema:
     data = read_sidecar(os.path.join(folder, SIDECAR))
     try:
         return DatasetSchema.from_json(data[SCHEMA_KEY])
-    except (KeyError, TypeError) as error:
+    except (KeyError, TypeError, ValueError) as error:
         raise DatasetLayoutError(f"{os.path.join(folder, SIDECAR)}: no dataset schema ({error})") from None
 
 
@@ -289,7 +291,7 @@ def _schema(data: dict, main: str, episodes: list) -> DatasetSchema:
     if SCHEMA_KEY in data:
         try:
             return DatasetSchema.from_json(data[SCHEMA_KEY])
-        except (KeyError, TypeError) as error:
+        except (KeyError, TypeError, ValueError) as error:
             raise DatasetLayoutError(f"{main}: damaged dataset schema in its sidecar ({error})") from None
     info = data["env_info"]
     kwargs = info.get("env_kwargs", {}) or {}

@@ -19,7 +19,8 @@ Layout under the dataset root::
     meta/tasks.parquet         task_index int64 + the task text as the pandas index
                                (column __index_level_0__), one row per task
     meta/episodes/chunk-CCC/file-FFF.parquet   one row per episode (EPISODE COLUMNS)
-    meta/simulo_env.json       ours, ignored by LeRobot: the DatasetSchema (env id, modes, kwargs)
+    meta/simulo_env.json       ours, ignored by LeRobot: the DatasetSchema (env id, modes, kwargs,
+                               action noise)
     data/chunk-CCC/file-FFF.parquet            one row per frame (FRAME FEATURES), episodes in order
     videos/observation.images.<camera>/chunk-CCC/file-FFF.mp4   that camera's frames, episodes
                                in order (``simulo_envs/datasets/video.py``: AV1, yuv420p)
@@ -32,7 +33,8 @@ feature                               dtype    shape     meaning [unit]
 ====================================  =======  ========  =============================================
 observation.state                     float32  (D,)      flat state observation at t; names: schema
 observation.images.<camera>           video    (H,W,3)   RGB at t, in that camera's mp4 file
-action                                float32  (A,)      action applied at t (clipped); names: schema
+action                                float32  (A,)      action applied at t (clipped); names: schema;
+                                                         with action noise: the expert's clean label
 next.reward                           float32  (1,)      reward of step t (the env's reward mode)
 next.done                             bool     (1,)      the episode ends with step t
 next.success                          bool     (1,)      the task reports success after step t
@@ -134,7 +136,7 @@ def read_schema(root: str) -> DatasetSchema:
                                  f"reads {CODEBASE_VERSION!r}")
     try:
         return DatasetSchema.from_json(load_json(root, ENV_PATH))
-    except (KeyError, TypeError) as error:
+    except (KeyError, TypeError, ValueError) as error:
         raise DatasetLayoutError(f"{os.path.join(root, ENV_PATH)}: {error}") from None
 
 

@@ -6,13 +6,18 @@ contiguous share of the episodes and their own batched envs), replays every epis
 (``replay.py``) and writes the replayed ones as they finish (writer thread, ``pipeline.py``).
 The report counts how many episodes that succeeded when recorded still succeed after the
 replay.
+
+A dataset recorded with action noise (``DatasetSchema.action_noise_std`` > 0, DART) holds the
+expert's clean actions, not the executed ones: replaying its actions would not reproduce its
+episodes, so it is replayed by its env states only (``use_env_states``; HDF5 sources) and every
+other replay of it is refused. The replayed dataset keeps the source's noise fields.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 import numpy as np
@@ -68,7 +73,9 @@ def open_source(s: ReplaySettings) -> Dataset:
     Raises:
         FileNotFoundError / DatasetLayoutError: no dataset, or a damaged one (named).
         SchemaMismatchError: episodes of another env than ``env_id``.
-        KeyError: an env id that is not registered. ValueError: settings that cannot apply.
+        KeyError: an env id that is not registered. ValueError: settings that cannot apply,
+            among them a replay by actions (or a control conversion) of a dataset recorded with
+            action noise.
     """
     ds = load_dataset(s.source)
     env_id = ds.env_id
@@ -89,7 +96,22 @@ def open_source(s: ReplaySettings) -> Dataset:
     if s.use_env_states and (converting or ds.format != "hdf5"):
         raise ValueError("use_env_states re-observes recorded env states: it needs an HDF5 source (LeRobot datasets "
                          "hold no env states) and the recorded control mode")
+    if ds.schema.action_noise_std and not s.use_env_states:
+        raise ValueError(_noisy_source_message(s.source, ds, converting))
     return ds
+
+
+def _noisy_source_message(source: str, ds: Dataset, converting: bool) -> str:
+    """Why a dataset recorded with action noise cannot be replayed by its actions, and what can."""
+    columns = ", ".join(ds.schema.action_noise_columns) or "its actions"
+    head = (f"{source} was recorded with action noise (std {ds.schema.action_noise_std:g} on {columns}): its actions "
+            "are the expert's clean labels, not the actions the env executed, so replaying them does not reproduce "
+            "its episodes")
+    if converting:
+        return head + "; a control-mode conversion replays the actions and cannot convert it"
+    if ds.format != "hdf5":
+        return head + "; a LeRobot dataset holds no env states to follow instead: record it in the hdf5 format"
+    return head + "; replay it by its env states instead (--use-env-states)"
 
 
 def target_kwargs(s: ReplaySettings, ds: Dataset) -> dict:
@@ -153,6 +175,9 @@ def replay(s: ReplaySettings, progress: bool = True) -> dict:
             preflight(source if source is not None else target, recorded(ds, 0), f"{s.source} episode 0",
                       check_actions=not converting or source is not None)
         schema = schema_from_env(target, ds.env_id, kwargs, task=ds.task or None)
+        if ds.schema.action_noise_std:  # the recorded labels are copied: the noise still describes them
+            schema = replace(schema, action_noise_std=ds.schema.action_noise_std,
+                             action_noise_columns=ds.schema.action_noise_columns)
         writer = open_writer(s.fmt, s.out, schema, append=s.append)
         if not in_process:
             target.close()

@@ -6,7 +6,9 @@ envs at once: one copy per step, not one per env) and, when env ``i`` finishes, 
 episode out of it. Rows older than every running episode's start are dropped.
 
 ``run_expert`` drives an env with a batched policy, resets each finished env with the next seed
-of a counter, and yields every finished episode.
+of a counter, and yields every finished episode; with ``action_noise`` the env executes the
+policy's actions plus Gaussian noise while the episode records the policy's own (DART,
+``action_noise.py``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Callable, Iterator, Optional
 import numpy as np
 import torch
 
+from simulo_envs.datasets.action_noise import ActionNoise, check_noise_std
 from simulo_envs.datasets.episode import Episode
 
 
@@ -154,7 +157,8 @@ def fresh_scenes(env) -> bool:
 
 
 def run_expert(env, policy: Callable[[dict], torch.Tensor], next_seed: Callable[[], Optional[int]],
-               record_states: bool = True, success_key: str = "success", frames=None) -> Iterator[Episode]:
+               record_states: bool = True, success_key: str = "success", frames=None,
+               action_noise: float = 0.0) -> Iterator[Episode]:
     """Run ``policy`` on every env of the batched ``env`` and yield each finished episode.
 
     Args:
@@ -166,13 +170,27 @@ def run_expert(env, policy: Callable[[dict], torch.Tensor], next_seed: Callable[
         record_states: keep env-local state rows (``Episode.env_states``, ``local_state_dict``).
         frames: None (record the observations and actions as the env has them) or a map to
             another schema with ``obs(obs)`` and ``action(action)`` (``robot_units.py``).
+        action_noise: standard deviation of the Gaussian noise added to the executed actions
+            (action units; ``action_noise.ActionNoise``: every column but the gripper's, clipped
+            to the action space, drawn from a generator seeded by the episode's reset seed);
+            the recorded actions stay the policy's. 0: none, the policy's actions are executed.
 
     A finished env is reset at once with the next seed, or, where seeded resets must cover every
     env (``seeded_resets_per_env``) or episodes run in fresh physics (``fresh_scenes``), waits for
     the others: then all start again together (in a rebuilt scene for fresh physics).
     Stops when every env idles.
+
+    Raises:
+        ValueError: (at the first ``next``) a negative or non-finite ``action_noise``, or noise
+            with ``frames`` (a real robot's schema records the drive targets the executed action
+            set, not the policy's action: the labels would not be clean).
     """
+    noise_std = check_noise_std(action_noise)
+    if noise_std and frames is not None:
+        raise ValueError("action noise records the policy's clean actions, but a real robot's schema records the "
+                         "joint targets of the executed (noisy) ones; record in the HDF5 format instead")
     n = env.num_envs
+    noise = ActionNoise(env, noise_std) if noise_std else None
     fresh = fresh_scenes(env)
     per_env = seeded_resets_per_env(env) and not fresh
     active = np.zeros(n, dtype=bool)
@@ -190,8 +208,11 @@ def run_expert(env, policy: Callable[[dict], torch.Tensor], next_seed: Callable[
             obs, info = env.reset(seed=seeds, options={"reconfigure": True} if fresh else None)
             recorder = EpisodeRecorder(n, record_states)
             recorder.begin(as_obs(obs), local_state_dict(env) if record_states else None, np.arange(n), seeds)
+            if noise is not None:
+                noise.begin(np.arange(n), seeds)
         action = policy(info)
-        obs, reward, terminated, truncated, info = env.step(action)
+        executed = noise.apply(action, active) if noise is not None else action
+        obs, reward, terminated, truncated, info = env.step(executed)
         obs, action = as_obs(obs), as_action(action)
         success = info.get(success_key, torch.zeros(n, dtype=torch.bool))
         recorder.step(action, obs, reward, terminated, truncated, success,
@@ -208,5 +229,7 @@ def run_expert(env, policy: Callable[[dict], torch.Tensor], next_seed: Callable[
                 seeds = [s for s in drawn if s is not None]
                 obs, info = env.reset(seed=seeds, options={"env_idx": restart})
                 recorder.begin(as_obs(obs), local_state_dict(env) if record_states else None, restart, seeds)
+                if noise is not None:
+                    noise.begin(restart, seeds)
                 active[restart] = True
         recorder.trim(active)

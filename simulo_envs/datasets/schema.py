@@ -20,6 +20,10 @@ Everything comes from the env and its agent, never from a robot named here:
   ``<part>.dx .dy .dz`` (+ ``.drx .dry .drz``) in the delta modes, ``<part>.x .y .z .rx .ry
   .rz`` for absolute poses; an agent without such a controller ``action.<i>``.
 - cameras: the RGB sensor images of the observation (``sensor_data/<camera>/rgb``), (H, W, 3).
+- action noise: ``action_noise_std`` and ``action_noise_columns`` say whether the episodes were
+  recorded with noise on the executed actions (DART, ``action_noise.py``): then the actions are
+  the expert's clean labels, not what the env executed. Datasets written before these fields
+  existed read as recorded without noise.
 - task: the task class's ``task_instruction`` when it has one, else the first sentence of its
   module docstring after ``"<env id>: "`` (a variant described from another task, as in
   ``"FrankaLiftMixed-v1: FrankaLift-v1 with ..."``, takes its parent class's sentence).
@@ -35,11 +39,15 @@ from typing import Any, Optional
 
 import numpy as np
 
+from simulo_envs.datasets.action_noise import check_noise_std
 from simulo_envs.envs.registration import REGISTERED
 
 POSE_PARTS = ("x", "y", "z", "qw", "qx", "qy", "qz")
 """Names of a pose's 7 components (scalar-first quaternion, the framework's convention)."""
 XYZ = ("x", "y", "z")
+LATER_FIELDS = ("action_noise_std", "action_noise_columns")
+"""``DatasetSchema`` fields added after datasets were first written: absent from those, read as
+their defaults (recorded without action noise)."""
 EE_ACTION_PARTS = {"delta_pos": ("dx", "dy", "dz"), "delta_pose": ("dx", "dy", "dz", "drx", "dry", "drz"),
                    "pose": ("x", "y", "z", "rx", "ry", "rz")}
 
@@ -59,6 +67,15 @@ class DatasetSchema:
         max_episode_steps: the env's time limit [steps] (None: none).
         env_kwargs: the keywords that rebuild the env (``gym.make(env_id, **env_kwargs)``),
             JSON values only.
+        action_noise_std: standard deviation of the Gaussian noise the env's executed actions
+            got while recording (action units; DART, ``action_noise.py``); 0.0: none, the
+            actions are the executed ones. Otherwise the actions are the expert's clean labels
+            and replaying them does not reproduce the episodes.
+        action_noise_columns: the ``action_names`` that got that noise (empty without noise).
+
+    Raises:
+        ValueError: a negative or non-finite ``action_noise_std``, or noise columns that are not
+            action names.
     """
 
     env_id: str
@@ -73,6 +90,15 @@ class DatasetSchema:
     task: str = ""
     max_episode_steps: Optional[int] = None
     env_kwargs: dict = field(default_factory=dict)
+    action_noise_std: float = 0.0
+    action_noise_columns: tuple = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "action_noise_std", check_noise_std(self.action_noise_std))
+        object.__setattr__(self, "action_noise_columns", tuple(self.action_noise_columns))
+        unknown = [c for c in self.action_noise_columns if c not in self.action_names]
+        if unknown:
+            raise ValueError(f"action_noise_columns {unknown} are not action names {list(self.action_names)}")
 
     @property
     def state_dim(self) -> int:
@@ -87,15 +113,18 @@ class DatasetSchema:
         out = asdict(self)
         out["state_names"], out["action_names"] = list(self.state_names), list(self.action_names)
         out["cameras"] = {k: list(v) for k, v in self.cameras.items()}
+        out["action_noise_columns"] = list(self.action_noise_columns)
         return out
 
     @classmethod
     def from_json(cls, data: dict) -> "DatasetSchema":
-        """Inverse of ``to_json``. Raises KeyError naming a missing field."""
-        missing = [f for f in cls.__dataclass_fields__ if f not in data]
+        """Inverse of ``to_json``; the fields of ``LATER_FIELDS`` may be missing (a dataset written
+        before them) and take their defaults. Raises KeyError naming a missing field, ValueError
+        for a bad noise field (see the class)."""
+        missing = [f for f in cls.__dataclass_fields__ if f not in data and f not in LATER_FIELDS]
         if missing:
             raise KeyError(f"dataset schema is missing {missing}")
-        values = {k: data[k] for k in cls.__dataclass_fields__}
+        values = {k: data[k] for k in cls.__dataclass_fields__ if k in data}
         values["state_names"], values["action_names"] = tuple(data["state_names"]), tuple(data["action_names"])
         values["cameras"] = {k: tuple(v) for k, v in data["cameras"].items()}
         return cls(**values)
@@ -106,7 +135,7 @@ class DatasetSchema:
         details other than the modes may differ)."""
         out = []
         for name in ("env_id", "obs_mode", "control_mode", "reward_mode", "fps", "robot_type", "state_names",
-                     "action_names", "cameras"):
+                     "action_names", "cameras", "action_noise_std", "action_noise_columns"):
             mine, theirs = getattr(self, name), getattr(other, name)
             if mine != theirs:
                 out.append(f"{name}: {_short(mine)} != {_short(theirs)}")
