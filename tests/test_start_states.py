@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from functools import partial
 
+import numpy as np
 import pytest
 import torch
 
@@ -166,3 +167,47 @@ def test_a_bad_fraction_given_to_the_wrapper_is_refused(bank):
                 StartFromStates(env, bank, fraction=bad)
     finally:
         env.close()
+
+
+def test_the_wrapper_takes_numpy_fractions_and_refuses_a_seed_that_is_no_int(bank):
+    env = FrankaStackEnv(num_envs=1, **KW)
+    try:
+        assert StartFromStates(env, bank, fraction=np.float32(0.25)).fraction == 0.25
+        for bad in (None, 1.5, "0"):
+            with pytest.raises(ValueError, match="seed must be an int"):
+                StartFromStates(env, bank, fraction=0.5, seed=bad)
+    finally:
+        env.close()
+
+
+def test_a_bank_of_another_task_and_a_task_not_whole_in_its_state_are_refused_when_wrapping(bank):
+    push = FrankaPushEnv(num_envs=2, **KW)
+    try:
+        with pytest.raises(ValueError, match="episodes_from_states"):
+            StartFromStates(push, bank, fraction=1.0)
+        push.episodes_from_states = True   # as if it declared it: the bank's actors are still not its own
+        with pytest.raises(ValueError, match=r"not the env's \[.*'Cube'.*another task"):
+            StartFromStates(push, bank, fraction=1.0)
+    finally:
+        push.close()
+
+
+def test_an_empty_partial_reset_returns_every_envs_obs_and_a_refused_reset_draws_nothing(bank):
+    envs = [StartFromStates(FrankaStackEnv(num_envs=4, **KW), bank, fraction=0.5, seed=3) for _ in range(2)]
+    try:
+        for env in envs:
+            env.reset(seed=0)
+        obs, info = envs[0].reset(options={"env_idx": []})
+        assert obs.shape == (4, envs[0].unwrapped.single_observation_space.shape[0])
+        assert set(info) >= {"success", "elapsed_steps"}
+        for bad in ({"options": {"env_idx": [0], "bogus": 1}}, {"seed": [1, 2]}, {"options": {"env_ids": [0]}}):
+            with pytest.raises((ValueError, TypeError, KeyError)):
+                envs[0].reset(**bad)
+        assert torch.equal(envs[0].generator.get_state(), envs[1].generator.get_state())
+        assert envs[0].started_from_states == envs[1].started_from_states
+        a = envs[0].reset(options={"env_idx": [0, 1, 2, 3]})[0]
+        b = envs[1].reset(options={"env_idx": [0, 1, 2, 3]})[0]
+        assert torch.equal(a, b)
+    finally:
+        for env in envs:
+            env.close()

@@ -28,6 +28,7 @@ Only tasks that declare ``episodes_from_states`` (``BaseEnv``) take it: their ep
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Optional
@@ -38,6 +39,12 @@ import torch
 
 from simulo_envs.env_ids import normalize_env_ids
 from simulo_envs.wrappers.task_lookup import expert_for
+
+
+def _is_fraction(value: Any) -> bool:
+    """Whether ``value`` is a real number (numpy's too, not a bool) in [0, 1]."""
+    return (isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+            and 0.0 <= float(value) <= 1.0)
 
 
 def check_start_states(env_cls: type, start: Any, num_workers: Any = 1) -> None:
@@ -54,7 +61,7 @@ def check_start_states(env_cls: type, start: Any, num_workers: Any = 1) -> None:
     if not isinstance(start, dict) or set(start) != {"fraction", "expert_episodes"}:
         raise ValueError(f"start_states must be {{'fraction': float, 'expert_episodes': int}}, got {start!r}")
     fraction, episodes = start["fraction"], start["expert_episodes"]
-    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction <= 1:
+    if not _is_fraction(fraction):
         raise ValueError(f"start_states: fraction must be a number in [0, 1], got {fraction!r}")
     if isinstance(episodes, bool) or not isinstance(episodes, (int, np.integer)) or episodes < 1:
         raise ValueError(f"start_states: expert_episodes must be an int >= 1, got {episodes!r}")
@@ -173,6 +180,20 @@ def start_states_wrapper(env_cls: type, start: dict, seed, env_kwargs: Optional[
     return partial(StartFromStates, bank=bank, fraction=start["fraction"], seed=first)
 
 
+def _check_bank_fits(bank: StartStateBank, env_state: dict) -> None:
+    """Raise ValueError unless ``bank``'s states name the same actors and articulations, with the
+    same widths, as ``env_state`` (``get_state_dict()``)."""
+    for group in ("actors", "articulations"):
+        ours, theirs = env_state.get(group, {}), bank.states.get(group, {})
+        if set(ours) != set(theirs):
+            raise ValueError(f"start_states: the bank's {group} {sorted(theirs)} are not the env's {sorted(ours)} "
+                             "(a bank of another task)")
+        for key in ours:
+            if tuple(ours[key].shape[1:]) != tuple(theirs[key].shape[1:]):
+                raise ValueError(f"start_states: the bank's {group[:-1]} {key!r} has state width "
+                                 f"{tuple(theirs[key].shape[1:])}, the env's {tuple(ours[key].shape[1:])}")
+
+
 def _take_rows(into: Any, source: Any, mask: torch.Tensor) -> Any:
     """A copy of ``into`` with the rows in ``mask`` taken from ``source`` (tensors, nested dicts;
     other values are kept)."""
@@ -194,16 +215,28 @@ class StartFromStates(gym.Wrapper):
         seed: seeds the draws (which envs, which states); ``reset(seed=s)`` reseeds them from
             ``(seed, s)``. The env's own random streams are not touched.
 
+    The first observation of an episode started from a state reads what contact gives only after
+    a step (``is_grasped`` is 0 there); from the first step on it is the state's.
+
     Raises:
-        ValueError: ``fraction`` outside [0, 1]; an empty bank.
+        ValueError: ``fraction`` outside [0, 1]; ``seed`` not an int; an empty bank; a bank whose
+            actors and articulations are not the env's (another task's); an env that does not
+            declare ``episodes_from_states`` (its episode depends on more than its state).
     """
 
     def __init__(self, env: gym.Env, bank: StartStateBank, fraction: float, seed: int = 0):
         super().__init__(env)
-        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0.0 <= fraction <= 1.0:
+        if not _is_fraction(fraction):
             raise ValueError(f"start_states: fraction must be a number in [0, 1], got {fraction!r}")
+        if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+            raise ValueError(f"start_states: seed must be an int, got {seed!r}")
         if len(bank) == 0:
             raise ValueError("start_states: the bank holds no state")
+        base = env.unwrapped
+        if not getattr(base, "episodes_from_states", False):
+            raise ValueError(f"start_states: {type(base).__name__} does not declare episodes_from_states (its "
+                             "episodes depend on more than get_state_dict(), e.g. a goal drawn per episode)")
+        _check_bank_fits(bank, base.get_state_dict())
         self.bank, self.fraction, self.seed = bank, float(fraction), int(seed)
         self.generator = torch.Generator().manual_seed(self.seed)
         self.started_from_states = 0
@@ -225,6 +258,17 @@ class StartFromStates(gym.Wrapper):
             return self.env.reset(seed=seed, options=options or None)
         base = self.env.unwrapped
         ids = normalize_env_ids(options.get("env_idx"), base.num_envs, "options['env_idx']")
+        if not len(ids):   # nothing starts: the env's answer (every env's obs)
+            return self.env.reset(seed=seed, options=options)
+        before = self.generator.get_state()
+        try:
+            return self._reset(ids, seed, options)
+        except BaseException:
+            self.generator.set_state(before)   # a refused reset draws nothing
+            raise
+
+    def _reset(self, ids: np.ndarray, seed, options: dict):
+        base = self.env.unwrapped
         if seed is not None:   # a seeded reset draws the same start states every time
             first = seed if isinstance(seed, (int, np.integer)) else list(seed)[0]
             self.generator.manual_seed(hash((self.seed, int(first))) % 2 ** 63)
