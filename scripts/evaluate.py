@@ -15,7 +15,9 @@ number of ranks) evaluates here in one process. A progress bar counts the finish
 summary follows, or with ``--json`` one JSON line. Several checkpoints are
 evaluated in turn (one line each); ``--csv FILE`` also writes one row per checkpoint (its env steps
 and success rates), which ``scripts/plot_training.py`` draws when the file is named
-``evaluations.csv`` and sits beside the run's ``progress.csv``.
+``evaluations.csv`` and sits beside the run's ``progress.csv``; for imitation checkpoints the rows
+also hold the iteration and the training's wall-clock and CPU seconds, which
+``scripts/plot_imitation.py`` draws (learning curves without evaluating during training).
 
 A task of your own is found again through the module the checkpoint names; ``--task-module``
 imports more modules first (from the current directory or the Python path).
@@ -156,6 +158,10 @@ def _write_csv(path: str, summaries: list[dict]) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)  # checked writable before the work
     columns = ["checkpoint", "env_steps", "episodes", "success_rate", "success_at_end", "mean_return", "mean_length",
                "full_episodes"]
+    if any("train_wall_s" in s for s in summaries):   # imitation checkpoints: the columns plot_imitation.py reads
+        columns += ["iteration", "wall_s", "cpu_s"]
+        summaries = [{**s, "iteration": s.get("iterations"), "wall_s": s.get("train_wall_s"),
+                      "cpu_s": s.get("train_cpu_s")} for s in summaries]
     with open(path, "w", newline="") as handle:
         table = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
         table.writeheader()

@@ -107,6 +107,19 @@ def test_evaluate_script_reads_the_policy_type_from_the_checkpoint(push_demos, t
     assert os.path.getsize(tmp_path / "curve.png") > 1000
     steps = figure.axes[0].lines[0]
     assert list(steps.get_xdata()) == [2, 4] and list(steps.get_ydata()) == [0.25, 0.5]
+    # the same curve written afterwards from the checkpoints (no evaluation during training)
+    table = os.path.join(out, "evaluations.csv")
+    os.remove(table)
+    evaluate_script.main(["--checkpoint", os.path.join(out, "model_4.pt"), os.path.join(out, "model_2.pt"),
+                          "--episodes", "2", "--max-envs", "2", "--json", "--csv", table])
+    capsys.readouterr()
+    with open(table) as handle:
+        rows = list(csv.DictReader(handle))
+    assert [int(r["iteration"]) for r in rows] == [2, 4]   # in iteration order
+    assert all(float(r["cpu_s"]) > 0 and float(r["wall_s"]) > 0 for r in rows)
+    figure = plot_imitation.main([out, "-o", str(tmp_path / "curve2.png"), "--clock", "cpu"])
+    assert list(figure.axes[0].lines[0].get_xdata()) == [2, 4]
+    assert list(figure.axes[1].lines[0].get_xdata()) == [float(r["cpu_s"]) / 60 for r in rows]
 
 
 def test_refused_inputs_change_nothing(push_demos, tmp_path):
