@@ -29,7 +29,7 @@ def test_committed_state_policy_pushes_the_cube():
     summary = evaluate(STATE, episodes=6, seed=10_000)
     assert (summary["env_id"], summary["policy"], summary["obs"], summary["episodes"]) == \
         ("FrankaPush-v1", "diffusion", "state", 6)
-    assert summary["success_rate"] >= 4 / 6   # 4 of these 6 when it was committed (0.73 over 100 episodes)
+    assert summary["success_rate"] >= 5 / 6   # 6 of these 6 when it was committed (0.92 over 100 episodes)
     assert summary["mean_length"] >= 15   # a push needs an approach first: never within the first steps
 
 
