@@ -139,6 +139,9 @@ def test_denoisers_keep_the_chunk_shape():
 def test_config_checks_and_overrides():
     assert default_config("bc", "state").pred_horizon == 1
     assert default_config("diffusion", "rgb").batch_size == 64
+    state = default_config("diffusion", "state")
+    assert (state.obs_horizon, state.pred_horizon, state.action_horizon) == (2, 2, 1)   # measured, docs/imitation.md
+    assert (ILConfig().pred_horizon, ILConfig().action_horizon) == (16, 8)   # the paper's
     with pytest.raises(ValueError, match="action_horizon 16 does not fit"):
         ILConfig(action_horizon=16)
     with pytest.raises(KeyError, match="unknown setting"):
