@@ -9,7 +9,8 @@ import torch
 from simulo_envs.imitation import DemonstrationError, Demonstrations, Episode, ILConfig, PolicySpec, Windows
 from simulo_envs.imitation.config import default_config
 from simulo_envs.imitation.denoisers import ConditionalUnet1D, MLPDenoiser, build_denoiser, timestep_embedding
-from simulo_envs.imitation.encoders import ConvEncoder, Normalizer, ObsEncoder, random_shift
+from simulo_envs.imitation.encoders import (ConvEncoder, KeypointEncoder, Normalizer, ObsEncoder, random_shift,
+                                           spatial_softmax)
 from simulo_envs.imitation.policies import BCPolicy, DiffusionPolicy
 from simulo_envs.imitation.rollout import ChunkRunner
 
@@ -122,6 +123,27 @@ def test_conv_encoder_and_obs_encoder_shapes():
     assert out.shape == (3, 40)
     with pytest.raises(ValueError, match="reads images"):
         obs(torch.zeros(3, 2, 4))
+
+
+def test_spatial_softmax_finds_the_peak_and_the_keypoint_encoder_reads_images():
+    maps = torch.zeros(2, 3, 16, 16)
+    maps[0, 0, 3, 12] = 50.0          # row 3, column 12: a sharp peak
+    maps[1, 2, 15, 0] = 50.0          # bottom-left corner
+    points = spatial_softmax(maps)
+    assert points.shape == (2, 3, 2)
+    assert torch.allclose(points[0, 0], torch.tensor([-1 + 2 * 12 / 15, -1 + 2 * 3 / 15]), atol=1e-4)
+    assert torch.allclose(points[1, 2], torch.tensor([-1.0, 1.0]), atol=1e-4)
+    assert torch.allclose(points[0, 1], torch.zeros(2), atol=1e-6)   # a flat map: the centre
+    encoder = KeypointEncoder((64, 64), channels=(8, 16), feature_dim=32, keypoints=6)
+    assert encoder(torch.zeros(5, 3, 64, 64, dtype=torch.uint8)).shape == (5, 32)
+    assert spatial_softmax(encoder.convs(torch.zeros(1, 3, 64, 64))).shape == (1, 6, 2)   # a 16x16 map
+    norm = Normalizer(torch.randn(10, 4), torch.randn(10, 2))
+    obs = ObsEncoder(norm, obs_horizon=2, state_dim=4, image_size=(64, 64), channels=(8, 16), feature_dim=16,
+                     image_encoder="keypoints")
+    assert isinstance(obs.image, KeypointEncoder)
+    assert obs(torch.zeros(3, 2, 4), torch.zeros(3, 2, 3, 64, 64, dtype=torch.uint8)).shape == (3, 40)
+    with pytest.raises(ValueError, match="image_encoder must be"):
+        ILConfig(image_encoder="resnet")
 
 
 def test_denoisers_keep_the_chunk_shape():

@@ -42,6 +42,7 @@ class ILConfig:
     inference_steps: int = 10                 # DDIM denoising steps per action chunk at run time
     ema_power: float = 0.75                   # EMA warmup power (decay = 1 - (1 + step) ** -power, at most ema_max_decay)
     ema_max_decay: float = 0.9999
+    image_encoder: str = "plain"              # "plain" (ConvEncoder) or "keypoints" (KeypointEncoder)
     image_channels: tuple[int, ...] = (32, 64, 64, 64)  # ConvEncoder channels (stride-2 3x3 convolutions)
     image_features: int = 64                  # ConvEncoder output width per image
     shift_pad: int = 4                        # random-shift augmentation [px]
@@ -51,6 +52,8 @@ class ILConfig:
             object.__setattr__(self, name, tuple(int(v) for v in getattr(self, name)))
         if self.policy not in POLICIES:
             raise ValueError(f"policy must be one of {POLICIES}, got {self.policy!r}")
+        if self.image_encoder not in ("plain", "keypoints"):
+            raise ValueError(f"image_encoder must be 'plain' or 'keypoints', got {self.image_encoder!r}")
         if self.denoiser not in DENOISERS:
             raise ValueError(f"denoiser must be one of {DENOISERS}, got {self.denoiser!r}")
         for name in ("obs_horizon", "pred_horizon", "action_horizon", "iterations", "batch_size",

@@ -10,6 +10,10 @@ All in torch (torchvision does not import beside the CPU torch build this projec
 - ``ConvEncoder``: a small stride-2 convolution stack, flattened and projected to ``feature_dim``
   (LayerNorm, tanh), as in DrQ's encoder; a few million multiply-adds per 64x64 image, cheap enough to
   train on a CPU.
+- ``KeypointEncoder``: convolutions that keep a 16x16 map, then a spatial softmax turning each of
+  its channels into the expected image coordinates of that channel's activation (Levine et al.,
+  "End-to-End Training of Deep Visuomotor Policies", JMLR 2016; robomimic's and Diffusion Policy's
+  image encoders end the same way): where things are, which a policy placing a cube needs.
 - ``ObsEncoder``: the observation history (state and, for rgb, image features) flattened into one
   conditioning vector.
 """
@@ -22,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["Normalizer", "random_shift", "ConvEncoder", "ObsEncoder"]
+__all__ = ["Normalizer", "random_shift", "ConvEncoder", "KeypointEncoder", "spatial_softmax", "IMAGE_ENCODERS", "ObsEncoder"]
 
 STATE_STD_FLOOR = 1e-2
 """Smallest state standard deviation used for scaling (a column constant in the demonstrations is
@@ -99,20 +103,60 @@ class ConvEncoder(nn.Module):
         return self.head(self.convs(x).flatten(1))
 
 
+class KeypointEncoder(nn.Module):
+    """uint8 images (B, 3, H, W) -> float32 features (B, feature_dim), through keypoints.
+
+    Two 3x3 stride-2 convolutions (``channels[0]``, ``channels[1]``), a 3x3 stride-1 one
+    (``channels[1]``), a 1x1 one to ``keypoints`` maps (H/4 x W/4), a softmax over each map's
+    pixels and the expected (x, y) in [-1, 1] of each map, then Linear, LayerNorm, tanh. Pixels
+    are scaled to [-0.5, 0.5].
+    """
+
+    def __init__(self, image_size: tuple[int, int], channels: tuple[int, ...] = (32, 64, 64, 64),
+                 feature_dim: int = 64, keypoints: int = 32):
+        super().__init__()
+        first, second = channels[0], channels[min(1, len(channels) - 1)]
+        self.convs = nn.Sequential(nn.Conv2d(3, first, 3, stride=2, padding=1), nn.ReLU(),
+                                   nn.Conv2d(first, second, 3, stride=2, padding=1), nn.ReLU(),
+                                   nn.Conv2d(second, second, 3, stride=1, padding=1), nn.ReLU(),
+                                   nn.Conv2d(second, keypoints, 1))
+        self.head = nn.Sequential(nn.Linear(2 * keypoints, feature_dim), nn.LayerNorm(feature_dim), nn.Tanh())
+        self.feature_dim = feature_dim
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        x = images.to(torch.float32) / 255.0 - 0.5 if images.dtype == torch.uint8 else images
+        return self.head(spatial_softmax(self.convs(x)).flatten(1))
+
+
+def spatial_softmax(maps: torch.Tensor) -> torch.Tensor:
+    """float (B, K, H, W) maps -> float (B, K, 2): per map, the expected (x, y) under a softmax
+    over its pixels; x from -1 (left column) to 1 (right), y from -1 (top row) to 1 (bottom)."""
+    height, width = maps.shape[-2:]
+    ys, xs = torch.meshgrid(torch.linspace(-1, 1, height, device=maps.device),
+                            torch.linspace(-1, 1, width, device=maps.device), indexing="ij")
+    grid = torch.stack([xs.flatten(), ys.flatten()], dim=1).to(maps.dtype)   # (HW, 2)
+    return torch.softmax(maps.flatten(2), dim=-1) @ grid
+
+
+IMAGE_ENCODERS = {"plain": ConvEncoder, "keypoints": KeypointEncoder}
+"""``ILConfig.image_encoder`` names -> encoder classes."""
+
+
 class ObsEncoder(nn.Module):
     """An observation history -> one conditioning vector (B, cond_dim).
 
     ``state`` float32 (B, To, D) is normalised; for rgb, ``image`` uint8 (B, To, 3, H, W) goes
-    through one ``ConvEncoder`` shared by the steps (randomly shifted by ``shift_pad`` pixels
-    while training). ``cond_dim = To * (D + feature_dim)`` (``feature_dim`` 0 for state).
+    through one image encoder (``image_encoder``: a name of ``IMAGE_ENCODERS``) shared by the
+    steps (randomly shifted by ``shift_pad`` pixels while training). ``cond_dim = To * (D + feature_dim)`` (``feature_dim`` 0 for state).
     """
 
     def __init__(self, normalizer: Normalizer, obs_horizon: int, state_dim: int,
                  image_size: Optional[tuple[int, int]] = None, channels: tuple[int, ...] = (32, 64, 64, 64),
-                 feature_dim: int = 64, shift_pad: int = 4):
+                 feature_dim: int = 64, shift_pad: int = 4, image_encoder: str = "plain"):
         super().__init__()
         self.normalizer = normalizer
-        self.image = ConvEncoder(image_size, channels, feature_dim) if image_size is not None else None
+        self.image = (IMAGE_ENCODERS[image_encoder](image_size, channels, feature_dim)
+                      if image_size is not None else None)
         self.shift_pad = shift_pad
         self.cond_dim = obs_horizon * (state_dim + (feature_dim if self.image is not None else 0))
 

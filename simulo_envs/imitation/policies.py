@@ -36,7 +36,7 @@ __all__ = ["BCPolicy", "DiffusionPolicy", "build_policy"]
 
 def _encoder(spec: PolicySpec, config: ILConfig, normalizer: Normalizer) -> ObsEncoder:
     return ObsEncoder(normalizer, config.obs_horizon, spec.state_dim, spec.image_size, config.image_channels,
-                      config.image_features, config.shift_pad)
+                      config.image_features, config.shift_pad, config.image_encoder)
 
 
 class BCPolicy(nn.Module):
