@@ -5,6 +5,7 @@ import math
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from simulo_envs.imitation import DemonstrationError, Demonstrations, Episode, ILConfig, PolicySpec, Windows
 from simulo_envs.imitation.config import default_config
@@ -222,3 +223,29 @@ def test_chunk_runner_executes_chunks_and_replans_fresh_envs():
     action = runner.act(torch.full((2, 1), 4.0), None, torch.tensor([False, True]))
     assert action.tolist() == [[2, 1], [3, 0]]
     assert len(policy.calls[2]) == 1 and policy.calls[2][0, :, 0].tolist() == [4, 4]
+
+
+def test_auxiliary_regression_adds_a_head_that_the_loss_trains():
+    demos = _demos(6, 6)
+    plain = default_config("diffusion", "state", {"hidden": 32, "blocks": 1})
+    with_aux = plain.replace(aux_bc_weight=0.5)
+    windows = Windows(demos, plain.obs_horizon, plain.pred_horizon)
+    normalizer = Normalizer(windows.state, windows.actions)
+    assert DiffusionPolicy(SPEC, plain, normalizer).aux_head is None
+    torch.manual_seed(0)
+    model = DiffusionPolicy(SPEC, with_aux, normalizer)
+    assert "aux_head.weight" in model.state_dict()
+    batch = windows.batch(torch.arange(8))
+    torch.manual_seed(1)
+    total = model.loss(batch)
+    torch.manual_seed(1)   # the same noise and steps: the denoising term alone
+    model.aux_head, head = None, model.aux_head
+    denoising = model.loss(batch)
+    model.aux_head = head
+    cond = model.encoder(batch["state"])
+    expected = F.mse_loss(head(cond), model.normalizer.action(batch["actions"]).flatten(1))
+    assert torch.allclose(total, denoising + 0.5 * expected, atol=1e-6)
+    total.backward()
+    assert head.weight.grad is not None and head.weight.grad.abs().sum() > 0
+    with pytest.raises(ValueError, match="aux_bc_weight"):
+        ILConfig(aux_bc_weight=-1.0)

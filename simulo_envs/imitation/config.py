@@ -46,6 +46,7 @@ class ILConfig:
     image_channels: tuple[int, ...] = (32, 64, 64, 64)  # ConvEncoder channels (stride-2 3x3 convolutions)
     image_features: int = 64                  # ConvEncoder output width per image
     shift_pad: int = 4                        # random-shift augmentation [px]
+    aux_bc_weight: float = 0.0                # Diffusion Policy: weight of an auxiliary chunk regression from the conditioning
 
     def __post_init__(self):
         for name in ("down_dims", "image_channels"):   # lists from JSON or --set become tuples
@@ -65,8 +66,9 @@ class ILConfig:
                              f"pred_horizon - obs_horizon + 1 = {self.pred_horizon - self.obs_horizon + 1}")
         if self.inference_steps > self.train_timesteps:
             raise ValueError(f"inference_steps {self.inference_steps} > train_timesteps {self.train_timesteps}")
-        if not (self.lr > 0 and self.shift_pad >= 0 and self.lr_warmup >= 0 and 0 < self.ema_max_decay < 1):
-            raise ValueError("lr must be > 0, shift_pad and lr_warmup >= 0, ema_max_decay in (0, 1)")
+        if not (self.lr > 0 and self.shift_pad >= 0 and self.lr_warmup >= 0 and 0 < self.ema_max_decay < 1
+                and self.aux_bc_weight >= 0):
+            raise ValueError("lr must be > 0, shift_pad, lr_warmup and aux_bc_weight >= 0, ema_max_decay in (0, 1)")
 
     def to_dict(self) -> dict:
         return asdict(self)

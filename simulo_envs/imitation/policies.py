@@ -90,15 +90,23 @@ class DiffusionPolicy(nn.Module):
         self.train_scheduler = DDPMScheduler(**schedule)
         self.sampler = DDIMScheduler(**schedule, set_alpha_to_one=True, steps_offset=0)
         self.sampler.set_timesteps(config.inference_steps)
+        # an auxiliary regression of the clean chunk from the conditioning (training only): direct
+        # supervision for the image encoder, which the denoising loss alone trains slowly
+        self.aux_head = (nn.Linear(self.encoder.cond_dim, config.pred_horizon * spec.action_dim)
+                         if config.aux_bc_weight > 0 else None)
 
     def loss(self, batch: dict) -> torch.Tensor:
-        """Mean squared error of the predicted noise (DDPM's simplified objective)."""
+        """Mean squared error of the predicted noise (DDPM's simplified objective), plus
+        ``aux_bc_weight`` times that of the clean chunk regressed from the conditioning."""
         cond = self.encoder(batch["state"], batch.get("image"))
         clean = self.normalizer.action(batch["actions"])
         noise = torch.randn_like(clean)
         steps = torch.randint(0, self.config.train_timesteps, (len(clean),))
         noisy = self.train_scheduler.add_noise(clean, noise, steps)
-        return F.mse_loss(self.denoiser(noisy, steps, cond), noise)
+        loss = F.mse_loss(self.denoiser(noisy, steps, cond), noise)
+        if self.aux_head is not None:
+            loss = loss + self.config.aux_bc_weight * F.mse_loss(self.aux_head(cond), clean.flatten(1))
+        return loss
 
     @torch.no_grad()
     def plan(self, state: torch.Tensor, image: Optional[torch.Tensor] = None,
