@@ -169,6 +169,15 @@ def test_config_checks_and_overrides():
         ILConfig(action_horizon=16)
     with pytest.raises(KeyError, match="unknown setting"):
         ILConfig().replace(learning_rate=1.0)
+    # values of another type (as --set passes text it cannot read as a number): named, not a TypeError later
+    for bad, message in ((dict(aux_bc_weight="abc"), "aux_bc_weight must be a number"),
+                         (dict(batch_size=1.5), "batch_size must be a whole number"),
+                         (dict(lr="abc"), "lr must be a number"), (dict(iterations=True), "iterations must be a whole"),
+                         (dict(down_dims="abc"), "down_dims must be a list of whole numbers"),
+                         (dict(image_encoder=3), "image_encoder must be str")):
+        with pytest.raises(ValueError, match=message):
+            ILConfig().replace(**bad)
+    assert ILConfig(lr=1).lr == 1.0 and isinstance(ILConfig(lr=1).lr, float)
     config = ILConfig().replace(down_dims=[8, 16])
     assert ILConfig.from_dict(config.to_dict()) == config
 

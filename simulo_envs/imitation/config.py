@@ -49,8 +49,23 @@ class ILConfig:
     aux_bc_weight: float = 0.0                # Diffusion Policy: weight of an auxiliary chunk regression from the conditioning
 
     def __post_init__(self):
-        for name in ("down_dims", "image_channels"):   # lists from JSON or --set become tuples
-            object.__setattr__(self, name, tuple(int(v) for v in getattr(self, name)))
+        for field in fields(self):   # each value of its field's type (from JSON or --set): else a clear error
+            value = getattr(self, field.name)
+            if field.name in ("down_dims", "image_channels"):   # lists become tuples of ints
+                ok = isinstance(value, (list, tuple)) and all(isinstance(v, int) and not isinstance(v, bool)
+                                                             for v in value)
+                expected = "a list of whole numbers"
+                value = tuple(value) if ok else value
+            elif isinstance(field.default, bool) or isinstance(field.default, str):
+                ok, expected = isinstance(value, type(field.default)), type(field.default).__name__
+            elif isinstance(field.default, int):
+                ok, expected = isinstance(value, int) and not isinstance(value, bool), "a whole number"
+            else:   # float: an int is taken as a float
+                ok, expected = isinstance(value, (int, float)) and not isinstance(value, bool), "a number"
+                value = float(value) if ok else value
+            if not ok:
+                raise ValueError(f"{field.name} must be {expected}, got {value!r}")
+            object.__setattr__(self, field.name, value)
         if self.policy not in POLICIES:
             raise ValueError(f"policy must be one of {POLICIES}, got {self.policy!r}")
         if self.image_encoder not in ("plain", "keypoints"):
