@@ -6,9 +6,9 @@ Each run folder is one ``scripts/train_il.py`` run with an ``evaluations.csv``: 
 training with ``--eval-episodes K``, or afterwards by ``scripts/evaluate.py --checkpoint
 RUN/model_[0-9]*.pt --episodes K --csv RUN/evaluations.csv`` (each checkpoint's success rate,
 iteration, training wall-clock and CPU seconds). Runs of the same policy and observation kind
-share a colour: one thin line per seed, their median bold. Left panel against iterations, right panel against training minutes
-(``--clock cpu``: the process's CPU minutes, what the run takes alone on one core, instead of
-wall-clock on a shared machine). ``--target`` draws a goal line, ``--minutes`` a time budget.
+share a colour: one thin line per seed, their median bold. Left panel against iterations, right
+panel against training minutes (``--clock cpu``: the process's CPU minutes, what the run takes
+alone on one core, instead of wall-clock on a shared machine). ``--target`` draws a goal line, ``--minutes`` a time budget.
 Needs matplotlib.
 """
 

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Optional
 
 from simulo_envs.imitation.denoisers import DENOISERS
+from simulo_envs.imitation.encoders import IMAGE_ENCODERS
 
 __all__ = ["ILConfig", "default_config", "POLICIES"]
 
@@ -46,7 +47,7 @@ class ILConfig:
     image_channels: tuple[int, ...] = (32, 64, 64, 64)  # ConvEncoder channels (stride-2 3x3 convolutions)
     image_features: int = 64                  # ConvEncoder output width per image
     shift_pad: int = 4                        # random-shift augmentation [px]
-    aux_bc_weight: float = 0.0                # Diffusion Policy: weight of an auxiliary chunk regression from the conditioning
+    aux_bc_weight: float = 0.0                # Diffusion Policy: weight of an auxiliary chunk regression (cond -> chunk)
 
     def __post_init__(self):
         for field in fields(self):   # each value of its field's type (from JSON or --set): else a clear error
@@ -68,8 +69,8 @@ class ILConfig:
             object.__setattr__(self, field.name, value)
         if self.policy not in POLICIES:
             raise ValueError(f"policy must be one of {POLICIES}, got {self.policy!r}")
-        if self.image_encoder not in ("plain", "keypoints"):
-            raise ValueError(f"image_encoder must be 'plain' or 'keypoints', got {self.image_encoder!r}")
+        if self.image_encoder not in IMAGE_ENCODERS:
+            raise ValueError(f"image_encoder must be one of {tuple(IMAGE_ENCODERS)}, got {self.image_encoder!r}")
         if self.denoiser not in DENOISERS:
             raise ValueError(f"denoiser must be one of {DENOISERS}, got {self.denoiser!r}")
         for name in ("obs_horizon", "pred_horizon", "action_horizon", "iterations", "batch_size",

@@ -26,7 +26,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["Normalizer", "random_shift", "ConvEncoder", "KeypointEncoder", "spatial_softmax", "IMAGE_ENCODERS", "ObsEncoder"]
+__all__ = ["Normalizer", "random_shift", "ConvEncoder", "KeypointEncoder", "spatial_softmax", "IMAGE_ENCODERS",
+           "ObsEncoder"]
 
 STATE_STD_FLOOR = 1e-2
 """Smallest state standard deviation used for scaling (a column constant in the demonstrations is
@@ -147,7 +148,8 @@ class ObsEncoder(nn.Module):
 
     ``state`` float32 (B, To, D) is normalised; for rgb, ``image`` uint8 (B, To, 3, H, W) goes
     through one image encoder (``image_encoder``: a name of ``IMAGE_ENCODERS``) shared by the
-    steps (randomly shifted by ``shift_pad`` pixels while training). ``cond_dim = To * (D + feature_dim)`` (``feature_dim`` 0 for state).
+    steps (randomly shifted by ``shift_pad`` pixels while training).
+    ``cond_dim = To * (D + feature_dim)`` (``feature_dim`` 0 for state).
     """
 
     def __init__(self, normalizer: Normalizer, obs_horizon: int, state_dim: int,
