@@ -47,12 +47,18 @@ class ILConfig:
     image_channels: tuple[int, ...] = (32, 64, 64, 64)  # ConvEncoder channels (stride-2 3x3 convolutions)
     image_features: int = 64                  # ConvEncoder output width per image
     shift_pad: int = 4                        # random-shift augmentation [px]
+    image_crop: tuple[int, ...] = ()          # (top, left, height, width) [px] of the camera image the policy
+                                              # reads (a fixed region of interest); () the whole image
     aux_bc_weight: float = 0.0                # Diffusion Policy: weight of an auxiliary chunk regression (cond -> chunk)
+    state_aux_weight: float = 0.0             # Diffusion Policy, rgb: weight of an auxiliary regression, while the
+                                              # encoder trains, of the state the policy does not read (object poses)
+    encoder_pretrain: float = 0.0             # Diffusion Policy, rgb: fraction of the budget spent first training the
+                                              # image encoder by chunk regression; then it is frozen (0: off)
 
     def __post_init__(self):
         for field in fields(self):   # each value of its field's type (from JSON or --set): else a clear error
             value = getattr(self, field.name)
-            if field.name in ("down_dims", "image_channels"):   # lists become tuples of ints
+            if field.name in ("down_dims", "image_channels", "image_crop"):   # lists become tuples of ints
                 ok = isinstance(value, (list, tuple)) and all(isinstance(v, int) and not isinstance(v, bool)
                                                              for v in value)
                 expected = "a list of whole numbers"
@@ -85,6 +91,16 @@ class ILConfig:
         if not (self.lr > 0 and self.shift_pad >= 0 and self.lr_warmup >= 0 and 0 < self.ema_max_decay < 1
                 and self.aux_bc_weight >= 0):
             raise ValueError("lr must be > 0, shift_pad, lr_warmup and aux_bc_weight >= 0, ema_max_decay in (0, 1)")
+        if self.image_crop and (len(self.image_crop) != 4 or min(self.image_crop[:2]) < 0
+                                or min(self.image_crop[2:]) < 8):
+            raise ValueError(f"image_crop must be (top, left, height, width) with height and width >= 8 px, "
+                             f"got {self.image_crop}")
+        if not 0 <= self.encoder_pretrain < 1:
+            raise ValueError(f"encoder_pretrain must be in [0, 1), got {self.encoder_pretrain}")
+        if self.state_aux_weight < 0:
+            raise ValueError(f"state_aux_weight must be >= 0, got {self.state_aux_weight}")
+        if self.policy == "bc" and (self.aux_bc_weight > 0 or self.encoder_pretrain > 0 or self.state_aux_weight > 0):
+            raise ValueError("aux_bc_weight, state_aux_weight and encoder_pretrain are Diffusion Policy settings")
 
     def to_dict(self) -> dict:
         return asdict(self)

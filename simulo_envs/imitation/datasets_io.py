@@ -63,7 +63,8 @@ def load_demonstrations(path: str, obs: str, env_id: Optional[str] = None, camer
         data = dataset[index]
         state = data.observation_state if columns is None else data.observation_state[:, columns]
         image = data.images[camera].permute(0, 3, 1, 2).contiguous() if obs == "rgb" else None
-        episodes.append(Episode(state.contiguous(), data.action, image, int(data.seed)))
+        other = data.observation_state[:, list(spec.other_columns)].contiguous() if spec.other_columns else None
+        episodes.append(Episode(state.contiguous(), data.action, image, int(data.seed), other))
     names = list(spec.state_names) if columns is None else [spec.state_names[c] for c in columns]
     return Demonstrations(spec, episodes, source=path, state_names=names)
 

@@ -9,6 +9,9 @@ field                 dtype        shape                 meaning
 ``Episode.actions``   float32      (T, action_dim)       action taken at steps 0 .. T-1
 ``Episode.image``     uint8        (T, 3, H, W)          camera image at steps 0 .. T-1 (rgb only)
 ``Episode.seed``      int or None                        the episode's reset seed, when known
+``Episode.other``     float32      (T, P) or None        the state columns the policy does not read
+                                                         (``PolicySpec.other_columns``; training
+                                                         targets only)
 ====================  ===========  ====================  ==========================================
 
 ``simulo_envs.imitation.datasets_io.load_demonstrations`` fills it from a dataset on disk;
@@ -47,6 +50,7 @@ class Episode:
     actions: torch.Tensor
     image: Optional[torch.Tensor] = None
     seed: Optional[int] = None
+    other: Optional[torch.Tensor] = None
 
     def __len__(self) -> int:
         return int(self.actions.shape[0])
@@ -105,6 +109,8 @@ class Demonstrations:
                 if episode.image is None:
                     raise DemonstrationError(f"{name} has no images; an rgb policy needs camera {spec.camera!r}")
                 _check(episode.image, (len(episode), 3, *spec.image_size), torch.uint8, f"{name}: image")
+            if episode.other is not None:
+                _check(episode.other, (len(episode), len(spec.other_columns)), torch.float32, f"{name}: other state")
             for label, values in (("actions", episode.actions), ("state", episode.state)):
                 bad = ~torch.isfinite(values)
                 if bad.any():
@@ -133,7 +139,7 @@ class Windows:
 
     Attributes:
         state: float32 (F, state_dim), actions float32 (F, action_dim), image uint8 (F, 3, H, W)
-            or None: every episode's frames, concatenated.
+            or None, other float32 (F, P) or None: every episode's frames, concatenated.
     """
 
     def __init__(self, demos: Demonstrations, obs_horizon: int, pred_horizon: int):
@@ -141,6 +147,8 @@ class Windows:
         self.state = torch.cat([e.state for e in episodes])
         self.actions = torch.cat([e.actions for e in episodes])
         self.image = torch.cat([e.image for e in episodes]) if demos.spec.obs == "rgb" else None
+        self.other = (torch.cat([e.other for e in episodes])
+                      if episodes and all(e.other is not None for e in episodes) else None)
         obs_index, action_index, start = [], [], 0
         for episode in episodes:
             length = len(episode)
@@ -157,10 +165,13 @@ class Windows:
         return int(self.obs_index.shape[0])
 
     def batch(self, rows: torch.Tensor) -> dict[str, torch.Tensor]:
-        """Samples ``rows`` (int64 (B,)): ``{"state": (B, To, D), "actions": (B, Tp, A)}`` and, for
-        rgb, ``"image": uint8 (B, To, 3, H, W)``."""
+        """Samples ``rows`` (int64 (B,)): ``{"state": (B, To, D), "actions": (B, Tp, A)}``, for
+        rgb ``"image": uint8 (B, To, 3, H, W)``, and ``"other": (B, To, P)`` when the episodes
+        carry the state columns the policy does not read."""
         obs = self.obs_index[rows]
         out = {"state": self.state[obs], "actions": self.actions[self.action_index[rows]]}
         if self.image is not None:
             out["image"] = self.image[obs]
+        if self.other is not None:
+            out["other"] = self.other[obs]
         return out

@@ -146,17 +146,29 @@ IMAGE_ENCODERS = {"plain": ConvEncoder, "keypoints": KeypointEncoder}
 class ObsEncoder(nn.Module):
     """An observation history -> one conditioning vector (B, cond_dim).
 
-    ``state`` float32 (B, To, D) is normalised; for rgb, ``image`` uint8 (B, To, 3, H, W) goes
-    through one image encoder (``image_encoder``: a name of ``IMAGE_ENCODERS``) shared by the
-    steps (randomly shifted by ``shift_pad`` pixels while training).
+    ``state`` float32 (B, To, D) is normalised; for rgb, ``image`` uint8 (B, To, 3, H, W) is cut
+    to ``crop`` (top, left, height, width) [px] when one is given, and goes through one image
+    encoder (``image_encoder``: a name of ``IMAGE_ENCODERS``) shared by the steps (randomly
+    shifted by ``shift_pad`` pixels while training).
     ``cond_dim = To * (D + feature_dim)`` (``feature_dim`` 0 for state).
+
+    Raises:
+        ValueError: a ``crop`` that does not lie inside ``image_size``.
     """
 
     def __init__(self, normalizer: Normalizer, obs_horizon: int, state_dim: int,
                  image_size: Optional[tuple[int, int]] = None, channels: tuple[int, ...] = (32, 64, 64, 64),
-                 feature_dim: int = 64, shift_pad: int = 4, image_encoder: str = "plain"):
+                 feature_dim: int = 64, shift_pad: int = 4, image_encoder: str = "plain",
+                 crop: tuple[int, ...] = ()):
         super().__init__()
         self.normalizer = normalizer
+        if crop and image_size is not None:
+            top, left, height, width = crop
+            if top + height > image_size[0] or left + width > image_size[1]:
+                raise ValueError(f"image_crop {tuple(crop)} (top, left, height, width) does not fit in the "
+                                 f"{image_size[0]}x{image_size[1]} camera image")
+            image_size = (height, width)
+        self.crop = tuple(crop)
         self.image = (IMAGE_ENCODERS[image_encoder](image_size, channels, feature_dim)
                       if image_size is not None else None)
         self.shift_pad = shift_pad
@@ -167,6 +179,9 @@ class ObsEncoder(nn.Module):
         if self.image is not None:
             if image is None:
                 raise ValueError("this policy reads images; none were given")
+            if self.crop:
+                top, left, height, width = self.crop
+                image = image[..., top:top + height, left:left + width]
             batch, steps = image.shape[:2]
             flat = image.reshape(batch * steps, *image.shape[2:]).to(torch.float32) / 255.0 - 0.5
             if self.training:

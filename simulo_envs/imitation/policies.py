@@ -16,6 +16,11 @@ with ``To = obs_horizon`` and ``Ta = action_horizon`` of their ``ILConfig``, and
   ``inference_steps`` deterministic steps (Song et al., ICLR 2021) from Gaussian noise; the chunk's
   actions ``obs_horizon - 1 .. obs_horizon - 2 + action_horizon`` (the current step onward) are
   executed (receding horizon).
+  With ``encoder_pretrain`` > 0 (rgb), training has two stages: first the image encoder and a
+  regression head learn the clean chunk by mean squared error (behaviour cloning's signal, which
+  trains a visual encoder far faster than the denoising loss), then the encoder is frozen and
+  the denoiser learns on its features (the paper's end-to-end encoder replaced by one pretrained
+  on the same demonstrations, as the paper's comparison of vision encoders does with pretrained ones).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from torch import nn
 
 from simulo_envs.imitation.config import ILConfig
 from simulo_envs.imitation.denoisers import build_denoiser
-from simulo_envs.imitation.encoders import Normalizer, ObsEncoder
+from simulo_envs.imitation.encoders import STATE_STD_FLOOR, Normalizer, ObsEncoder
 from simulo_envs.imitation.spec import PolicySpec
 
 __all__ = ["BCPolicy", "DiffusionPolicy", "build_policy"]
@@ -36,7 +41,16 @@ __all__ = ["BCPolicy", "DiffusionPolicy", "build_policy"]
 
 def _encoder(spec: PolicySpec, config: ILConfig, normalizer: Normalizer) -> ObsEncoder:
     return ObsEncoder(normalizer, config.obs_horizon, spec.state_dim, spec.image_size, config.image_channels,
-                      config.image_features, config.shift_pad, config.image_encoder)
+                      config.image_features, config.shift_pad, config.image_encoder, config.image_crop)
+
+
+def _mlp(width: int, config: ILConfig, out: int) -> nn.Sequential:
+    """``config.blocks`` Linear + Mish layers of ``config.hidden`` units, then a Linear to ``out``."""
+    layers = []
+    for _ in range(config.blocks):
+        layers += [nn.Linear(width, config.hidden), nn.Mish()]
+        width = config.hidden
+    return nn.Sequential(*layers, nn.Linear(width, out))
 
 
 class BCPolicy(nn.Module):
@@ -47,11 +61,7 @@ class BCPolicy(nn.Module):
         self.spec, self.config = spec, config
         self.normalizer = normalizer
         self.encoder = _encoder(spec, config, normalizer)
-        layers, width = [], self.encoder.cond_dim
-        for _ in range(config.blocks):
-            layers += [nn.Linear(width, config.hidden), nn.Mish()]
-            width = config.hidden
-        self.head = nn.Sequential(*layers, nn.Linear(width, config.pred_horizon * spec.action_dim))
+        self.head = _mlp(self.encoder.cond_dim, config, config.pred_horizon * spec.action_dim)
 
     def _forward(self, state, image) -> torch.Tensor:
         out = self.head(self.encoder(state, image))
@@ -94,16 +104,61 @@ class DiffusionPolicy(nn.Module):
         # supervision for the image encoder, which the denoising loss alone trains slowly
         self.aux_head = (nn.Linear(self.encoder.cond_dim, config.pred_horizon * spec.action_dim)
                          if config.aux_bc_weight > 0 else None)
+        if config.encoder_pretrain > 0 and spec.obs != "rgb":
+            raise ValueError("encoder_pretrain needs an image encoder (--obs rgb)")
+        self.pretrain_head = (_mlp(self.encoder.cond_dim, config, config.pred_horizon * spec.action_dim)
+                              if config.encoder_pretrain > 0 else None)
+        others = len(spec.other_columns)
+        if config.state_aux_weight > 0 and (spec.obs != "rgb" or others == 0):
+            raise ValueError("state_aux_weight needs an rgb policy whose env state has columns it does not read")
+        self.state_aux_head = None
+        if config.state_aux_weight > 0:
+            self.state_aux_head = _mlp(self.encoder.cond_dim, config, config.obs_horizon * others)
+            self.register_buffer("other_mean", torch.zeros(others))
+            self.register_buffer("other_std", torch.ones(others))
+        self.pretraining = False      # the trainer's stage (see set_stage)
+        self.encoder_frozen = False
+
+    def fit_other_state(self, other: torch.Tensor) -> None:
+        """Scale of the ``state_aux_weight`` targets: zero mean, unit variance over ``other``
+        (float32 (F, P), every demonstrated frame's unread state columns)."""
+        if self.state_aux_head is not None:
+            self.other_mean.copy_(other.mean(0))
+            self.other_std.copy_(other.std(0, unbiased=False).clamp_min(STATE_STD_FLOOR))
+
+    def _state_aux_loss(self, cond: torch.Tensor, batch: dict) -> torch.Tensor:
+        if "other" not in batch:
+            raise ValueError("state_aux_weight needs demonstrations that carry the state the policy does not read")
+        target = ((batch["other"] - self.other_mean) / self.other_std).flatten(1)
+        return self.config.state_aux_weight * F.mse_loss(self.state_aux_head(cond), target)
+
+    def set_stage(self, pretraining: bool) -> None:
+        """Training stage of an ``encoder_pretrain`` run: True, the encoder and regression head
+        learn (the denoiser idles); False, the image encoder is frozen and the denoiser learns."""
+        self.pretraining = pretraining
+        self.encoder_frozen = not pretraining
+        for parameter in self.encoder.parameters():
+            parameter.requires_grad_(pretraining)
 
     def loss(self, batch: dict) -> torch.Tensor:
         """Mean squared error of the predicted noise (DDPM's simplified objective), plus
-        ``aux_bc_weight`` times that of the clean chunk regressed from the conditioning."""
-        cond = self.encoder(batch["state"], batch.get("image"))
+        ``aux_bc_weight`` times that of the clean chunk regressed from the conditioning; in the
+        pretraining stage, that regression's error alone (through ``pretrain_head``)."""
         clean = self.normalizer.action(batch["actions"])
+        if self.pretraining:
+            cond = self.encoder(batch["state"], batch.get("image"))
+            loss = F.mse_loss(self.pretrain_head(cond), clean.flatten(1))
+            return loss + self._state_aux_loss(cond, batch) if self.state_aux_head is not None else loss
+        with torch.set_grad_enabled(torch.is_grad_enabled() and not self.encoder_frozen):
+            cond = self.encoder(batch["state"], batch.get("image"))
+        if self.state_aux_head is not None and not self.encoder_frozen:
+            loss = self._state_aux_loss(cond, batch)
+        else:
+            loss = 0.0
         noise = torch.randn_like(clean)
         steps = torch.randint(0, self.config.train_timesteps, (len(clean),))
         noisy = self.train_scheduler.add_noise(clean, noise, steps)
-        loss = F.mse_loss(self.denoiser(noisy, steps, cond), noise)
+        loss = loss + F.mse_loss(self.denoiser(noisy, steps, cond), noise)
         if self.aux_head is not None:
             loss = loss + self.config.aux_bc_weight * F.mse_loss(self.aux_head(cond), clean.flatten(1))
         return loss

@@ -75,6 +75,15 @@ class PolicySpec:
         if self.state_columns is not None and len(self.state_columns) != self.state_dim:
             raise ValueError(f"state_dim {self.state_dim} != {len(self.state_columns)} state columns")
 
+    @property
+    def other_columns(self) -> tuple[int, ...]:
+        """The flat state's columns the policy does not read (an rgb policy's object poses, goal...),
+        in order; () for a state policy. Training may use them as auxiliary targets."""
+        if self.state_columns is None or self.state_names is None:
+            return ()
+        read = set(self.state_columns)
+        return tuple(c for c in range(len(self.state_names)) if c not in read)
+
     def to_dict(self) -> dict:
         """Plain data (for a checkpoint)."""
         return asdict(self)

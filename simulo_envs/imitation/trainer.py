@@ -88,11 +88,21 @@ def check_output_dir(out_dir: str, resume: bool) -> None:
 class _Budget:
     """Where a training stands against its budgets (iterations, wall seconds, CPU seconds; None: no
     cap), and its learning-rate factor: linear warmup, then a cosine to 0 over the largest fraction
-    of a budget spent."""
+    of a budget spent. With ``split`` > 0 (``encoder_pretrain``), the fractions below and above
+    ``split`` are two stages, each with its own schedule (the second warmed up over its first
+    ``STAGE_WARMUP`` of the budget)."""
 
-    def __init__(self, warmup: int, iterations: int, max_wall_s: Optional[float], max_cpu_s: Optional[float]):
+    STAGE_WARMUP = 0.02
+
+    def __init__(self, warmup: int, iterations: int, max_wall_s: Optional[float], max_cpu_s: Optional[float],
+                 split: float = 0.0):
         self.warmup, self.iterations, self.max_wall_s, self.max_cpu_s = warmup, iterations, max_wall_s, max_cpu_s
+        self.split = split
         self.iteration, self.wall_s, self.cpu_s = 0, 0.0, 0.0
+
+    def pretraining(self) -> bool:
+        """In the first stage of a two-stage training."""
+        return self.spent() < self.split
 
     def spent(self) -> float:
         done = self.iteration / self.iterations
@@ -102,9 +112,15 @@ class _Budget:
         return done
 
     def factor(self, _: int = 0) -> float:
+        spent = min(self.spent(), 1.0)
+        if self.split > 0 and spent >= self.split:   # the second stage
+            position = (spent - self.split) / (1 - self.split)
+            if position < self.STAGE_WARMUP:
+                return max(position / self.STAGE_WARMUP, 1e-3)
+            return 0.5 * (1 + math.cos(math.pi * position))
         if self.iteration < self.warmup:
             return (self.iteration + 1) / self.warmup
-        return 0.5 * (1 + math.cos(math.pi * min(self.spent(), 1.0)))
+        return 0.5 * (1 + math.cos(math.pi * (spent / self.split if self.split > 0 else spent)))
 
 
 def _acting_weights(policy, ema) -> dict:
@@ -181,9 +197,14 @@ def _train(demos, config, out_dir, seed, minutes, checkpoint_every, raw, progres
     torch.manual_seed(seed)
     windows = Windows(demos, config.obs_horizon, config.pred_horizon)
     policy = build_policy(demos.spec, config, Normalizer(windows.state, windows.actions))
+    if config.state_aux_weight > 0:
+        if windows.other is None:
+            raise ValueError(f"state_aux_weight needs demonstrations that carry the state the policy does not "
+                             f"read; {demos.source} has none")
+        policy.fit_other_state(windows.other)
     optimizer = torch.optim.AdamW(policy.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     caps = [m * 60 if m else None for m in minutes]
-    budget = _Budget(config.lr_warmup, config.iterations, *caps)
+    budget = _Budget(config.lr_warmup, config.iterations, *caps, split=config.encoder_pretrain)
     ema = EMAModel(policy.parameters(), decay=config.ema_max_decay, use_ema_warmup=True, power=config.ema_power)
     sampler = torch.Generator().manual_seed(seed)
     iteration, wall_s, cpu_s = 0, 0.0, 0.0
@@ -223,7 +244,11 @@ def _train(demos, config, out_dir, seed, minutes, checkpoint_every, raw, progres
     policy.train()
     try:
         tick, cpu_tick, logged_iteration, logged_wall = time.perf_counter(), time.process_time(), iteration, wall_s
+        stage = None
         while budget.spent() < 1.0:
+            if config.encoder_pretrain > 0 and budget.pretraining() != stage:
+                stage = budget.pretraining()
+                policy.set_stage(stage)
             rows = torch.randint(len(windows), (config.batch_size,), generator=sampler)
             loss = policy.loss(windows.batch(rows))
             optimizer.zero_grad(set_to_none=True)
