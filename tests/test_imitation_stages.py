@@ -144,3 +144,19 @@ def test_a_two_stage_training_freezes_the_encoder_in_its_second_stage(tmp_path):
             assert torch.equal(middle[name], final[name]), name
         if name.startswith("denoiser.") and name.endswith("weight"):
             assert not torch.equal(middle[name], final[name]), name
+
+
+def test_a_frozen_encoder_reads_cached_features_by_frame():
+    policy, _ = _policy(encoder_pretrain=0.5)
+    windows = Windows(_demos(), policy.config.obs_horizon, policy.config.pred_horizon)
+    policy.set_stage(False)
+    policy.cache_features(windows.image, copies=3, chunk=4)
+    assert policy.feature_bank.shape == (15, 3, 8)
+    assert torch.allclose(policy.feature_bank[:, 0], policy.encoder.image_features(windows.image, shift=False),
+                          atol=1e-5)
+    assert not torch.allclose(policy.feature_bank[:, 1], policy.feature_bank[:, 0])   # shifted copies
+    batch = windows.batch(torch.tensor([3, 7]), images=False)
+    assert "image" not in batch and batch["frames"].tolist() == [[2, 3], [6, 7]]
+    loss = policy.loss(batch)                          # no image needed
+    loss.backward()
+    assert _grads(policy.denoiser) > 0

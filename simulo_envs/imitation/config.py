@@ -54,6 +54,8 @@ class ILConfig:
                                               # encoder trains, of the state the policy does not read (object poses)
     encoder_pretrain: float = 0.0             # Diffusion Policy, rgb: fraction of the budget spent first training the
                                               # image encoder by chunk regression; then it is frozen (0: off)
+    feature_copies: int = 8                   # frozen encoder: image features computed once per frame, for this
+                                              # many random shifts (the first unshifted); 0: encoded every step
 
     def __post_init__(self):
         for field in fields(self):   # each value of its field's type (from JSON or --set): else a clear error
@@ -95,6 +97,8 @@ class ILConfig:
                                 or min(self.image_crop[2:]) < 8):
             raise ValueError(f"image_crop must be (top, left, height, width) with height and width >= 8 px, "
                              f"got {self.image_crop}")
+        if self.feature_copies < 0:
+            raise ValueError(f"feature_copies must be >= 0, got {self.feature_copies}")
         if not 0 <= self.encoder_pretrain < 1:
             raise ValueError(f"encoder_pretrain must be in [0, 1), got {self.encoder_pretrain}")
         if self.state_aux_weight < 0:

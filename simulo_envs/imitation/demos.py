@@ -164,13 +164,15 @@ class Windows:
     def __len__(self) -> int:
         return int(self.obs_index.shape[0])
 
-    def batch(self, rows: torch.Tensor) -> dict[str, torch.Tensor]:
-        """Samples ``rows`` (int64 (B,)): ``{"state": (B, To, D), "actions": (B, Tp, A)}``, for
-        rgb ``"image": uint8 (B, To, 3, H, W)``, and ``"other": (B, To, P)`` when the episodes
-        carry the state columns the policy does not read."""
+    def batch(self, rows: torch.Tensor, images: bool = True) -> dict[str, torch.Tensor]:
+        """Samples ``rows`` (int64 (B,)): ``{"state": (B, To, D), "actions": (B, Tp, A),
+        "frames": int64 (B, To)}`` (the observations' indices into ``state``/``image``), for rgb
+        ``"image": uint8 (B, To, 3, H, W)`` (unless ``images`` is False: a policy reading cached
+        image features needs only ``frames``), and ``"other": (B, To, P)`` when the episodes carry
+        the state columns the policy does not read."""
         obs = self.obs_index[rows]
-        out = {"state": self.state[obs], "actions": self.actions[self.action_index[rows]]}
-        if self.image is not None:
+        out = {"state": self.state[obs], "actions": self.actions[self.action_index[rows]], "frames": obs}
+        if self.image is not None and images:
             out["image"] = self.image[obs]
         if self.other is not None:
             out["other"] = self.other[obs]

@@ -174,17 +174,27 @@ class ObsEncoder(nn.Module):
         self.shift_pad = shift_pad
         self.cond_dim = obs_horizon * (state_dim + (feature_dim if self.image is not None else 0))
 
+    def image_features(self, images: torch.Tensor, shift: bool) -> torch.Tensor:
+        """uint8 images (N, 3, H, W) -> float32 (N, feature_dim): cropped, randomly shifted when
+        ``shift``, encoded."""
+        if self.crop:
+            top, left, height, width = self.crop
+            images = images[..., top:top + height, left:left + width]
+        flat = images.to(torch.float32) / 255.0 - 0.5
+        return self.image(random_shift(flat, self.shift_pad) if shift else flat)
+
+    def condition(self, state: torch.Tensor, features: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """The conditioning vector (B, cond_dim) from ``state`` (B, To, D) and image ``features``
+        (B, To, feature_dim) already computed (None for a state policy)."""
+        parts = [self.normalizer.state(state)] + ([features] if features is not None else [])
+        return torch.cat(parts, dim=-1).flatten(1)
+
     def forward(self, state: torch.Tensor, image: Optional[torch.Tensor] = None) -> torch.Tensor:
-        parts = [self.normalizer.state(state)]
+        features = None
         if self.image is not None:
             if image is None:
                 raise ValueError("this policy reads images; none were given")
-            if self.crop:
-                top, left, height, width = self.crop
-                image = image[..., top:top + height, left:left + width]
             batch, steps = image.shape[:2]
-            flat = image.reshape(batch * steps, *image.shape[2:]).to(torch.float32) / 255.0 - 0.5
-            if self.training:
-                flat = random_shift(flat, self.shift_pad)
-            parts.append(self.image(flat).reshape(batch, steps, -1))
-        return torch.cat(parts, dim=-1).flatten(1)
+            features = self.image_features(image.reshape(batch * steps, *image.shape[2:]), self.training)
+            features = features.reshape(batch, steps, -1)
+        return self.condition(state, features)

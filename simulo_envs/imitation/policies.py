@@ -118,6 +118,7 @@ class DiffusionPolicy(nn.Module):
             self.register_buffer("other_std", torch.ones(others))
         self.pretraining = False      # the trainer's stage (see set_stage)
         self.encoder_frozen = False
+        self.feature_bank: Optional[torch.Tensor] = None   # (F, copies, feature_dim), see cache_features
 
     def fit_other_state(self, other: torch.Tensor) -> None:
         """Scale of the ``state_aux_weight`` targets: zero mean, unit variance over ``other``
@@ -140,6 +141,23 @@ class DiffusionPolicy(nn.Module):
         for parameter in self.encoder.parameters():
             parameter.requires_grad_(pretraining)
 
+    @torch.no_grad()
+    def cache_features(self, images: torch.Tensor, copies: int, chunk: int = 512) -> None:
+        """With the encoder frozen: encode every demonstrated frame once per copy (copy 0 unshifted,
+        the others randomly shifted as in training), so that training reads the features from
+        ``feature_bank`` (F, copies, feature_dim) by the batch's ``"frames"`` instead of running
+        the encoder every step. ``images``: uint8 (F, 3, H, W), the ``Windows``' frames."""
+        bank = []
+        for copy in range(copies):
+            bank.append(torch.cat([self.encoder.image_features(images[i:i + chunk], shift=copy > 0)
+                                   for i in range(0, len(images), chunk)]))
+        self.feature_bank = torch.stack(bank, dim=1)
+
+    def _cached_condition(self, batch: dict) -> torch.Tensor:
+        frames = batch["frames"]
+        copy = torch.randint(0, self.feature_bank.shape[1], frames.shape)
+        return self.encoder.condition(batch["state"], self.feature_bank[frames, copy])
+
     def loss(self, batch: dict) -> torch.Tensor:
         """Mean squared error of the predicted noise (DDPM's simplified objective), plus
         ``aux_bc_weight`` times that of the clean chunk regressed from the conditioning; in the
@@ -149,8 +167,11 @@ class DiffusionPolicy(nn.Module):
             cond = self.encoder(batch["state"], batch.get("image"))
             loss = F.mse_loss(self.pretrain_head(cond), clean.flatten(1))
             return loss + self._state_aux_loss(cond, batch) if self.state_aux_head is not None else loss
-        with torch.set_grad_enabled(torch.is_grad_enabled() and not self.encoder_frozen):
-            cond = self.encoder(batch["state"], batch.get("image"))
+        if self.encoder_frozen and self.feature_bank is not None:
+            cond = self._cached_condition(batch)
+        else:
+            with torch.set_grad_enabled(torch.is_grad_enabled() and not self.encoder_frozen):
+                cond = self.encoder(batch["state"], batch.get("image"))
         if self.state_aux_head is not None and not self.encoder_frozen:
             loss = self._state_aux_loss(cond, batch)
         else:

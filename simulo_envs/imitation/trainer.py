@@ -244,13 +244,16 @@ def _train(demos, config, out_dir, seed, minutes, checkpoint_every, raw, progres
     policy.train()
     try:
         tick, cpu_tick, logged_iteration, logged_wall = time.perf_counter(), time.process_time(), iteration, wall_s
-        stage = None
+        stage, cached = None, False
         while budget.spent() < 1.0:
             if config.encoder_pretrain > 0 and budget.pretraining() != stage:
                 stage = budget.pretraining()
                 policy.set_stage(stage)
+                if not stage and config.feature_copies > 0:   # the encoder is frozen from now on
+                    policy.cache_features(windows.image, config.feature_copies)
+                    cached = True
             rows = torch.randint(len(windows), (config.batch_size,), generator=sampler)
-            loss = policy.loss(windows.batch(rows))
+            loss = policy.loss(windows.batch(rows, images=not cached))
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
