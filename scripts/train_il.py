@@ -91,7 +91,10 @@ def main(argv=None) -> int:
     from simulo_envs.imitation.trainer import OutputInUse, train
 
     try:
-        config = default_config(args.policy, args.obs, {**_overrides(args.set, parser), "iterations": args.iterations})
+        overrides = _overrides(args.set, parser)
+        if args.iterations is not None:   # --iterations N is --set iterations=N
+            overrides["iterations"] = args.iterations
+        config = default_config(args.policy, args.obs, overrides)
         demos = load_demonstrations(args.dataset, args.obs, env_id=args.env_id, camera=args.camera)
         if args.num_demos is not None:
             demos = demos.subset(args.num_demos)

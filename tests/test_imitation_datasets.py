@@ -130,3 +130,16 @@ def test_a_stopped_training_saves_its_checkpoint(push_dataset, tmp_path):
     iteration = int(saved[0][len("model_"):-len(".pt")])
     assert iteration >= 100 and read_checkpoint(str(out / saved[0]))["iteration"] == iteration
     assert not (out / ".train_il.lock").exists()
+
+
+@pytest.mark.usefixtures("scripts_on_path")
+def test_set_iterations_counts_like_the_iterations_option(push_dataset, tmp_path, capsys):
+    import json
+
+    import train_il
+
+    for extra, expected in ((("--set", "iterations=3"), 3), (("--set", "iterations=3", "--iterations", "2"), 2)):
+        out = str(tmp_path / f"run{expected}")
+        assert train_il.main(["--dataset", push_dataset, "--policy", "bc", "--out", out, "--no-progress", "--json",
+                              "--set", "hidden=16", *extra]) == 0
+        assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["iterations"] == expected
