@@ -21,6 +21,10 @@ with ``To = obs_horizon`` and ``Ta = action_horizon`` of their ``ILConfig``, and
   trains a visual encoder far faster than the denoising loss), then the encoder is frozen and
   the denoiser learns on its features (the paper's end-to-end encoder replaced by one pretrained
   on the same demonstrations, as the paper's comparison of vision encoders does with pretrained ones).
+  Once frozen, the encoder's features are computed once per frame (``feature_copies`` randomly
+  shifted copies) and read from that cache. ``state_aux_weight`` > 0 adds, while the encoder
+  trains, a regression of the state columns the policy does not read (``PolicySpec.other_columns``:
+  object poses, the goal), privileged supervision used in training only.
 """
 
 from __future__ import annotations
