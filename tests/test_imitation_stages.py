@@ -81,7 +81,7 @@ def test_state_aux_regresses_the_unread_state_while_the_encoder_learns():
     policy.state_aux_head = head
     target = (batch["other"] - 1.0) / math.sqrt(2 / 3)
     expected = F.mse_loss(head(policy.encoder(batch["state"], batch["image"])), target.flatten(1))
-    assert float(expected) > 0.01 and torch.allclose(total, denoising + 2.0 * expected, atol=1e-5)
+    assert float(expected.detach()) > 0.01 and torch.allclose(total, denoising + 2.0 * expected, atol=1e-5)
     total.backward()
     assert _grads(head) > 0
     missing = {k: v for k, v in batch.items() if k != "other"}
