@@ -93,6 +93,8 @@ def main(argv=None) -> int:
     try:
         overrides = _overrides(args.set, parser)
         if args.iterations is not None:   # --iterations N is --set iterations=N
+            if overrides.get("iterations", args.iterations) != args.iterations:
+                parser.error(f"--iterations {args.iterations} and --set iterations={overrides['iterations']} disagree")
             overrides["iterations"] = args.iterations
         config = default_config(args.policy, args.obs, overrides)
         demos = load_demonstrations(args.dataset, args.obs, env_id=args.env_id, camera=args.camera)

@@ -138,8 +138,10 @@ def test_set_iterations_counts_like_the_iterations_option(push_dataset, tmp_path
 
     import train_il
 
-    for extra, expected in ((("--set", "iterations=3"), 3), (("--set", "iterations=3", "--iterations", "2"), 2)):
+    for extra, expected in ((("--set", "iterations=3"), 3), (("--set", "iterations=2", "--iterations", "2"), 2)):
         out = str(tmp_path / f"run{expected}")
         assert train_il.main(["--dataset", push_dataset, "--policy", "bc", "--out", out, "--no-progress", "--json",
                               "--set", "hidden=16", *extra]) == 0
         assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["iterations"] == expected
+    _train_il("--dataset", push_dataset, "--out", str(tmp_path / "both"), "--set", "iterations=3", "--iterations", "2")
+    assert "--iterations 2 and --set iterations=3 disagree" in capsys.readouterr().err

@@ -160,3 +160,32 @@ def test_a_frozen_encoder_reads_cached_features_by_frame():
     loss = policy.loss(batch)                          # no image needed
     loss.backward()
     assert _grads(policy.denoiser) > 0
+
+
+def test_a_resumed_frozen_run_stays_frozen_whatever_its_new_budget(tmp_path):
+    config = default_config("diffusion", "rgb", {**SMALL, "iterations": 20, "encoder_pretrain": 0.5, "lr_warmup": 0})
+    train(_demos(), config, str(tmp_path), checkpoint_every=15, progress=False)
+    frozen_at_15 = torch.load(tmp_path / "model_15.pt", weights_only=False)
+    assert frozen_at_15["train_state"]["encoder_frozen"] is True
+    # a larger budget would put iteration 15 back in the first stage (15 / 100 < 0.5): it must not unfreeze
+    result = train(_demos(), config.replace(iterations=100), str(tmp_path), checkpoint_every=1000, progress=False,
+                   resume=str(tmp_path / "model_15.pt"))
+    assert result.iterations == 100
+    final = torch.load(tmp_path / "model_final.pt", weights_only=False)
+    for name, value in frozen_at_15["train_state"]["weights"].items():
+        if name.startswith("encoder.image."):
+            assert torch.equal(final["train_state"]["weights"][name], value), name
+
+
+def test_settings_that_do_not_fit_the_demonstrations_write_nothing(tmp_path):
+    out = tmp_path / "run"
+    for overrides, message in (({"image_crop": [10, 0, 8, 8]}, "does not fit"),):
+        with pytest.raises(ValueError, match=message):
+            train(_demos(), default_config("diffusion", "rgb", {**SMALL, **overrides}), str(out), progress=False)
+        assert not out.exists()
+    no_other = _demos()
+    for episode in no_other.episodes:
+        episode.other = None
+    with pytest.raises(ValueError, match="state the policy does not read"):
+        train(no_other, default_config("diffusion", "rgb", {**SMALL, "state_aux_weight": 1.0}), str(out), progress=False)
+    assert not out.exists()

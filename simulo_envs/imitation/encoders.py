@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["Normalizer", "random_shift", "ConvEncoder", "KeypointEncoder", "spatial_softmax", "IMAGE_ENCODERS",
+__all__ = ["Normalizer", "random_shift", "ConvEncoder", "KeypointEncoder", "spatial_softmax", "IMAGE_ENCODERS", "check_crop",
            "ObsEncoder"]
 
 STATE_STD_FLOOR = 1e-2
@@ -143,6 +143,15 @@ IMAGE_ENCODERS = {"plain": ConvEncoder, "keypoints": KeypointEncoder}
 """``ILConfig.image_encoder`` names -> encoder classes."""
 
 
+def check_crop(crop: tuple[int, ...], image_size: tuple[int, int]) -> None:
+    """Raise ValueError unless ``crop`` (top, left, height, width) [px] lies inside ``image_size``
+    (height, width)."""
+    top, left, height, width = crop
+    if top + height > image_size[0] or left + width > image_size[1]:
+        raise ValueError(f"image_crop {tuple(crop)} (top, left, height, width) does not fit in the "
+                         f"{image_size[0]}x{image_size[1]} camera image")
+
+
 class ObsEncoder(nn.Module):
     """An observation history -> one conditioning vector (B, cond_dim).
 
@@ -163,11 +172,8 @@ class ObsEncoder(nn.Module):
         super().__init__()
         self.normalizer = normalizer
         if crop and image_size is not None:
-            top, left, height, width = crop
-            if top + height > image_size[0] or left + width > image_size[1]:
-                raise ValueError(f"image_crop {tuple(crop)} (top, left, height, width) does not fit in the "
-                                 f"{image_size[0]}x{image_size[1]} camera image")
-            image_size = (height, width)
+            check_crop(crop, image_size)
+            image_size = tuple(crop[2:])
         self.crop = tuple(crop)
         self.image = (IMAGE_ENCODERS[image_encoder](image_size, channels, feature_dim)
                       if image_size is not None else None)

@@ -37,15 +37,30 @@ from torch import nn
 
 from simulo_envs.imitation.config import ILConfig
 from simulo_envs.imitation.denoisers import build_denoiser
-from simulo_envs.imitation.encoders import STATE_STD_FLOOR, Normalizer, ObsEncoder
+from simulo_envs.imitation.encoders import STATE_STD_FLOOR, Normalizer, ObsEncoder, check_crop
 from simulo_envs.imitation.spec import PolicySpec
 
-__all__ = ["BCPolicy", "DiffusionPolicy", "build_policy"]
+__all__ = ["BCPolicy", "DiffusionPolicy", "build_policy", "check_settings"]
 
 
 def _encoder(spec: PolicySpec, config: ILConfig, normalizer: Normalizer) -> ObsEncoder:
     return ObsEncoder(normalizer, config.obs_horizon, spec.state_dim, spec.image_size, config.image_channels,
                       config.image_features, config.shift_pad, config.image_encoder, config.image_crop)
+
+
+def check_settings(spec: PolicySpec, config: ILConfig) -> None:
+    """Refuse settings that do not apply to a policy of ``spec`` (before anything is built or written).
+
+    Raises:
+        ValueError: ``encoder_pretrain`` or ``state_aux_weight`` without images (or, for the
+            latter, without state columns left to the image); an ``image_crop`` outside the image.
+    """
+    if config.encoder_pretrain > 0 and spec.obs != "rgb":
+        raise ValueError("encoder_pretrain needs an image encoder (--obs rgb)")
+    if config.state_aux_weight > 0 and (spec.obs != "rgb" or not spec.other_columns):
+        raise ValueError("state_aux_weight needs an rgb policy whose env state has columns it does not read")
+    if config.image_crop and spec.image_size is not None:
+        check_crop(config.image_crop, spec.image_size)
 
 
 def _mlp(width: int, config: ILConfig, out: int) -> nn.Sequential:
@@ -108,13 +123,10 @@ class DiffusionPolicy(nn.Module):
         # supervision for the image encoder, which the denoising loss alone trains slowly
         self.aux_head = (nn.Linear(self.encoder.cond_dim, config.pred_horizon * spec.action_dim)
                          if config.aux_bc_weight > 0 else None)
-        if config.encoder_pretrain > 0 and spec.obs != "rgb":
-            raise ValueError("encoder_pretrain needs an image encoder (--obs rgb)")
+        check_settings(spec, config)
         self.pretrain_head = (_mlp(self.encoder.cond_dim, config, config.pred_horizon * spec.action_dim)
                               if config.encoder_pretrain > 0 else None)
         others = len(spec.other_columns)
-        if config.state_aux_weight > 0 and (spec.obs != "rgb" or others == 0):
-            raise ValueError("state_aux_weight needs an rgb policy whose env state has columns it does not read")
         self.state_aux_head = None
         if config.state_aux_weight > 0:
             self.state_aux_head = _mlp(self.encoder.cond_dim, config, config.obs_horizon * others)

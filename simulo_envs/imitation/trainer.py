@@ -37,7 +37,7 @@ from simulo_envs.imitation.checkpoint import CheckpointError, read_checkpoint, s
 from simulo_envs.imitation.config import ILConfig
 from simulo_envs.imitation.demos import Demonstrations, Windows
 from simulo_envs.imitation.encoders import Normalizer
-from simulo_envs.imitation.policies import build_policy
+from simulo_envs.imitation.policies import build_policy, check_settings
 from simulo_envs.imitation.spec import PolicySpec, spec_mismatch
 
 __all__ = ["train", "TrainResult", "OutputInUse", "check_output_dir"]
@@ -173,6 +173,11 @@ def train(demos: Demonstrations, config: ILConfig, out_dir: str, seed: int = 0, 
         if problem:
             raise CheckpointError(f"cannot resume {resume!r} on {demos.source}: {problem}")
         config = ILConfig.from_dict({**raw["config"], "iterations": config.iterations})
+    if config.policy == "diffusion":
+        check_settings(demos.spec, config)
+    if config.state_aux_weight > 0 and any(e.other is None for e in demos.episodes):
+        raise ValueError(f"state_aux_weight needs demonstrations that carry the state the policy does not read; "
+                         f"{demos.source} has none")
     check_output_dir(out_dir, resume=raw is not None)
     with open(os.path.join(out_dir, LOCK), "w") as handle:
         handle.write(str(os.getpid()))
@@ -198,16 +203,13 @@ def _train(demos, config, out_dir, seed, minutes, checkpoint_every, raw, progres
     windows = Windows(demos, config.obs_horizon, config.pred_horizon)
     policy = build_policy(demos.spec, config, Normalizer(windows.state, windows.actions))
     if config.state_aux_weight > 0:
-        if windows.other is None:
-            raise ValueError(f"state_aux_weight needs demonstrations that carry the state the policy does not "
-                             f"read; {demos.source} has none")
         policy.fit_other_state(windows.other)
     optimizer = torch.optim.AdamW(policy.parameters(), lr=config.lr, weight_decay=config.weight_decay)
     caps = [m * 60 if m else None for m in minutes]
     budget = _Budget(config.lr_warmup, config.iterations, *caps, split=config.encoder_pretrain)
     ema = EMAModel(policy.parameters(), decay=config.ema_max_decay, use_ema_warmup=True, power=config.ema_power)
     sampler = torch.Generator().manual_seed(seed)
-    iteration, wall_s, cpu_s = 0, 0.0, 0.0
+    iteration, wall_s, cpu_s, frozen = 0, 0.0, 0.0, False
     if raw is not None:
         state = raw["train_state"]
         policy.load_state_dict(state["weights"])
@@ -216,9 +218,12 @@ def _train(demos, config, out_dir, seed, minutes, checkpoint_every, raw, progres
         sampler.set_state(state["sampler"])
         torch.set_rng_state(state["rng"])
         iteration, wall_s, cpu_s = int(raw["iteration"]), float(raw["wall_s"]), float(raw.get("cpu_s", 0.0))
+        frozen = bool(state.get("encoder_frozen", False))
         budget.max_wall_s = None if caps[0] is None else caps[0] + wall_s   # the caps count from the resume
         budget.max_cpu_s = None if caps[1] is None else caps[1] + cpu_s
     budget.iteration, budget.wall_s, budget.cpu_s = iteration, wall_s, cpu_s
+    if frozen:   # a resumed run whose encoder was frozen stays in its second stage, whatever its new budget
+        budget.split = min(budget.split, budget.spent())
     for group in optimizer.param_groups:   # LambdaLR scales the configured rate, from the resumed point on
         group["lr"] = config.lr
         group.pop("initial_lr", None)
@@ -231,7 +236,8 @@ def _train(demos, config, out_dir, seed, minutes, checkpoint_every, raw, progres
             "spec": demos.spec.to_dict(), "config": config.to_dict(), "model": _acting_weights(policy, ema),
             "iteration": iteration, "wall_s": wall_s, "cpu_s": cpu_s, "seed": seed, "demos": demo_info,
             "train_state": {"weights": policy.state_dict(), "ema": ema.state_dict(), "optimizer": optimizer.state_dict(),
-                            "sampler": sampler.get_state(), "rng": torch.get_rng_state()}})
+                            "sampler": sampler.get_state(), "rng": torch.get_rng_state(),
+                            "encoder_frozen": stage is False}})
         return path
 
     writer = SummaryWriter(out_dir)
@@ -242,16 +248,21 @@ def _train(demos, config, out_dir, seed, minutes, checkpoint_every, raw, progres
     losses: list[float] = []
     last_loss, interrupted = float("nan"), False
     policy.train()
+    stage = False if frozen else None   # encoder_pretrain runs: True while pretraining, False once frozen
     try:
         tick, cpu_tick, logged_iteration, logged_wall = time.perf_counter(), time.process_time(), iteration, wall_s
-        stage, cached = None, False
+        cached, applied = False, None
         while budget.spent() < 1.0:
-            if config.encoder_pretrain > 0 and budget.pretraining() != stage:
-                stage = budget.pretraining()
+            wanted = False if stage is False else budget.pretraining()   # once frozen, frozen for good
+            if config.encoder_pretrain > 0 and wanted is not applied:
+                stage = applied = wanted
                 policy.set_stage(stage)
-                if not stage and config.feature_copies > 0:   # the encoder is frozen from now on
-                    policy.cache_features(windows.image, config.feature_copies)
-                    cached = True
+                if not stage:
+                    if progress:
+                        bar.write(f"iteration {iteration}: image encoder frozen; the denoiser trains on its features")
+                    if config.feature_copies > 0:
+                        policy.cache_features(windows.image, config.feature_copies)
+                        cached = True
             rows = torch.randint(len(windows), (config.batch_size,), generator=sampler)
             loss = policy.loss(windows.batch(rows, images=not cached))
             optimizer.zero_grad(set_to_none=True)
