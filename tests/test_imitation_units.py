@@ -162,6 +162,8 @@ def test_denoisers_keep_the_chunk_shape():
 def test_config_checks_and_overrides():
     assert default_config("bc", "state").pred_horizon == 1
     assert default_config("diffusion", "rgb").batch_size == 64
+    assert default_config("diffusion", "rgb").encoder_pretrain == 0.5
+    assert default_config("diffusion", "state").encoder_pretrain == 0.0 == default_config("bc", "rgb").encoder_pretrain
     state = default_config("diffusion", "state")
     assert (state.obs_horizon, state.pred_horizon, state.action_horizon) == (2, 2, 1)   # measured, docs/imitation.md
     assert (ILConfig().pred_horizon, ILConfig().action_horizon) == (16, 8)   # the paper's

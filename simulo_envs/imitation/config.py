@@ -131,7 +131,9 @@ def default_config(policy: str, obs: str, overrides: Optional[dict] = None) -> I
 
     BC reads one observation and predicts one action (obs, prediction and execution horizons 1);
     Diffusion Policy reads 2 observations, predicts 2 actions (the previous step's and the
-    current one's) and executes 1 before planning again.
+    current one's) and executes 1 before planning again; on images it spends the first half of
+    its budget pretraining the image encoder (``encoder_pretrain=0.5``), which took it from
+    0.02-0.10 to 0.60-0.66 success on FrankaLift-v1 and FrankaPush-v1.
     """
     if policy == "bc":
         base = ILConfig(policy="bc", obs_horizon=1, pred_horizon=1, action_horizon=1, lr=1e-3)
@@ -139,4 +141,6 @@ def default_config(policy: str, obs: str, overrides: Optional[dict] = None) -> I
         base = ILConfig(policy=policy, obs_horizon=2, pred_horizon=2, action_horizon=1)
     if obs == "rgb":
         base = base.replace(batch_size=64)
+        if policy == "diffusion":   # the encoder pretrained by regression, then frozen (docs/imitation.md)
+            base = base.replace(encoder_pretrain=0.5)
     return base.replace(**(overrides or {}))
