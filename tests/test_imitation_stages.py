@@ -187,5 +187,6 @@ def test_settings_that_do_not_fit_the_demonstrations_write_nothing(tmp_path):
     for episode in no_other.episodes:
         episode.other = None
     with pytest.raises(ValueError, match="state the policy does not read"):
-        train(no_other, default_config("diffusion", "rgb", {**SMALL, "state_aux_weight": 1.0}), str(out), progress=False)
+        train(no_other, default_config("diffusion", "rgb", {**SMALL, "state_aux_weight": 1.0}), str(out),
+              progress=False)
     assert not out.exists()

@@ -26,8 +26,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["Normalizer", "random_shift", "ConvEncoder", "KeypointEncoder", "spatial_softmax", "IMAGE_ENCODERS", "check_crop",
-           "ObsEncoder"]
+__all__ = ["Normalizer", "random_shift", "ConvEncoder", "KeypointEncoder", "spatial_softmax", "IMAGE_ENCODERS",
+           "check_crop", "ObsEncoder"]
 
 STATE_STD_FLOOR = 1e-2
 """Smallest state standard deviation used for scaling (a column constant in the demonstrations is
