@@ -1,6 +1,7 @@
-"""The committed FrankaPush-v1 Diffusion Policy (``tasks/franka_push_diffusion_state.pt``, trained by
-``scripts/train_il.py`` on 100 expert demonstrations; ``docs/imitation.md``) still pushes the cube,
-films, and refuses what does not fit it.
+"""The committed FrankaPush-v1 Diffusion Policies (``tasks/franka_push_diffusion_state.pt`` on the
+state, ``tasks/franka_push_diffusion_rgb.pt`` on camera images; trained by ``scripts/train_il.py``
+on 100 expert demonstrations; ``docs/imitation.md``) still push the cube, film, and refuse what
+does not fit them.
 
 A change to the task, the Panda, its controller, the physics or the policy code that breaks the
 trained policy shows up here: seeded envs and seeded denoising noise make these episodes repeat.
@@ -18,6 +19,7 @@ from simulo_envs.imitation.rollout import evaluate, record_policy_video
 
 STATE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tasks",
                      "franka_push_diffusion_state.pt")
+RGB = os.path.join(os.path.dirname(STATE), "franka_push_diffusion_rgb.pt")
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
@@ -31,6 +33,17 @@ def test_committed_state_policy_pushes_the_cube():
         ("FrankaPush-v1", "diffusion", "state", 6)
     assert summary["success_rate"] >= 5 / 6   # 6 of these 6 when it was committed (0.92 over 100 episodes)
     assert summary["mean_length"] >= 15   # a push needs an approach first: never within the first steps
+
+
+@pytest.mark.e2e   # 10 episodes with a 128x128 camera: about 30 s of CPU
+def test_committed_rgb_policy_pushes_the_cube_from_images():
+    raw = read_checkpoint(RGB)
+    assert "train_state" not in raw and os.path.getsize(RGB) < 5e6   # acting weights only
+    summary = evaluate(RGB, episodes=10, seed=10_000)
+    assert (summary["env_id"], summary["policy"], summary["obs"], summary["episodes"]) == \
+        ("FrankaPush-v1", "diffusion", "rgb", 10)
+    assert summary["success_rate"] >= 0.8   # 10 of these 10 when it was committed (0.91 over 100 episodes)
+    assert summary["mean_length"] >= 15
 
 
 def test_committed_policy_films_and_refuses_what_does_not_fit(tmp_path):
