@@ -25,25 +25,19 @@ RGB = os.path.join(os.path.dirname(STATE), "franka_push_diffusion_rgb.pt")
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
 
-def test_committed_state_policy_pushes_the_cube():
-    raw = read_checkpoint(STATE)
-    assert "train_state" not in raw and os.path.getsize(STATE) < 5e6   # acting weights only
-    summary = evaluate(STATE, episodes=6, seed=10_000)
+@pytest.mark.parametrize("path, obs, episodes, least", [
+    (STATE, "state", 6, 5 / 6),   # 6 of these 6 when it was committed (0.92 over 100 episodes)
+    # 10 of these 10 when it was committed (0.91 over 100); 10 episodes at 128x128: about 30 s of CPU
+    pytest.param(RGB, "rgb", 10, 0.8, marks=pytest.mark.e2e),
+], ids=["state", "rgb"])
+def test_committed_policy_pushes_the_cube(path, obs, episodes, least):
+    raw = read_checkpoint(path)
+    assert "train_state" not in raw and os.path.getsize(path) < 5e6   # acting weights only
+    summary = evaluate(path, episodes=episodes, seed=10_000)
     assert (summary["env_id"], summary["policy"], summary["obs"], summary["episodes"]) == \
-        ("FrankaPush-v1", "diffusion", "state", 6)
-    assert summary["success_rate"] >= 5 / 6   # 6 of these 6 when it was committed (0.92 over 100 episodes)
+        ("FrankaPush-v1", "diffusion", obs, episodes)
+    assert summary["success_rate"] >= least
     assert summary["mean_length"] >= 15   # a push needs an approach first: never within the first steps
-
-
-@pytest.mark.e2e   # 10 episodes with a 128x128 camera: about 30 s of CPU
-def test_committed_rgb_policy_pushes_the_cube_from_images():
-    raw = read_checkpoint(RGB)
-    assert "train_state" not in raw and os.path.getsize(RGB) < 5e6   # acting weights only
-    summary = evaluate(RGB, episodes=10, seed=10_000)
-    assert (summary["env_id"], summary["policy"], summary["obs"], summary["episodes"]) == \
-        ("FrankaPush-v1", "diffusion", "rgb", 10)
-    assert summary["success_rate"] >= 0.8   # 10 of these 10 when it was committed (0.91 over 100 episodes)
-    assert summary["mean_length"] >= 15
 
 
 def test_committed_policy_films_and_refuses_what_does_not_fit(tmp_path):
