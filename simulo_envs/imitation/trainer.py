@@ -237,7 +237,7 @@ def _train(demos, config, out_dir, seed, minutes, checkpoint_every, raw, progres
             "iteration": iteration, "wall_s": wall_s, "cpu_s": cpu_s, "seed": seed, "demos": demo_info,
             "train_state": {"weights": policy.state_dict(), "ema": ema.state_dict(), "optimizer": optimizer.state_dict(),
                             "sampler": sampler.get_state(), "rng": torch.get_rng_state(),
-                            "encoder_frozen": stage is False}})
+                            "encoder_frozen": frozen or stage is False}})
         return path
 
     writer = SummaryWriter(out_dir)
@@ -248,14 +248,13 @@ def _train(demos, config, out_dir, seed, minutes, checkpoint_every, raw, progres
     losses: list[float] = []
     last_loss, interrupted = float("nan"), False
     policy.train()
-    stage = False if frozen else None   # encoder_pretrain runs: True while pretraining, False once frozen
+    stage = None   # encoder_pretrain runs: True while pretraining, False once frozen (spent() only grows)
     try:
         tick, cpu_tick, logged_iteration, logged_wall = time.perf_counter(), time.process_time(), iteration, wall_s
-        cached, applied = False, None
+        cached = False
         while budget.spent() < 1.0:
-            wanted = False if stage is False else budget.pretraining()   # once frozen, frozen for good
-            if config.encoder_pretrain > 0 and wanted is not applied:
-                stage = applied = wanted
+            if config.encoder_pretrain > 0 and budget.pretraining() is not stage:
+                stage = budget.pretraining()
                 policy.set_stage(stage)
                 if not stage:
                     if progress:
