@@ -78,19 +78,16 @@ class FrankaPickPlaceEnv(TableTopEnv):
         self.cube = self.add_cube("Cube", cfg.cube_size, cfg.cube_mass)
         self.goal = self.add_goal_marker(cfg.goal_radius)  # for people: no collision, hidden from sensors
 
-    def _after_reconfigure(self, options: dict) -> None:
-        self.goal_pos = self.goal.default_pose[:, :3].clone()  # world frame (N, 3)
-
     def _initialize_episode(self, env_idx: torch.Tensor, options: dict) -> None:
         self.spawn(self.cube, env_idx)
-        self.goal_pos[env_idx] = self.spawn_goal(self.goal, env_idx)
+        self.spawn_goal(self.goal, env_idx)
         self.agent.reset(env_idx)
 
     def evaluate(self) -> dict:
         """success, is_grasped bool (N,); cube/tcp poses (N, 7), tcp_to_cube, cube_to_goal (N, 3),
         world frame."""
         cube_pose, tcp_pose = self.cube.state_in(self.xp).pose, self.tcp_pose()
-        success, tcp_to_cube, cube_to_goal = place_predicates(cube_pose, tcp_pose, self.as_xp(self.goal_pos), self.k)
+        success, tcp_to_cube, cube_to_goal = place_predicates(cube_pose, tcp_pose, self.goal_pos, self.k)
         return {
             "success": success,
             "is_grasped": self.agent.is_grasping(self.cube, xp=self.xp),
@@ -112,7 +109,7 @@ class FrankaPickPlaceEnv(TableTopEnv):
         return {
             "tcp_pose": self.local(info["tcp_pose"]),  # env-local
             "cube_pose": self.local(info["cube_pose"]),
-            "goal_pos": self.local(self.as_xp(self.goal_pos)),
+            "goal_pos": self.local(self.goal_pos),
             "tcp_to_cube": info["tcp_to_cube"],
             "cube_to_goal": info["cube_to_goal"],
             "is_grasped": info["is_grasped"],

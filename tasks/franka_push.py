@@ -69,9 +69,6 @@ class FrankaPushEnv(TableTopEnv):
             "Goal", cfg.goal_radius, 0.002, Pose([cfg.spawn_x + 0.15, cfg.spawn_y, 0.001]),
             Physics.kinematic(), Material(color=GREEN), collision=False)), at="/World/Goal")
 
-    def _after_reconfigure(self, options: dict) -> None:
-        self.goal_pos = self.goal.default_pose[:, :3].clone()  # world frame (N, 3)
-
     def _initialize_episode(self, env_idx: torch.Tensor, options: dict) -> None:
         cfg, rng = self.cfg, self.episode_rng
         pose = self.spawn(self.cube, env_idx)
@@ -81,14 +78,13 @@ class FrankaPushEnv(TableTopEnv):
         goal[:, 0] = pose[:, 0] + distance * torch.cos(angle)
         goal[:, 1] = pose[:, 1] + distance * torch.sin(angle)
         self.goal.set_pose(goal, env_ids=env_idx)
-        self.goal_pos[env_idx] = goal[:, :3]
         self.agent.reset(env_idx)
 
     def evaluate(self) -> dict:
         """success, fail bool (N,); cube/tcp poses (N, 7), tcp_to_cube, cube_to_goal (N, 3), world frame."""
         k = self.k
         cube_pose, tcp_pose = self.cube.state_in(self.xp).pose, self.tcp_pose()
-        cube_to_goal = self.as_xp(self.goal_pos) - cube_pose[:, :3]
+        cube_to_goal = self.goal_pos - cube_pose[:, :3]
         cube_to_goal[:, 2] = 0.0  # the goal is a region on the floor
         from_base = norm(self.local(cube_pose[:, :3])[:, :2])
         return {
@@ -116,7 +112,7 @@ class FrankaPushEnv(TableTopEnv):
         return {
             "tcp_pose": self.local(info["tcp_pose"]),  # env-local
             "cube_pose": self.local(info["cube_pose"]),
-            "goal_pos": self.local(self.as_xp(self.goal_pos)),
+            "goal_pos": self.local(self.goal_pos),
             "tcp_to_cube": info["tcp_to_cube"],
             "cube_to_goal": info["cube_to_goal"],
         }

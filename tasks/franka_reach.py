@@ -118,7 +118,6 @@ class FrankaReachEnv(TableTopEnv):
     def _after_reconfigure(self, options: dict) -> None:
         self.goal_low = torch.tensor(self.cfg.goal_low, dtype=torch.float32, device=self.device)
         self.goal_high = torch.tensor(self.cfg.goal_high, dtype=torch.float32, device=self.device)
-        self.goal_pos = self.goal.default_pose[:, :3].clone()  # world frame (N, 3); the marker's pose
 
     def _initialize_episode(self, env_idx: torch.Tensor, options: dict) -> None:
         unit = self.episode_rng.uniform(env_idx, 0.0, 1.0, shape=(3,), device=self.device)
@@ -126,13 +125,12 @@ class FrankaReachEnv(TableTopEnv):
         pose = self.goal.default_pose[env_idx].clone()
         pose[:, :3] = local + self.scene.env_origins[env_idx]
         self.goal.set_pose(pose, env_ids=env_idx)
-        self.goal_pos[env_idx] = pose[:, :3]
         self.agent.reset(env_idx)
 
     def evaluate(self) -> dict:
         """success bool (N,) and the TCP-to-goal quantities the reward and observations read."""
         tcp_pos = self.tcp_pose()[:, :3]
-        tcp_to_goal = self.as_xp(self.goal_pos) - tcp_pos
+        tcp_to_goal = self.goal_pos - tcp_pos
         distance = norm(tcp_to_goal)
         return {
             "success": distance <= self.k.success_radius,
@@ -154,6 +152,6 @@ class FrankaReachEnv(TableTopEnv):
     def _get_obs_extra(self, info: dict) -> dict:
         return {
             "tcp_pos": self.local(info["tcp_pos"]),  # env-local
-            "goal_pos": self.local(self.as_xp(self.goal_pos)),
+            "goal_pos": self.local(self.goal_pos),
             "tcp_to_goal": info["tcp_to_goal"],
         }

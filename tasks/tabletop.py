@@ -128,6 +128,14 @@ class TableTopEnv(BaseEnv):
         """(N, 7) the agent's TCP pose ``[x, y, z, qw, qx, qy, qz]``, world frame, of ``self.xp``."""
         return self.agent.robot.state_in(self.xp).tcp_pose
 
+    @property
+    def goal_pos(self):
+        """(N, 3) the goal marker ``self.goal``'s position [m], world frame, of ``self.xp``, read from
+        the marker itself: an env state written back (``set_state_dict``, ``reset_to_env_states``)
+        brings its goal with it, as ManiSkill's tasks read their goal sites. Raises AttributeError
+        in a task without a ``goal`` prop."""
+        return self.goal.state_in(self.xp).pose[:, :3]
+
     def weighted_sum(self, terms: dict):
         """``sum(cfg.<name>_weight * term)`` over the reward terms, in their order (N,)."""
         k, total = self.k, None
