@@ -89,11 +89,30 @@ def test_state_aux_regresses_the_unread_state_while_the_encoder_learns():
         policy.loss(missing)
 
 
+def test_state_noise_perturbs_the_state_the_denoiser_is_conditioned_on_and_nothing_else():
+    policy, batch = _policy(encoder_pretrain=0.5, state_noise=0.5, shift_pad=0)
+    policy.set_stage(False)
+    seen, given = [], batch["state"].clone()
+    policy.denoiser.register_forward_pre_hook(lambda module, args: seen.append(args[2]))
+    clean = policy.encoder(batch["state"], batch["image"])
+    for _ in range(40):
+        policy.loss(batch)
+    offsets = torch.stack(seen) - clean            # (draws, B, To * (2 + 8)): state then features, per step
+    per_step = offsets.reshape(*offsets.shape[:2], 2, 10)
+    assert per_step[..., 2:].abs().max() < 1e-5    # the image features are untouched
+    assert float(per_step[..., :2].std()) == pytest.approx(0.5, rel=0.05)   # in units of the state's spread
+    assert torch.equal(batch["state"], given)     # the batch itself is not changed
+
+
 def test_settings_that_do_not_apply_are_refused():
     with pytest.raises(ValueError, match="Diffusion Policy settings"):
         ILConfig(policy="bc", obs_horizon=1, pred_horizon=1, action_horizon=1, encoder_pretrain=0.3)
     with pytest.raises(ValueError, match="Diffusion Policy settings"):
         ILConfig(policy="bc", obs_horizon=1, pred_horizon=1, action_horizon=1, state_aux_weight=1.0)
+    with pytest.raises(ValueError, match="Diffusion Policy settings"):
+        ILConfig(policy="bc", obs_horizon=1, pred_horizon=1, action_horizon=1, state_noise=0.1)
+    with pytest.raises(ValueError, match="state_noise must be >= 0"):
+        ILConfig(state_noise=-0.1)
     with pytest.raises(ValueError, match="encoder_pretrain must be in"):
         ILConfig(encoder_pretrain=1.0)
     with pytest.raises(ValueError, match="image_crop must be"):

@@ -54,6 +54,8 @@ class ILConfig:
                                               # encoder trains, of the state the policy does not read (object poses)
     encoder_pretrain: float = 0.0             # Diffusion Policy, rgb: fraction of the budget spent first training the
                                               # image encoder by chunk regression; then it is frozen (0: off)
+    state_noise: float = 0.0                  # Diffusion Policy: std of Gaussian noise added to the state the denoiser
+                                              # is conditioned on in training, in units of each column's spread (0: off)
     feature_copies: int = 8                   # frozen encoder: image features computed once per frame, for this
                                               # many random shifts (the first unshifted); 0: encoded every step
 
@@ -101,10 +103,13 @@ class ILConfig:
             raise ValueError(f"feature_copies must be >= 0, got {self.feature_copies}")
         if not 0 <= self.encoder_pretrain < 1:
             raise ValueError(f"encoder_pretrain must be in [0, 1), got {self.encoder_pretrain}")
-        if self.state_aux_weight < 0:
-            raise ValueError(f"state_aux_weight must be >= 0, got {self.state_aux_weight}")
-        if self.policy == "bc" and (self.aux_bc_weight > 0 or self.encoder_pretrain > 0 or self.state_aux_weight > 0):
-            raise ValueError("aux_bc_weight, state_aux_weight and encoder_pretrain are Diffusion Policy settings")
+        if self.state_aux_weight < 0 or self.state_noise < 0:
+            raise ValueError(f"state_aux_weight and state_noise must be >= 0, got {self.state_aux_weight} "
+                             f"and {self.state_noise}")
+        if self.policy == "bc" and (self.aux_bc_weight > 0 or self.encoder_pretrain > 0 or self.state_aux_weight > 0
+                                    or self.state_noise > 0):
+            raise ValueError("aux_bc_weight, state_aux_weight, state_noise and encoder_pretrain are Diffusion "
+                             "Policy settings")
 
     def to_dict(self) -> dict:
         return asdict(self)

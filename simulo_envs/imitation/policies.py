@@ -183,6 +183,9 @@ class DiffusionPolicy(nn.Module):
             cond = self.encoder(batch["state"], batch.get("image"))
             loss = F.mse_loss(self.pretrain_head(cond), clean.flatten(1))
             return loss + self._state_aux_loss(cond, batch) if self.state_aux_head is not None else loss
+        if self.config.state_noise > 0:   # the denoiser learns to lean on the image (see ILConfig.state_noise)
+            noise = torch.randn_like(batch["state"]) * self.config.state_noise * self.normalizer.state_std
+            batch = {**batch, "state": batch["state"] + noise}
         if self.encoder_frozen and self.feature_bank is not None:
             cond = self._cached_condition(batch)
         else:
