@@ -177,7 +177,7 @@ def train(demos: Demonstrations, config: ILConfig, out_dir: str, seed: int = 0, 
         check_settings(demos.spec, config)
     if config.state_aux_weight > 0 and any(e.other is None for e in demos.episodes):
         raise ValueError(f"state_aux_weight needs demonstrations that carry the state the policy does not read; "
-                         f"{demos.source} has none")
+                         f"{demos.source} has none (record it with --obs-mode rgb+state)")
     check_output_dir(out_dir, resume=raw is not None)
     with open(os.path.join(out_dir, LOCK), "w") as handle:
         handle.write(str(os.getpid()))
