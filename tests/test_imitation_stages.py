@@ -182,13 +182,13 @@ def test_a_frozen_encoder_reads_cached_features_by_frame():
 
 
 def test_a_resumed_frozen_run_stays_frozen_whatever_its_new_budget(tmp_path):
-    config = default_config("diffusion", "rgb", {**SMALL, "iterations": 20, "encoder_pretrain": 0.5, "lr_warmup": 0})
-    train(_demos(), config, str(tmp_path), checkpoint_every=15, progress=False)
-    frozen_at_15 = torch.load(tmp_path / "model_15.pt", weights_only=False)
-    assert frozen_at_15["train_state"]["encoder_frozen"] is True
+    config = default_config("diffusion", "rgb", {**SMALL, "iterations": 15, "encoder_pretrain": 0.5, "lr_warmup": 0})
+    train(_demos(), config, str(tmp_path), checkpoint_every=1000, progress=False)
+    frozen_at_15 = torch.load(tmp_path / "model_final.pt", weights_only=False)
+    assert frozen_at_15["train_state"]["encoder_frozen"] is True and frozen_at_15["iteration"] == 15
     # a larger budget would put iteration 15 back in the first stage (15 / 100 < 0.5): it must not unfreeze
     result = train(_demos(), config.replace(iterations=100), str(tmp_path), checkpoint_every=1000, progress=False,
-                   resume=str(tmp_path / "model_15.pt"))
+                   resume=str(tmp_path / "model_final.pt"))
     assert result.iterations == 100
     final = torch.load(tmp_path / "model_final.pt", weights_only=False)
     for name, value in frozen_at_15["train_state"]["weights"].items():

@@ -39,6 +39,7 @@ import numpy as np
 
 from simulo_envs.datasets import open_writer
 from simulo_envs.datasets.action_noise import check_noise_std, noised_columns
+from simulo_envs.datasets.cli import check_cameras_render
 from simulo_envs.datasets.episode import Episode
 from simulo_envs.datasets.errors import DatasetError
 from simulo_envs.datasets.expert_conversion import check_target_mode, converted_episodes, expert_kwargs
@@ -49,6 +50,7 @@ from simulo_envs.datasets.rollout import run_expert
 from simulo_envs.datasets.schema import schema_from_env
 from simulo_envs.envs.registration import REGISTERED
 from simulo_envs.policies import EXPERTS
+from simulo_envs.progress import ProgressBar
 
 EXPERT_CONTROL_MODE = "pd_ee_delta_pos"
 """The control mode every scripted expert drives (``simulo_envs/policies``)."""
@@ -106,7 +108,8 @@ def check_settings(s: CollectSettings) -> None:
 
     Raises:
         KeyError: an unknown env id, or one without a scripted expert (both list the known ids).
-        ValueError: bad counts, format, control mode or action noise (negative, not finite).
+        ValueError: bad counts, format, control mode or action noise (negative, not finite), or
+            camera sizes for an obs mode without cameras.
     """
     if s.env_id not in REGISTERED:
         raise KeyError(f"unknown env id {s.env_id!r}; registered: {sorted(REGISTERED)}")
@@ -125,6 +128,7 @@ def check_settings(s: CollectSettings) -> None:
     if s.control_mode != EXPERT_CONTROL_MODE and s.action_noise:
         raise ValueError(f"action noise records the expert's clean actions, not what the env executed: such episodes "
                          f"convert to no other control mode; record in {EXPERT_CONTROL_MODE!r} (no --control-mode)")
+    check_cameras_render(s.env_kwargs, s.obs_mode)
     if s.seed is not None and (isinstance(s.seed, bool) or not isinstance(s.seed, int) or s.seed < 0):
         raise ValueError(f"seed must be an int >= 0, got {s.seed!r}")
     check_noise_std(s.action_noise)
@@ -202,11 +206,9 @@ def _next_free_seed(out: str, append: bool) -> int:
 
 
 def _run(s: CollectSettings, env, writer, first_seed: int, started: float, progress: bool) -> dict:
-    from tqdm import tqdm
-
     target = s.num_episodes
     max_tries = s.max_tries if s.max_tries is not None else 10 * target + 100
-    bar = tqdm(total=target, unit="ep", desc=f"{s.env_id} -> {s.out}", disable=not progress, dynamic_ncols=True)
+    bar = ProgressBar(total=target, unit="ep", desc=f"{s.env_id} -> {s.out}", disable=not progress)
     counts = {"tries": 0, "successes": 0, "queued": 0, "frames": 0, "converted": 0, "still": 0}
     mark = None  # (time, episodes, frames) once every worker is set up: the steady rate's start
     error, interrupted = None, False
@@ -242,7 +244,7 @@ def _run(s: CollectSettings, env, writer, first_seed: int, started: float, progr
                 counts["frames"] += episode.length
                 bar.update(1)
             bar.set_postfix(tried=counts["tries"], success=f"{counts['successes'] / counts['tries']:.0%}",
-                            fps=f"{sink.committed_frames / max(time.perf_counter() - t0, 1e-9):.0f}")
+                            fps=f"{counts['frames'] / max(time.perf_counter() - t0, 1e-9):.1f}")
             if counts["queued"] >= target or counts["tries"] >= max_tries:
                 break
     except KeyboardInterrupt:

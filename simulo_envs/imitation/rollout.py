@@ -22,6 +22,7 @@ import torch
 
 from simulo_envs.imitation.checkpoint import load_policy_from, read_checkpoint
 from simulo_envs.imitation.spec import PolicySpec, env_kwargs, policy_inputs
+from simulo_envs.progress import ProgressBar
 
 __all__ = ["ChunkRunner", "make_eval_env", "evaluate", "record_policy_video", "check_action_space"]
 
@@ -135,8 +136,6 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
             ``episodes``/``max_envs`` < 1, a device other than the CPU, evaluation seeds that the
             demonstrations used, an env whose actions do not fit. KeyError: unknown task.
     """
-    from tqdm import tqdm
-
     for name, value in (("episodes", episodes), ("max_envs", max_envs)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be an int >= 1, got {value!r}")
@@ -146,7 +145,7 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
     _check_seeds(raw, seed, episodes)
     results: list[tuple] = []
     env = make_eval_env(spec, min(max_envs, episodes), full_episodes, num_workers)
-    bar = tqdm(total=episodes, unit="episode", desc=f"evaluating {spec.env_id}", disable=not progress)
+    bar = ProgressBar(total=episodes, unit="episode", desc=f"evaluating {spec.env_id}", disable=not progress)
     try:
         while len(results) < episodes:
             batch = min(env.num_envs, episodes - len(results))
