@@ -53,43 +53,42 @@ class SO100LiftEnv(SO100TableTopEnv):
 
     def _load_scene(self, options: dict) -> None:
         super()._load_scene(options)  # the ground
-        self.block = self.add_cube("Block", self.cfg.cube_size, self.cfg.cube_mass)
+        self.cube = self.add_cube("Cube", self.cfg.cube_size, self.cfg.cube_mass)
 
     def _after_reconfigure(self, options: dict) -> None:
-        self.spawn_z = self.block.default_pose[:, 2]  # world frame, per env
+        self.spawn_z = self.cube.default_pose[:, 2]  # world frame, per env
 
     def _initialize_episode(self, env_idx, options: dict) -> None:
-        self.spawn(self.block, env_idx)
+        self.spawn(self.cube, env_idx)
         self.agent.reset(env_idx)
 
     def evaluate(self) -> dict:
-        """success, fail, is_grasped bool (N,); height_gain (N,) m; block (the cube) and TCP
-        poses (N, 7) and tcp_to_block (N, 3), world frame (FrankaLift-v1's names: one expert
-        drives both)."""
-        block_pose, tcp_pose = self.block.state_in(self.xp).pose, self.tcp_pose()
-        success, height_gain, tcp_to_block = lift_predicates(block_pose, tcp_pose, self.as_xp(self.spawn_z), self.k)
+        """success, fail, is_grasped bool (N,); height_gain (N,) m; cube and TCP poses (N, 7) and
+        tcp_to_cube (N, 3), world frame."""
+        cube_pose, tcp_pose = self.cube.state_in(self.xp).pose, self.tcp_pose()
+        success, height_gain, tcp_to_cube = lift_predicates(cube_pose, tcp_pose, self.as_xp(self.spawn_z), self.k)
         return {
             "success": success,
-            "fail": self.out_of_reach(block_pose[:, :3]),
-            "is_grasped": self.agent.is_grasping(self.block, xp=self.xp),
+            "fail": self.out_of_reach(cube_pose[:, :3]),
+            "is_grasped": self.agent.is_grasping(self.cube, xp=self.xp),
             "height_gain": height_gain,
-            "block_pose": block_pose,
+            "cube_pose": cube_pose,
             "tcp_pose": tcp_pose,
-            "tcp_to_block": tcp_to_block,
+            "tcp_to_cube": tcp_to_cube,
         }
 
     def compute_dense_reward(self, obs, action, info: dict):
         """reach + grasp + lift terms (weights in the config), ``success_reward`` on success, 0 on
         fail; float32 (N,); the terms go to ``info["reward_terms"]``."""
         grasped = as_float32(info["is_grasped"])
-        dense, info["reward_terms"] = lift_reward(self.xp, self.k, info["tcp_to_block"], info["height_gain"], grasped,
+        dense, info["reward_terms"] = lift_reward(self.xp, self.k, info["tcp_to_cube"], info["height_gain"], grasped,
                                                   info["success"])
         return self.xp.where(info["fail"] & ~info["success"], 0.0, dense)
 
     def _get_obs_extra(self, info: dict) -> dict:
         return {
             "tcp_pose": self.local(info["tcp_pose"]),  # env-local
-            "block_pose": self.local(info["block_pose"]),
-            "tcp_to_block": info["tcp_to_block"],
+            "cube_pose": self.local(info["cube_pose"]),
+            "tcp_to_cube": info["tcp_to_cube"],
             "is_grasped": info["is_grasped"],
         }

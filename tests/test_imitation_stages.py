@@ -154,9 +154,14 @@ def test_two_stage_learning_rate_and_training():
 def test_a_two_stage_training_freezes_the_encoder_in_its_second_stage(tmp_path):
     config = default_config("diffusion", "rgb", {**SMALL, "iterations": 20, "encoder_pretrain": 0.5,
                                                  "state_aux_weight": 1.0, "lr_warmup": 0})
-    result = train(_demos(), config, str(tmp_path), checkpoint_every=10, progress=False)
+    states = {}
+
+    def keep_state(path, iteration, wall_s):   # a periodic checkpoint keeps its training state until the next
+        states[iteration] = torch.load(path, weights_only=False)["train_state"]["weights"]
+
+    result = train(_demos(), config, str(tmp_path), checkpoint_every=10, progress=False, on_checkpoint=keep_state)
     assert result.iterations == 20
-    middle = torch.load(tmp_path / "model_10.pt", weights_only=False)["train_state"]["weights"]
+    middle = states[10]
     final = torch.load(tmp_path / "model_final.pt", weights_only=False)["train_state"]["weights"]
     for name in middle:
         if name.startswith("encoder.image."):

@@ -248,7 +248,8 @@ def _train(demos, config, out_dir, seed, minutes, checkpoint_every, raw, progres
     log = _CsvLog(os.path.join(out_dir, "progress.csv"), ["iteration", "wall_s", "cpu_s", "loss", "lr", "it_per_s"])
     evaluations = None
     bar = ProgressBar(total=config.iterations, initial=iteration, unit="it", desc=f"{config.policy} {demos.spec.env_id}",
-                      disable=not progress, deadline_s=caps[0])
+                      disable=not progress, deadline_s=min((c for c in caps if c is not None), default=None))
+    bar_start = time.perf_counter()   # a CPU cap counts as wall time at one full core until the share is measured
     periodic = None   # the newest model_<iteration>.pt: the one periodic checkpoint that stays resumable
     losses: list[float] = []
     last_loss, interrupted = float("nan"), False
@@ -288,10 +289,10 @@ def _train(demos, config, out_dir, seed, minutes, checkpoint_every, raw, progres
                 log.write(row)
                 for key in ("loss", "lr", "it_per_s"):
                     writer.add_scalar(f"train/{key}", row[key], iteration)
-                bar.set_postfix(loss=f"{last_loss:.4f}")
                 if caps[1] is not None and cpu_s > 0:   # the CPU cap, as wall seconds at this run's CPU share
                     left = (budget.max_cpu_s - cpu_s) * (wall_s / cpu_s)
-                    bar.deadline_s = min(d for d in (caps[0], time.perf_counter() - bar.start_t + left) if d is not None)
+                    bar.deadline_s = min(d for d in (caps[0], time.perf_counter() - bar_start + left) if d is not None)
+                bar.set_postfix(loss=f"{last_loss:.4f}")
                 losses, logged_iteration, logged_wall = [], iteration, wall_s
             if iteration % checkpoint_every == 0:
                 path = save(f"model_{iteration}.pt")

@@ -26,7 +26,7 @@ EXPERTS = {
     "FrankaStack-v2": StackExpert,
     "FrankaOpenDrawer-v1": DrawerExpert,
     "SO100Lift-v1": partial(LiftExpert, config=LiftExpertConfig(hover=0.04, lift_height=0.08, reach_tol=0.005,
-                                                                close_steps=8)),
+                                                                close_steps=8, object="cube")),
     "SO100PickPlace-v1": partial(PickPlaceExpert, config=PickExpertConfig(hover=0.04, reach_tol=0.005, close_steps=8,
                                                                           grasp_offset=0.0, drop_tol=0.02)),
 }
