@@ -57,6 +57,7 @@ def test_obs_mode_by_env_states_is_exact(lift_demos, tmp_path):
     summary = replay(ReplaySettings(lift_demos, str(out), fmt="hdf5", obs_mode="state_dict", use_env_states=True,
                                     num_envs=4), progress=False)
     assert summary["success_rate"] == 1.0 and summary["episodes"] == 6
+    assert sorted(os.listdir(out)) == ["trajectory.h5", "trajectory.json"]   # a finished replay: two files
     source, ds = load_dataset(lift_demos), load_dataset(str(out))
     by_seed = {int(s): i for i, s in enumerate(source.seeds)}
     for ep in ds:
