@@ -17,6 +17,7 @@ path honours it).
 from __future__ import annotations
 
 import inspect
+from typing import Any
 
 import numpy as np
 import torch
@@ -27,6 +28,13 @@ from simulo_envs.tensors import all_finite
 
 class NumpyStepMixin:
     """``BaseEnv``'s side of the fast path (module docstring)."""
+
+    xp: Any = torch
+    """The array module the step hooks compute with: ``torch`` (tensors on ``device``), or
+    ``numpy`` while the CPU fast path runs them (only for a class that sets ``xp_hooks``). Hooks
+    call its functions (``xp.tanh``, ``xp.where``, ...), read state with ``state_in(xp)`` and
+    return arrays of it. Read it, never set it: ``_numpy_outputs`` sets it around the hooks (a
+    plain attribute, not a property: hooks read it several times a step)."""
 
     _NUMPY_STEP_HOOKS = ("evaluate", "get_info", "get_obs", "get_reward", "compute_dense_reward",
                          "compute_normalized_dense_reward", "compute_sparse_reward", "_get_obs_state_dict",

@@ -227,6 +227,24 @@ class FaultsMixin:
     ``_quarantine_outputs`` on the outputs; ``reset``: ``_restore_faulted`` before the task's
     episode init, ``_record_home_state`` after a rebuild)."""
 
+    # ------------------------------------------------------------------ the state FaultsMixin owns
+    _quarantined: torch.Tensor
+    """bool (N,) on ``device``: envs quarantined until their next reset (``quarantined``)."""
+    _fault_reason: torch.Tensor
+    """int32 (N,): ``FaultReason`` bits of each quarantined env (0 for healthy ones)."""
+    _fault_count: torch.Tensor
+    """int32 (N,): faults of each env since it was made (``fault_counts``)."""
+    _fault_np: Optional[tuple]
+    """On the CPU, numpy views of the three above (the same memory); None elsewhere."""
+    _fault_scanner: Optional[FaultScanner]
+    """The state check of the current build (made at its first step)."""
+    _fault_scanner_backend: Any
+    """The backend ``_fault_scanner`` was made for."""
+    _home_state: Optional[dict]
+    """Every env's state right after the last build's first reset (checked state dict, numpy rows)."""
+    _home_backend: Any
+    """The backend (built scene) ``_home_state`` belongs to."""
+
     def _init_faults(self) -> None:
         n, device = self.num_envs, self.device
         self._quarantined = torch.zeros(n, dtype=torch.bool, device=device)
@@ -236,9 +254,9 @@ class FaultsMixin:
         # read by every step's outputs at a fraction of torch's per-call cost.
         self._fault_np = (None if device.type != "cpu" else
                           (self._quarantined.numpy(), self._fault_reason.numpy(), self._fault_count.numpy()))
-        self._fault_scanner: Optional[FaultScanner] = None
+        self._fault_scanner = None
         self._fault_scanner_backend = None
-        self._home_state: Optional[dict] = None
+        self._home_state = None
         self._home_backend = None  # the backend (built scene) the home state belongs to
 
     @property
