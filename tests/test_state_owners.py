@@ -20,6 +20,7 @@ from collections import defaultdict
 import pytest
 
 from simulo_envs.envs.base_env import BaseEnv
+from simulo_envs.envs.faults import Faults
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -28,6 +29,9 @@ MUTATORS = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "u
                       "popitem", "sort", "reverse"})
 
 FRAMEWORK = [cls for cls in BaseEnv.__mro__ if cls.__module__.startswith("simulo_envs.envs.")]
+# Plain components an env holds (``env.faults``, ...): they keep the env as ``self._env``, own
+# their own attributes, and write none of the env's.
+COMPONENTS = [Faults]
 
 
 def _class_tree(cls: type) -> ast.ClassDef:
@@ -76,9 +80,15 @@ def written(tree: ast.AST) -> dict[str, int]:
     return found
 
 
-def read(tree: ast.AST) -> set[str]:
+def _is_env(node: ast.AST, env: str) -> bool:
+    """``node`` is ``self`` (``env="self"``) or ``self._env`` (``env="self._env"``)."""
+    return ast.unparse(node) == env
+
+
+def read(tree: ast.AST, env: str = "self") -> set[str]:
+    """Attributes read as ``<env>.x``."""
     return {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name) and node.value.id == "self" and isinstance(node.ctx, ast.Load)}
+            and _is_env(node.value, env) and isinstance(node.ctx, ast.Load)}
 
 
 OWNER = {name: cls for cls in FRAMEWORK for name in declared(cls)}
@@ -87,8 +97,8 @@ OWNER = {name: cls for cls in FRAMEWORK for name in declared(cls)}
 def state_table() -> list[tuple[str, str, list[str]]]:
     """``(attribute, owner, readers)`` for every declared attribute, in ``BaseEnv``'s MRO order."""
     readers = defaultdict(set)
-    for cls in FRAMEWORK:
-        for name in read(_class_tree(cls)):
+    for cls, env in [(c, "self") for c in FRAMEWORK] + [(c, "self._env") for c in COMPONENTS]:
+        for name in read(_class_tree(cls), env):
             if name in OWNER and OWNER[name] is not cls:
                 readers[name].add(cls.__name__)
     rows = []
@@ -124,6 +134,21 @@ def test_a_class_writes_only_what_it_owns(cls):
              for name, line in sorted(written(_class_tree(cls)).items()) if OWNER.get(name) is not cls]
     assert not wrong, ("each attribute is written only by the class that declares it (an annotation in its "
                        "body); call a method of the owner instead:\n" + "\n".join(wrong))
+
+
+@pytest.mark.parametrize("cls", COMPONENTS, ids=lambda c: c.__name__)
+def test_a_component_writes_none_of_the_envs_attributes(cls):
+    tree = _class_tree(cls)
+    wrong = []
+    for node in ast.walk(tree):
+        targets = (node.targets if isinstance(node, (ast.Assign, ast.Delete)) else
+                   [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
+        for target in targets:
+            while isinstance(target, (ast.Subscript, ast.Attribute)) and not _is_env(target.value, "self._env"):
+                target = target.value
+            if isinstance(target, ast.Attribute) and _is_env(target.value, "self._env"):
+                wrong.append(f"{cls.__name__} writes env.{target.attr}")
+    assert not wrong and "_env" in written(tree), wrong
 
 
 def test_tasks_write_none_of_the_frameworks_attributes():

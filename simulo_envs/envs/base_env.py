@@ -48,7 +48,7 @@ from simulo_envs.cloner.plan import CloneCfg
 from simulo_envs.envs.actions import dict_action_bounds
 from simulo_envs.envs.env_options import check_env_options
 from simulo_envs.envs.fast_step import NumpyStepMixin
-from simulo_envs.envs.faults import FaultsMixin
+from simulo_envs.envs.faults import Faults
 from simulo_envs.envs.maniskill_api import ManiSkillApiMixin
 from simulo_envs.envs.observations import ObservationMixin
 from simulo_envs.envs.randomization import RandomizationMixin
@@ -68,7 +68,7 @@ from simulo_envs.tensors import as_float32
 __all__ = ["BaseEnv", "episode_seeds"]
 
 
-class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpyStepMixin, FaultsMixin, RandomizationMixin,
+class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpyStepMixin, RandomizationMixin,
               RenderingMixin, HumanViewerMixin, StateMixin, ManiSkillApiMixin, gym.Env):
     """Superclass of simulo_envs tasks.
 
@@ -188,8 +188,8 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
     _enhanced_determinism: bool
     _rng: EpisodeRNG
     """Per-env episode and main random streams (``episode_rng``)."""
-    _numpy_views: dict
-    """``id(tensor) -> (tensor, its numpy view)`` for ``as_xp`` on the fast path."""
+    faults: Faults
+    """Fault detection and quarantine (``simulo_envs/envs/faults.py``)."""
     _closed: bool
     # The action space and its bounds, from the agent once the first scene is built:
     action_space: Any
@@ -280,8 +280,8 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
         self._enhanced_determinism = extra.enhanced_determinism
         self._rng = EpisodeRNG(self.num_envs)  # main seeds MAIN_SEED + i
         self._init_randomization(randomization)
-        self._init_faults()
-        self._numpy_views = {}
+        self.faults = Faults(self)
+        self._init_fast_path()
         self._init_step_counter(limit)  # validates the limit, before the scene is built
         # Built and reset as the seed does at creation: env i seeded MAIN_SEED + i, so the first
         # unseeded reset is the same episode in every fresh process.
@@ -320,24 +320,14 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
         return 1.0 / self.sim_config.control_freq
 
     @property
-    def env_origins(self) -> torch.Tensor:
-        """float32 (N, 3): each env's origin [m], world frame: where its robot base sits and what
-        env-local positions are measured from (``world - env_origins``). The env's own tensor on
-        ``device``, replaced at each scene build: read it, never write it."""
-        return self._env_origins
+    def fault_counts(self) -> torch.Tensor:
+        """int32 (N,): faults of each env since the env was made (``info["sim_fault_count"]``); fresh."""
+        return self.faults.counts
 
     @property
-    def env_origin_poses(self) -> torch.Tensor:
-        """float32 (N, 7): ``env_origins`` padded to pose width, ``[x, y, z, 0, 0, 0, 0]`` [m], world
-        frame, so that ``world_pose - env_origin_poses`` is the env-local pose (env frames are
-        not rotated: the quaternion is unchanged). The env's own tensor on ``device``, replaced
-        at each scene build: read it, never write it."""
-        return self._origin_poses
-
-    @property
-    def backend(self):
-        """The simulation backend (``simulo_envs.sim``): the only object that talks to SAPIEN."""
-        return self._backend
+    def quarantined(self) -> torch.Tensor:
+        """bool (N,): envs quarantined by a fault, until their next reset; fresh."""
+        return self.faults.quarantined
 
     @property
     def episode_rng(self) -> EpisodeRNG:
@@ -345,36 +335,6 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
         per reset env; see ``simulo_envs/envs/rng.py``). Torch's random functions called in
         ``_initialize_episode`` follow the same seeds (``simulo_envs/envs/torch_rng.py``)."""
         return self._rng
-
-    def as_xp(self, tensor: torch.Tensor):
-        """A tensor of the task's own (on ``device``) as an array of ``self.xp``: the tensor itself,
-        or on the CPU fast path its numpy view (the same memory, so it follows in-place writes to
-        the tensor). Read it, never write it."""
-        if self.xp is torch:
-            return tensor
-        held = self._numpy_views.get(id(tensor))
-        if held is not None and held[0] is tensor:
-            return held[1]
-        return self._numpy_view(tensor)
-
-    def local(self, world):
-        """``world`` poses (N, 7) or positions (N, 3), world frame [m], in each env's own frame
-        (minus ``env_origins``; env frames are not rotated), of ``self.xp``: a new array."""
-        if self.xp is torch:
-            return world - (self._origin_poses if world.shape[1] == 7 else self._env_origins)
-        positions, poses = self._origins_np
-        return world - (poses if world.shape[1] == 7 else positions)
-
-    def _numpy_view(self, tensor: torch.Tensor) -> np.ndarray:
-        """The numpy view of a CPU tensor (the same memory), remembered per tensor object: torch's
-        ``.numpy()`` costs a few microseconds a call, a lookup a fraction of one."""
-        views = self._numpy_views
-        held = views.get(id(tensor))
-        if held is None or held[0] is not tensor:
-            if len(views) >= 64:  # tensors made anew each step: keep no more than a few
-                views.clear()
-            held = views[id(tensor)] = (tensor, tensor.numpy())
-        return held[1]
 
     # ------------------------------------------------------------------ hooks for tasks
     def _load_agent(self, options: dict, initial_agent_poses=None, build_separate: bool = False) -> None:

@@ -41,6 +41,43 @@ class NumpyStepMixin:
                          "_get_obs_agent", "_get_obs_extra", "_flatten_raw_obs", "_terminated")
     _NUMPY_STEP_HOOK_SET = frozenset(_NUMPY_STEP_HOOKS)
 
+    _numpy_views: dict
+    """``id(tensor) -> (tensor, its numpy view)`` remembered by ``as_xp``."""
+
+    def _init_fast_path(self) -> None:
+        """At construction: nothing remembered yet."""
+        self._numpy_views = {}
+
+    def as_xp(self, tensor: torch.Tensor):
+        """A tensor of the task's own (on ``device``) as an array of ``self.xp``: the tensor itself,
+        or on the CPU fast path its numpy view (the same memory, so it follows in-place writes to
+        the tensor). Read it, never write it."""
+        if self.xp is torch:
+            return tensor
+        held = self._numpy_views.get(id(tensor))
+        if held is not None and held[0] is tensor:
+            return held[1]
+        return self._numpy_view(tensor)
+
+    def local(self, world):
+        """``world`` poses (N, 7) or positions (N, 3), world frame [m], in each env's own frame
+        (minus ``env_origins``; env frames are not rotated), of ``self.xp``: a new array."""
+        if self.xp is torch:
+            return world - (self._origin_poses if world.shape[1] == 7 else self._env_origins)
+        positions, poses = self._origins_np
+        return world - (poses if world.shape[1] == 7 else positions)
+
+    def _numpy_view(self, tensor: torch.Tensor) -> np.ndarray:
+        """The numpy view of a CPU tensor (the same memory), remembered per tensor object: torch's
+        ``.numpy()`` costs a few microseconds a call, a lookup a fraction of one."""
+        views = self._numpy_views
+        held = views.get(id(tensor))
+        if held is None or held[0] is not tensor:
+            if len(views) >= 64:  # tensors made anew each step: keep no more than a few
+                views.clear()
+            held = views[id(tensor)] = (tensor, tensor.numpy())
+        return held[1]
+
     def _numpy_step_applies(self) -> bool:
         """True when ``step`` may run the hooks on numpy: the env runs on physx_cpu (numpy state)
         in ``state`` obs mode, the agent reads its proprioception in numpy (``xp=``), and the

@@ -73,6 +73,26 @@ class ReconfigureMixin:
         self._fast_step = self._numpy_step_applies()
         self._reconfig_counter = self.reconfiguration_freq
 
+    @property
+    def env_origins(self) -> torch.Tensor:
+        """float32 (N, 3): each env's origin [m], world frame: where its robot base sits and what
+        env-local positions are measured from (``world - env_origins``). The env's own tensor on
+        ``device``, replaced at each scene build: read it, never write it."""
+        return self._env_origins
+
+    @property
+    def env_origin_poses(self) -> torch.Tensor:
+        """float32 (N, 7): ``env_origins`` padded to pose width, ``[x, y, z, 0, 0, 0, 0]`` [m], world
+        frame, so that ``world_pose - env_origin_poses`` is the env-local pose (env frames are
+        not rotated: the quaternion is unchanged). The env's own tensor on ``device``, replaced
+        at each scene build: read it, never write it."""
+        return self._origin_poses
+
+    @property
+    def backend(self):
+        """The simulation backend (``simulo_envs.sim``): the only object that talks to SAPIEN."""
+        return self._backend
+
     def _rebuild_due(self) -> bool:
         """Whether this full reset must rebuild the scene: the ``reconfiguration_freq``-th since the last build."""
         return bool(self.reconfiguration_freq) and self._reconfig_counter <= 0

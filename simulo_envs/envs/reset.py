@@ -133,7 +133,7 @@ class ResetMixin:
         idx = torch.from_numpy(env_idx).to(self.device)
         if len(env_idx):
             self._restart_step_counts(idx)
-            self._restore_faulted(env_idx)  # a quarantined env gets its home state back first
+            self.faults.restore(env_idx)  # a quarantined env gets its home state back first
             if restore is None:
                 self._randomizer.reset(env_idx)  # before the task's episode draws
                 with self._torch_draws(env_idx):
@@ -148,7 +148,7 @@ class ResetMixin:
         info["reconfigure"] = reconfigure
         self._remember_obs(obs)
         if reconfigure:
-            self._record_home_state()
+            self.faults.record_home()
         return obs, info
 
     def _torch_draws(self, env_idx: np.ndarray):

@@ -91,13 +91,14 @@ class StepMixin:
             self._elapsed_steps.add_(self._one)
         if self._randomizer.has_interval:
             self._randomizer.interval(self._elapsed_steps)
-        self._detect_faults()  # quarantines envs whose physics went bad (faults.py)
+        self.faults.detect()  # quarantines envs whose physics went bad (faults.py)
         info, obs, reward, terminated, finite = self._step_outputs(action)
         if self._max_episode_steps is None:
             truncated = self._false()
         else:
             truncated = torch.from_numpy(elapsed >= self._max_episode_steps) if on_cpu else self._elapsed_steps >= self._limit
-        obs, reward, terminated, truncated = self._quarantine_outputs(obs, reward, terminated, truncated, info, finite)
+        obs, reward, terminated, truncated = self.faults.quarantine_outputs(obs, reward, terminated, truncated, info,
+                                                                            finite)
         self._remember_obs(obs)
         return obs, reward, terminated, truncated, info
 
