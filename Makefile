@@ -10,15 +10,16 @@ TORCH_CPU := torch==2.13.0
 
 # LeRobot 0.6 needs Python >= 3.12 and torch < 2.12, so it lives in a venv of its own
 # (docs/lerobot.md): Python 3.12 (pyenv's 3.12.1 here; elsewhere any python3.12 on PATH, or
-# LEROBOT_PYTHON=/path/to/python3.12), LeRobot with its dataset extra, torch 2.11 from the
-# package index (a CUDA build that also runs on a CPU), this package and the LeRobot plugin
+# LEROBOT_PYTHON=/path/to/python3.12), LeRobot with its dataset and training extras (the
+# lerobot-train command needs accelerate), torch 2.11 from the package index (a CUDA build that
+# also runs on a CPU), this package and the LeRobot plugin
 # (integrations/) editable.
 LEROBOT_PYTHON ?= python3.12
 LEROBOT_PYENV  ?= 3.12.1
 LEROBOT_VENV   := .venv-lerobot
 LEROBOT_BIN    := $(LEROBOT_VENV)/bin
 LEROBOT_STAMP  := $(LEROBOT_VENV)/.simulo-installed
-LEROBOT_PINS   := 'lerobot[dataset]==0.6.1' 'torch==2.11.*'
+LEROBOT_PINS   := 'lerobot[dataset,training]==0.6.1' 'torch==2.11.*'
 LEROBOT_PLUGINS := integrations/lerobot_env_simulo
 
 setup: $(STAMP)

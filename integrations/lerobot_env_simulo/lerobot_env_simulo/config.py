@@ -44,6 +44,10 @@ class SimuloEnv(EnvConfig):
         control_mode: None: joint targets in the LeRobot follower's units for the SO arms
             (degrees, gripper 0-100), the task's default for other robots.
         episode_length: steps per episode (None: the task's).
+        observation_width / observation_height: every sensor camera's image size [px] (None:
+            the task's, 128); LeRobot's ``AlohaEnv`` names.
+        visualization_width / visualization_height: the render camera's frame size [px] for
+            the evaluation videos (None: the task's, 512); LeRobot's ``PushtEnv`` names.
     """
 
     task: str | None = "SO100Lift-v1"
@@ -53,6 +57,10 @@ class SimuloEnv(EnvConfig):
     obs_type: str = "pixels_agent_pos"
     control_mode: str | None = None
     episode_length: int | None = None
+    observation_width: int | None = None
+    observation_height: int | None = None
+    visualization_width: int | None = None
+    visualization_height: int | None = None
 
     def __post_init__(self) -> None:
         described = simulo_lerobot.describe(self.task, **self._make_kwargs())
@@ -69,6 +77,12 @@ class SimuloEnv(EnvConfig):
                   "control_mode": self.control_mode}
         if self.episode_length is not None:
             kwargs["max_episode_steps"] = self.episode_length
+        sensor = _size(self.observation_width, self.observation_height)
+        if sensor:
+            kwargs["sensor_configs"] = sensor
+        render = _size(self.visualization_width, self.visualization_height)
+        if render:
+            kwargs["human_render_camera_configs"] = render
         return kwargs
 
     @property
@@ -81,3 +95,8 @@ class SimuloEnv(EnvConfig):
         has nothing to spread over processes and is ignored)."""
         env = simulo_lerobot.make_env(self.task, n_envs=n_envs, use_async_envs=use_async_envs, **self.gym_kwargs)
         return {self.type: {0: env}}
+
+
+def _size(width: int | None, height: int | None) -> dict:
+    """A camera override for every camera: the sizes given."""
+    return {k: v for k, v in (("width", width), ("height", height)) if v is not None}
