@@ -8,7 +8,7 @@ from simulo_envs.datasets.schema import task_instruction
 from simulo_envs.lerobot.request import (CamerasArg, LeRobotRequest, check_camera_names, check_request,
                                          task_camera_configs)
 from simulo_envs.lerobot.vector_env import LeRobotVectorEnv, agent_pos_width
-from simulo_envs.wrappers.vector import make_vector_env
+from simulo_envs.vector.vector_env import make_vector_env
 
 _OWN_KEYWORDS = ("num_envs", "obs_mode", "render_mode", "autoreset_mode", "robot_uids")
 

@@ -52,8 +52,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
 from simulo_envs.envs.observations import flatten_obs
-from simulo_envs.wrappers.numpy_view import to_numpy
-from simulo_envs.wrappers.vector import SimuloVectorEnv
+from simulo_envs.vector.numpy_view import to_numpy
+from simulo_envs.vector.vector_env import SimuloVectorEnv
 
 NEW_ROLLOUT_OPTION = "lerobot_new_rollout"
 """The ``reset`` option LeRobot's ``rollout`` passes (``lerobot/envs/utils.py``); dropped here."""
