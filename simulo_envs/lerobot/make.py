@@ -71,7 +71,7 @@ def describe(task: str, *, robot: Optional[str] = None, cameras: CamerasArg = No
     """
     request = check_request(task, n_envs=1, robot=robot, cameras=cameras, fps=fps, obs_type=obs_type,
                             control_mode=control_mode, sim_config=kwargs.get("sim_config"))
-    configs = task_camera_configs(request.task_cls, kwargs.get("sensor_configs"))
+    configs = task_camera_configs(request.task_cls, request.robot, kwargs.get("sensor_configs"))
     if request.obs_type == "pixels_agent_pos" and configs is None:
         env = build(request, **kwargs)  # cameras known only once built
         try:

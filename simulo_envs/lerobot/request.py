@@ -21,7 +21,8 @@ argument           refused when
 =================  ==========================================================================
 
 The task's sensor cameras are read from its class (``_default_sensor_configs``, a property of
-the task's config) on an instance whose ``__init__`` has not run, so nothing is built; a task
+the task's config) on an instance whose ``__init__`` has not run, and the robot's from its agent
+class (``sensor_configs``), so nothing is built; a task
 whose cameras depend on the built scene is checked right after construction instead
 (``check_camera_names``), with the same message.
 """
@@ -98,7 +99,7 @@ def check_request(task: str, n_envs: int = 1, robot: Optional[str] = None, camer
     if obs_type == "agent_pos":
         pairs = ()
     elif pairs is not None:
-        known = task_camera_names(cls)
+        known = task_camera_names(cls, uid)
         if known is not None:
             check_camera_names(task, pairs, known)
     return LeRobotRequest(task=task, task_cls=cls, n_envs=int(n_envs), robot=uid, cameras=pairs,
@@ -180,26 +181,31 @@ def _pair(entry: str) -> tuple[str, str]:
     return (name.strip(), ours.strip()) if ours.strip() else (name.strip(), name.strip())
 
 
-def task_camera_names(cls: type) -> Optional[tuple[str, ...]]:
-    """The sensor camera names of task class ``cls``, read without building it (module
-    docstring); None when its cameras depend on the built scene."""
-    configs = task_camera_configs(cls)
+def task_camera_names(cls: type, robot: Optional[str] = None) -> Optional[tuple[str, ...]]:
+    """The sensor camera names of task class ``cls`` with robot ``robot`` (None: the task's),
+    read without building it (module docstring); None when its cameras depend on the built scene."""
+    configs = task_camera_configs(cls, robot)
     return None if configs is None else tuple(configs)
 
 
-def task_camera_configs(cls: type, overrides: Optional[Mapping] = None) -> Optional[dict]:
-    """Camera name -> ``CameraConfig`` of task class ``cls``'s sensor cameras with the user's
-    ``sensor_configs`` overrides, read without building it; None when its cameras depend on the
-    built scene.
+def task_camera_configs(cls: type, robot: Optional[str] = None, overrides: Optional[Mapping] = None) -> Optional[dict]:
+    """Camera name -> ``CameraConfig`` of task class ``cls``'s sensor cameras, then those its robot
+    carries (the agent class's ``sensor_configs``), with the user's ``sensor_configs`` overrides;
+    read without building anything. None when the task's cameras depend on the built scene.
 
     Raises:
         ValueError: a bad override (``envs/sensors.py: apply_overrides``).
     """
+    from simulo_envs.agents import REGISTERED_AGENTS
+
     bare = cls.__new__(cls)  # no __init__: nothing is built; the property reads the task's config
     try:
-        configs = bare._default_sensor_configs
+        configs = list(bare._default_sensor_configs)
     except AttributeError:
         return None
+    uid = cls.default_robot_uids if robot is None else robot
+    agent = REGISTERED_AGENTS.get(uid) if isinstance(uid, str) else None
+    configs += list(getattr(agent, "sensor_configs", ()))
     return apply_overrides(configs, overrides)
 
 
