@@ -6,7 +6,7 @@ others that need it (one batched ``policy.plan`` call), so envs of one batch may
 points of their chunks after autoresets.
 
 ``evaluate`` and ``record_policy_video`` have the signatures of the PPO ones in
-``simulo_envs.wrappers.evaluation``; ``scripts/evaluate.py`` calls them for an imitation checkpoint.
+``simulo_envs.training.evaluation``; ``scripts/evaluate.py`` calls them for an imitation checkpoint.
 Evaluation envs are the checkpoint's task with its observation kind and control mode
 (``spec.env_kwargs``), terminations on (an episode ends at its first success), ``max_envs`` per
 batch, episode ``k`` seeded ``seed + k``. Seeds the demonstrations were recorded with are refused,
@@ -87,7 +87,7 @@ def make_eval_env(spec: PolicySpec, num_envs: int, full_episodes: bool = False,
         KeyError: the task is not registered here. ValueError: the env's actions do not fit.
     """
     from simulo_envs.envs.registration import REGISTERED
-    from simulo_envs.wrappers.vector import make_vector_env
+    from simulo_envs.vector.vector_env import make_vector_env
 
     if spec.env_id not in REGISTERED:
         raise KeyError(f"the checkpoint's task {spec.env_id!r} is not registered here; registered: "
@@ -127,7 +127,7 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
     "mean_length", "env_steps", "full_episodes", "policy", "obs", "iterations", "train_wall_s",
     "train_cpu_s"}``
     (``env_steps`` is None: the policy never stepped an env in training). Success, success at end
-    and ``full_episodes``: as ``simulo_envs.wrappers.evaluation.evaluate``.
+    and ``full_episodes``: as ``simulo_envs.training.evaluation.evaluate``.
 
     Raises:
         FileNotFoundError / CheckpointError: as ``read_checkpoint``; CheckpointError also when
@@ -194,7 +194,7 @@ def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed
     px each) and write ``<video_dir>/<env_id>.mp4``; returns the path. Raises as ``evaluate``."""
     from simulo_envs.envs.registration import REGISTERED
     from simulo_envs.wrappers.record import RecordEpisode
-    from simulo_envs.wrappers.vector import SimuloVectorEnv
+    from simulo_envs.vector.vector_env import SimuloVectorEnv
 
     raw, policy, spec = _load(checkpoint, expected_env_id)
     _check_seeds(raw, seed, num_envs)
