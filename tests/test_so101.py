@@ -126,7 +126,7 @@ def test_registered_for_the_so101_only(env_id):
 
 @pytest.mark.parametrize("env_id", sorted(TASKS))
 def test_the_scripted_expert_succeeds_and_grasps(env_id):
-    """One episode in each of 16 envs (seeds 0..15); the 64-seed figure is in docs/so_arms.md."""
+    """One episode in each of 16 envs (seeds 0..15); the 64-seed figure is in docs/so100.md."""
     env = gym.make(env_id, num_envs=16, control_mode="pd_ee_delta_pos")
     try:
         expert = EXPERTS[env_id](env)
