@@ -198,9 +198,9 @@ def test_fast_path_only_where_it_stands_for_the_hooks(make, fast):
 def test_packed_fault_prefilter_sends_close_calls_to_the_exact_scan(velocity, fault):
     env = FrankaLiftEnv(num_envs=2)
     env.step(torch.zeros(2, 8))  # builds the scanner
-    assert env._fault_scanner._packed is not None  # physx_cpu: the packed prefilter runs
+    assert env.faults.scanner._packed is not None  # physx_cpu: the packed prefilter runs
     env.block.set_velocity(torch.tensor([[0.0] * 6, [*velocity, 0.0, 0.0, 0.0]]))
-    reason = env._fault_scanner.scan()  # the state as written, no step
+    reason = env.faults.scanner.scan()  # the state as written, no step
     if fault:
         assert reason.tolist() == [0, 2]  # LINEAR_SPEED in env 1 only (20 m/s limit)
     else:
@@ -241,7 +241,7 @@ def test_fault_prefilter_on_a_huge_finite_state_raises_no_fp_warning():
     env.backend._version += 1  # repack on the next read
     with np.errstate(all="raise"), warnings.catch_warnings():
         warnings.simplefilter("error")
-        reason = env._fault_scanner.scan()
+        reason = env.faults.scanner.scan()
     assert reason.tolist() == [0, int(FaultReason.OUT_OF_BOX)]
     env.close()
 

@@ -35,6 +35,19 @@ from simulo_envs.tensors import to_device
 class RenderingMixin:
     """Rendering half of ``BaseEnv``; expects ``self._backend``, ``self.scene``, ``self.device``."""
 
+    # ------------------------------------------------------------------ the state RenderingMixin owns
+    # (with _hidden_objects and _sensor_pictures_taken, declared beside their methods below)
+    _sensor_rigs: dict
+    """Sensor camera name -> its camera rig of this build (``_setup_sensors``)."""
+    _human_rigs: dict
+    """Human render camera name -> its camera rig of this build."""
+    _sensor_configs: dict
+    """Sensor camera name -> ``CameraConfig`` (overrides applied)."""
+    _human_render_camera_configs: dict
+    """Human render camera name -> ``CameraConfig`` (overrides applied)."""
+    _segmentation_map: dict
+    """Segmentation id -> object of this build (``segmentation_id_map``)."""
+
     @property
     def _default_sensor_configs(self) -> list[CameraConfig]:
         """Sensor cameras of the task (default: one 128x128 "base_camera" looking at the robot)."""
@@ -166,7 +179,11 @@ class RenderingMixin:
     _hidden_objects: list = []
     """Props hidden from the sensor cameras (observations, ``render_sensors``) but shown by
     ``render_rgb_array`` and the viewer, e.g. a goal marker (ManiSkill's name); emptied at each
-    scene build, filled by ``hide_from_sensors``."""
+    scene build (``_clear_hidden_objects``), filled by ``hide_from_sensors``."""
+
+    def _clear_hidden_objects(self) -> None:
+        """A new scene build hides nothing until ``hide_from_sensors`` is called again."""
+        self._hidden_objects = []
 
     def hide_from_sensors(self, *props) -> None:
         """Keep ``props`` (goal markers, say) out of the sensor cameras' images (observations,
@@ -185,7 +202,7 @@ class RenderingMixin:
         our textures always come in those layouts). ``_hidden_objects`` are not in the pictures."""
         return self._capture_sensors(self._textures)
 
-    _sensor_pictures_taken = False
+    _sensor_pictures_taken: bool = False
     """True between ``_begin_sensor_capture`` and the capture that reads its pictures."""
 
     def _begin_sensor_capture(self) -> None:
