@@ -16,7 +16,8 @@ pytestmark = pytest.mark.skipif(not vulkan_available(), reason="no Vulkan device
 
 TINY = {"width": 8, "height": 8}
 # what the cameras cannot show: a goal point hidden from the sensors is the task's command
-COMMAND = {"FrankaPickPlace-v1": ("goal_pos",), "FrankaReach-v1": ("goal_pos",), "SO100PickPlace-v1": ("goal_pos",)}
+COMMAND = {"FrankaPickPlace-v1": ("goal_pos",), "FrankaReach-v1": ("goal_pos",), "SO100PickPlace-v1": ("goal_pos",),
+           "SO101PickPlace-v1": ("goal_pos",)}
 TCP = {"FrankaReach-v1": "tcp_pos"}
 
 

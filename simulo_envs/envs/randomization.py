@@ -460,7 +460,8 @@ class RandomizationMixin:
         from simulo_envs.envs.sensors import apply_overrides
 
         self._sensor_cameras = {name: SensorCamera(self, name, cfg.pose.to_list()) for name, cfg in
-                                apply_overrides(self._default_sensor_configs, self._sensor_overrides).items()}
+                                apply_overrides(self._all_default_sensor_configs, self._sensor_overrides).items()
+                                if cfg.mount is None}  # a camera on a link moves with it
         self._randomizer = Randomizer(self, self._randomization_terms, self._randomization_streams)
         self._randomizer.build()
 
