@@ -21,6 +21,7 @@ import pytest
 
 from simulo_envs.envs.base_env import BaseEnv
 from simulo_envs.envs.faults import Faults
+from simulo_envs.envs.randomization import Randomizer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -31,7 +32,7 @@ MUTATORS = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "u
 FRAMEWORK = [cls for cls in BaseEnv.__mro__ if cls.__module__.startswith("simulo_envs.envs.")]
 # Plain components an env holds (``env.faults``, ...): they keep the env as ``self._env``, own
 # their own attributes, and write none of the env's.
-COMPONENTS = [Faults]
+COMPONENTS = [Faults, Randomizer]
 
 
 def _class_tree(cls: type) -> ast.ClassDef:
