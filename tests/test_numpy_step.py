@@ -18,11 +18,12 @@ from simulo_envs.tensors import all_finite
 
 TASKS = ("FrankaLift-v1", "FrankaLiftMixed-v1", "FrankaLiftRandomized-v1", "FrankaReach-v1", "FrankaPush-v1",
          "FrankaStack-v1", "FrankaStack-v2", "FrankaPickPlace-v1", "FrankaOpenDrawer-v1", "SO100Lift-v1",
-         "SO100PickPlace-v1")
+         "SO100PickPlace-v1", "SO101Lift-v1", "SO101PickPlace-v1")
 REWARD_MODES = ("normalized_dense", "dense", "sparse", "none")
 OTHER_CONTROL_MODES = ("pd_joint_delta_pos", "pd_joint_pos", "pd_ee_delta_pose", "pd_ee_pose")
 SO100_CONTROL_MODES = {"SO100Lift-v1": ("pd_joint_delta_pos", "pd_joint_pos_lerobot"),  # the SO-100's other modes
-                       "SO100PickPlace-v1": ("pd_joint_pos", "pd_ee_pose")}
+                       "SO100PickPlace-v1": ("pd_joint_pos", "pd_ee_pose"),
+                       "SO101Lift-v1": ("pd_joint_pos_lerobot",), "SO101PickPlace-v1": ("pd_joint_delta_pos",)}
 
 
 def _leaves(tree, prefix=""):
@@ -107,7 +108,8 @@ def test_fast_path_gives_the_torch_hooks_outputs_over_expert_episodes(task):
     assert seen["success"] >= 3 and seen["reset"] >= 1, seen
     if task.startswith("FrankaLift"):
         assert seen["grasp"] > 20, seen
-    elif task in ("FrankaStack-v1", "FrankaStack-v2", "FrankaPickPlace-v1", "SO100Lift-v1", "SO100PickPlace-v1"):
+    elif task in ("FrankaStack-v1", "FrankaStack-v2", "FrankaPickPlace-v1", "SO100Lift-v1", "SO100PickPlace-v1",
+                  "SO101Lift-v1", "SO101PickPlace-v1"):
         assert seen["grasp"] > 0, seen
 
 

@@ -203,7 +203,8 @@ class Randomizer:
 
         env = self._env
         self._sensor_cameras = {name: SensorCamera(env, name, cfg.pose.to_list()) for name, cfg in
-                                apply_overrides(env._default_sensor_configs, env._sensor_overrides).items()}
+                                apply_overrides(env._all_default_sensor_configs, env._sensor_overrides).items()
+                                if cfg.mount is None}  # a camera on a link moves with it
         self._bound, self._records, self._labels, self._flat = [], {}, {}, None
         for term in self.terms:
             *path, name = term.param.split(".")

@@ -64,6 +64,12 @@ class RenderingMixin:
         1024x768)."""
         return [CameraConfig("viewer", look_at([1.1, 0.7, 0.7], [0.4, 0.0, 0.2]), 1024, 768, 0.9)]
 
+    @property
+    def _all_default_sensor_configs(self) -> list[CameraConfig]:
+        """The task's sensor cameras, then the ones its robot carries (the agent's
+        ``sensor_configs``, ManiSkill's agent cameras)."""
+        return list(self._default_sensor_configs) + list(getattr(self.agent, "sensor_configs", ()))
+
     def _setup_sensors(self, options: Optional[dict] = None) -> None:
         """Lights, then the sensor cameras (visual obs modes) and the human render cameras (any
         ``render_mode``) in every env, from the task's configs with the user's overrides.
@@ -78,7 +84,7 @@ class RenderingMixin:
             return
         backend.add_lights(*self.scene.lighting)
         if self._textures:
-            self._sensor_configs = self._camera_configs(self._default_sensor_configs, self._sensor_overrides)
+            self._sensor_configs = self._camera_configs(self._all_default_sensor_configs, self._sensor_overrides)
             for name, cfg in self._sensor_configs.items():
                 self._sensor_rigs[name] = self._add_camera(cfg, self._textures)
         if self.render_mode is not None:
@@ -102,8 +108,28 @@ class RenderingMixin:
         check_shader_pack(cfg.shader_pack, textures)
         pack = resolve_shader_pack(cfg.shader_pack, textures)
         pose = cfg.pose if isinstance(cfg.pose, Pose) else Pose(cfg.pose[:3], cfg.pose[3:7])
+        mount = None if cfg.mount is None else self._mount_link(cfg)
         return self._backend.add_camera(cfg.name, cfg.width, cfg.height, cfg.fov, cfg.near, cfg.far, pose.to_list(),
-                                        shader_dir=shader_directory(pack), overview=overview)
+                                        shader_dir=shader_directory(pack), overview=overview, mount=mount)
+
+    def _mount_link(self, cfg: CameraConfig) -> tuple[int, int]:
+        """``(articulation group id, link index)`` of the link camera ``cfg`` rides on.
+
+        Raises:
+            ValueError: no such link, or a bare link name that several articulations have.
+        """
+        from simulo_envs.prop import Prop
+
+        path, _, link = cfg.mount.rpartition(":")
+        found = [(obj, obj.link_names.index(link)) for p, obj in self.scene.objects.items()
+                 if not isinstance(obj, Prop) and (not path or p == path) and link in obj.link_names]
+        if len(found) != 1:
+            links = sorted(f"{p}:{name}" for p, obj in self.scene.objects.items() if not isinstance(obj, Prop)
+                           for name in obj.link_names)
+            why = "no such link" if not found else "several articulations have it; name one as '<path>:<link>'"
+            raise ValueError(f"camera {cfg.name!r}: mount {cfg.mount!r}: {why}; links: {links}")
+        obj, index = found[0]
+        return obj._gid, index
 
     @property
     def segmentation_id_map(self) -> dict:
