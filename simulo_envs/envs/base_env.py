@@ -165,6 +165,7 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
     # ------------------------------------------------------------------ the state BaseEnv owns
     # Each attribute of an env is declared once, by the class that owns it (this one or a mixin
     # of its bases), and written only by that class's code; docs/architecture.md has the table.
+    # (``metadata``, above, is one too: the class's, replaced per instance in __init__.)
     # Set in __init__ from the keywords, then fixed:
     num_envs: int
     obs_mode: str
