@@ -6,7 +6,9 @@ episodes ending on success or fail, ``FinalValuePPO`` bootstrapping every end, g
 minibatches per epoch), as FrankaPickPlace-v1 uses the Franka lift's: pick-and-place is the lift
 with a carry to a goal point, and its reward has the same shape.
 
-Measured: ``docs/training_so_arms.md`` (seeds, env steps, wall-clock, CPU time and machine load).
+Not yet shown to learn the task in its budget: seed 0, stopped at 416,000 of the 966,400 env steps,
+had no success in training yet (SO101Lift-v1, seed 0, had 0.69 at that point);
+``docs/training_so_arms.md``.
 """
 
 import copy
