@@ -133,6 +133,7 @@ class PhysxCpuBackend(PhysxCpuBuildMixin, PhysxCpuRenderMixin, BackendParamsMixi
         self._contact_queries: dict = {}
         self._contacts_step = -1
         self._contact_list: list = []
+        self._retired: list = []  # components rebuild_rigid replaced, kept until the next step
 
     def _create_system(self):
         """A physics system: the one every env's scene shares, or one per env with
@@ -142,10 +143,18 @@ class PhysxCpuBackend(PhysxCpuBuildMixin, PhysxCpuRenderMixin, BackendParamsMixi
     # ------------------------------------------------------------------ layout
     def finalize(self) -> None:
         """Freeze the layout and precompute the packed-state gather indices (``cpu_pack``)."""
+        self._finalized = True
+        self._relayout()
+
+    def _relayout(self) -> None:
+        """Gather indices into the packed state, computed again (at finalize, and after bodies
+        were rebuilt: PhysX lists a rebuilt body last), checked against SAPIEN's getters; the
+        contact queries, which hold the bodies, are made again on their next use."""
         self._rigid_idx, self._art_idx, total = pack_indices(self.systems, self._system_of_env, self._rigid,
                                                              self._arts, self.num_envs)
         self._rigid_packed = [bool((idx[:, 0] >= 0).all()) for idx in self._rigid_idx]  # no static body
-        self._finalized = True
+        self._contact_queries = {}
+        self._version += 1
         check_layout(self._state(), total, self._rigid_idx, self._art_idx, self._rigid, self._arts)
     # ------------------------------------------------------------------ reads
     def _state(self) -> np.ndarray:
@@ -368,6 +377,7 @@ class PhysxCpuBackend(PhysxCpuBuildMixin, PhysxCpuRenderMixin, BackendParamsMixi
     def _stepped(self, substeps: int) -> None:
         """Bookkeeping after ``substeps`` PhysX steps: contact data is current for every env."""
         self._steps += substeps
+        self._retired.clear()
         if self._any_written:
             self._written[:] = False
             self._any_written = False
