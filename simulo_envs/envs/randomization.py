@@ -485,7 +485,7 @@ class RandomizationMixin:
             return False
         if len(env_idx) == self.num_envs:
             return True
-        backend = self._backend
+        backend = self.backend
         if not getattr(backend, "rebuilds_env_bodies", False):
             raise ValueError(f"reset: a seed fixes every randomized value of the envs it reseeds, and "
                              f"{', '.join(params)} is drawn when bodies are built; {backend.name} cannot rebuild "
