@@ -116,8 +116,9 @@ class SimFollower:
         self._clock = StepClock(1.0 / self.fps, real_time, max_catch_up)
         self._random_seeds, self._next_seed, self._episodes = seed is None, seed, 0
         self.env = None
-        self._trace: dict[str, list] = {k: [] for k in ("obs_wall", "obs_sim", "obs_joints", "obs_applied", "obs_episode",
-                                                        "act_wall", "act_sent")}
+        self._trace: dict[str, list] = {k: [] for k in ("obs_start", "obs_wall", "obs_sim", "obs_dropped",
+                                                        "obs_joints", "obs_applied", "obs_episode", "act_wall",
+                                                        "act_sent")}
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -186,12 +187,14 @@ class SimFollower:
             RuntimeError: the follower is not open.
         """
         self._require_open()
+        start = time.perf_counter()
         self._advance(self._clock.due(action=False))
         joints = self.joint_vector()
         out: dict = dict(zip(self.names, (float(v) for v in joints)))
         for cam in self.cameras:
             out[cam.name] = self.picture(cam.name)
-        for key, value in (("obs_wall", time.perf_counter()), ("obs_sim", self._clock.sim_time), ("obs_joints", joints),
+        for key, value in (("obs_start", start), ("obs_wall", time.perf_counter()), ("obs_sim", self._clock.sim_time),
+                           ("obs_dropped", self._clock.dropped_s), ("obs_joints", joints),
                            ("obs_applied", self._applied), ("obs_episode", self._episodes - 1)):
             self._trace[key].append(value)
         return out
@@ -278,14 +281,17 @@ class SimFollower:
 
     # ------------------------------------------------------------------ trace
     def trace(self) -> dict[str, np.ndarray]:
-        """Everything observed and applied since construction: ``obs_wall`` / ``act_wall``
-        (``time.perf_counter`` [s] at each observation's return / each action's call),
-        ``obs_sim`` (sim time in its episode [s]), ``obs_joints`` float32 (T, J) and
+        """Everything observed and applied since construction: ``obs_start`` / ``obs_wall`` /
+        ``act_wall`` (``time.perf_counter`` [s] when each observation was asked for / returned,
+        each action's call),
+        ``obs_sim`` (sim time in its episode [s]), ``obs_dropped`` (wall-clock time the real-time
+        sim had skipped by then [s], ``dropped_s``), ``obs_joints`` float32 (T, J) and
         ``act_sent`` float32 (K, J) (follower units, ``names`` order), ``obs_applied`` (the
         index of the last action the observed state was stepped with, -1: none),
         ``obs_episode`` (the episode count, from 0), ``names``."""
         j = len(self.names)
-        out = {k: np.asarray(v, np.float64) for k, v in self._trace.items() if k in ("obs_wall", "obs_sim", "act_wall")}
+        out = {k: np.asarray(v, np.float64) for k, v in self._trace.items()
+               if k in ("obs_start", "obs_wall", "obs_sim", "obs_dropped", "act_wall")}
         out["obs_joints"] = np.asarray(self._trace["obs_joints"], np.float32).reshape(-1, j)
         out["act_sent"] = np.asarray(self._trace["act_sent"], np.float32).reshape(-1, j)
         out["obs_applied"] = np.asarray(self._trace["obs_applied"], np.int64)
