@@ -57,9 +57,13 @@ $(LEROBOT_STAMP): pyproject.toml Makefile $(addsuffix /pyproject.toml,$(LEROBOT_
 		|| (echo "[lerobot-setup] the LeRobot venv failed to install" >&2; exit 1)
 	@touch $(LEROBOT_STAMP)
 
-# The LeRobot plugins' own tests, against LeRobot's real classes, in the LeRobot venv.
+# The LeRobot plugins' own tests, against LeRobot's real classes, in the LeRobot venv: one pytest
+# run per plugin, since their test folders each hold a conftest.py and --doctest-modules (addopts)
+# imports every conftest.py as the module `conftest`, which two folders cannot share in one run.
+LEROBOT_TESTS = for plugin in $(LEROBOT_PLUGINS); do $(LEROBOT_BIN)/python -m pytest -q $$plugin/tests || exit 1; done
+
 test-lerobot: setup lerobot-setup
-	$(LEROBOT_BIN)/python -m pytest -q $(addsuffix /tests,$(LEROBOT_PLUGINS))
+	$(LEROBOT_TESTS)
 
 demo: setup
 	$(BIN)/python scripts/demo.py --policy expert --video videos/FrankaLift-v1.mp4
@@ -73,7 +77,7 @@ TEST_WORKERS_MAX ?= 4
 
 test: setup lerobot-setup
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --maxprocesses $(TEST_WORKERS_MAX) --dist loadfile --no-loadscope-reorder
-	$(LEROBOT_BIN)/python -m pytest -q $(addsuffix /tests,$(LEROBOT_PLUGINS))
+	$(LEROBOT_TESTS)
 
 bench: setup
 	$(BIN)/python scripts/benchmark.py
