@@ -187,7 +187,7 @@ def test_so101_at_lerobot_records_rate_in_its_followers_units():
     ``so101_new_calib.urdf``), and joint-target actions in the same units."""
     env = make_env("SO101Lift-v1", n_envs=2, fps=30, cameras="front=base_camera,wrist=wrist_camera")
     try:
-        assert env.metadata["render_fps"] == 30 and env.call("task_description")[0] == "Lift a cube with LeRobot's SO-101 arm."
+        assert env.metadata["render_fps"] == 30 and env.task_description == "Lift a cube with LeRobot's SO-101 arm."
         assert env.features == {"action": ("ACTION", (6,)), "agent_pos": ("STATE", (6,)),
                                 "pixels/front": ("VISUAL", (128, 128, 3)), "pixels/wrist": ("VISUAL", (128, 128, 3))}
         obs, _ = env.reset(seed=[0, 1])
