@@ -138,7 +138,7 @@ def test_heldout_distractors_keep_off_the_path_and_take_other_colours():
 
 @pytest.mark.parametrize("env_id", sorted(TASKS))
 def test_the_expert_leaves_the_cube_in_the_square_to_the_last_step(env_id):
-    # 64 seeds: 100 % on every variant (docs/benchmark.md); 8 here, ignoring terminations.
+    # 64 seeds per variant: docs/suite_benchmark.md; 8 here, ignoring terminations.
     env = gym.make(env_id, num_envs=8, control_mode="pd_ee_delta_pos")
     try:
         expert = EXPERTS[env_id](env)
