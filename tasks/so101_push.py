@@ -23,6 +23,9 @@ episode's last step. Fail: the cube's centre left the ring the arm reaches (plan
 the base outside [0.08, 0.40] m). Either terminates the episode; it is truncated after
 ``max_episode_steps`` (80).
 
+Cameras: the suite's, with ``base_camera`` lower and farther back (``sensor_eye``), so that it
+sees the cube under the gripper's rest position.
+
 Observation (``state``): agent qpos (6), qvel (6); extra: TCP pose (7), cube pose (7), goal
 position (3), all env-local; TCP-to-cube (3) and cube-to-goal (3) vectors -> 35 floats, in every
 variant.
@@ -61,6 +64,9 @@ class SO101PushConfig(SuiteConfig):
         "distractors": {"distractors": 2},
         "positions": {"region": Region((0.17, 0.21), (0.55, 0.8))},
     })
+    sensor_eye: tuple = (0.50, 0.0, 0.20)    # base_camera, env-local [m]: lower and farther back than the suite's,
+    sensor_target: tuple = (0.20, 0.0, 0.0)  # so that it sees the cube under the gripper's rest position
+    sensor_fov: float = 1.15                 # and every held-out position [rad]
     goal_distance: tuple = (0.08, 0.10)  # the square's centre this far from the cube [m]
     goal_angle: float = 0.35        # +- direction of the square from the cube, about straight away from the base [rad]
     goal_size: float = 0.06         # the target square's side [m]; success: the cube's centre over it
