@@ -51,6 +51,7 @@ from simulo_envs.cloner.plan import CloneCfg
 from simulo_envs.envs.actions import dict_action_bounds
 from simulo_envs.envs.env_options import check_env_options
 from simulo_envs.envs.fast_step import NumpyStepMixin
+from simulo_envs.envs.instructions import task_instruction
 from simulo_envs.envs.faults import Faults
 from simulo_envs.envs.maniskill_api import ManiSkillApiMixin
 from simulo_envs.envs.observations import ObservationMixin
@@ -437,6 +438,13 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
     def _get_obs_extra(self, info: dict) -> dict:
         """Task observations (env-local frame), a dict of (N, ...) tensors."""
         return {}
+
+    def instructions(self) -> list[str]:
+        """Each env's one-sentence instruction for its current episode (``num_envs`` str): the
+        task string a language-conditioned policy gets. Default: the task's sentence
+        (``simulo_envs/envs/instructions.py``) in every env; a task whose sentence depends on
+        the episode overrides it."""
+        return [task_instruction(type(self))] * self.num_envs
 
     # The control- and simulation-step hooks (``_before_control_step`` ...) are in ``step.py``.
 
