@@ -14,7 +14,7 @@ import copy
 import dataclasses
 import os
 import zipfile
-from typing import Any, Callable, Union
+from typing import Any, Callable, Optional, Union
 
 import torch
 
@@ -80,11 +80,12 @@ def _policy(env, infos: dict, checkpoint: str, device: str) -> Callable:
 
 
 def load_policy(checkpoint: str, num_envs: int, seed: int, device: str = "cpu", full_episodes: bool = False,
-                num_workers: Union[int, str] = 1, isolate: bool = False):
+                num_workers: Union[int, str] = 1, env_kwargs: Optional[dict] = None, isolate: bool = False):
     """``(env, policy, infos)``: an evaluation env (terminations on; off with ``full_episodes``;
     its envs in ``num_workers`` processes; with ``isolate`` one PhysX system per env,
     ``sim_config.isolate_envs``) and the deterministic policy, in this process, from a
-    checkpoint of any number of ranks and workers.
+    checkpoint of any number of ranks and workers. ``env_kwargs`` override the task keywords the
+    checkpoint was trained with (``variant="heldout"`` for a suite task's held-out variant).
 
     Raises:
         FileNotFoundError / ValueError: as ``read_checkpoint``; KeyError: its task is unknown here.
@@ -93,6 +94,8 @@ def load_policy(checkpoint: str, num_envs: int, seed: int, device: str = "cpu", 
 
     infos = read_checkpoint(checkpoint, device)
     config = infos["train_config"]
+    if env_kwargs:
+        config = {**config, "env_kwargs": {**config.get("env_kwargs", {}), **env_kwargs}}
     if isolate:
         config = {**config, "env_kwargs": isolated_kwargs(config.get("env_kwargs", {}))}
     env = make_rsl_env(infos["env_id"], num_envs, config, seed, evaluation=True,
@@ -127,7 +130,8 @@ def row_by_row(policy: Callable) -> Callable:
 
 def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int = 100, device: str = "cpu",
              progress: bool = False, full_episodes: bool = False,
-             num_workers: Union[int, str] = 1, isolate: bool = True) -> dict[str, Any]:
+             num_workers: Union[int, str] = 1, env_kwargs: Optional[dict] = None,
+             isolate: bool = True) -> dict[str, Any]:
     """Run ``episodes`` episodes with the deterministic policy, one per env, in batches of at most
     ``max_envs`` envs (batch ``b`` reseeds the envs with ``seed + episodes done so far``, so episode
     ``k`` always uses seed ``seed + k``).
@@ -145,7 +149,8 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
     terminates there). ``full_episodes=True`` ignores terminations, so every episode runs to the time
     limit: ``success_rate`` is still success at some step (the same episodes up to it), and
     ``success_at_end`` says whether the success still holds at the last step (a lifted cube still up).
-    ``num_workers``: worker processes of the evaluation env (``make_vector_env``). ``"per_episode"``
+    ``num_workers``: worker processes of the evaluation env (``make_vector_env``); ``env_kwargs``:
+    as ``load_policy``. ``"per_episode"``
     lists ``(seed, success_once, success_at_end, return, length)`` of each episode, in seed order;
     ``"provenance"`` is what reproduces the result (``simulo_envs.envs.provenance``: software
     versions, repository commit, the env's settings, the seeds, the checkpoint's SHA-256).
@@ -158,11 +163,11 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
             raise ValueError(f"{name} must be an int >= 1, got {value!r}")
     results: list[tuple[bool, bool, float, int]] = []
     env, policy, infos = load_policy(checkpoint, min(max_envs, episodes), seed, device, full_episodes, num_workers,
-                                     isolate=isolate)
+                                     env_kwargs, isolate=isolate)
     if isolate:
         policy = row_by_row(policy)
-    env_kwargs = infos["train_config"].get("env_kwargs", {})
-    record = provenance(env, env_id=infos["env_id"], env_kwargs=isolated_kwargs(env_kwargs) if isolate else env_kwargs,
+    used = {**infos["train_config"].get("env_kwargs", {}), **(env_kwargs or {})}
+    record = provenance(env, env_id=infos["env_id"], env_kwargs=isolated_kwargs(used) if isolate else used,
                         seeds=range(seed, seed + episodes), checkpoint=os.path.abspath(checkpoint),
                         checkpoint_sha256=file_sha256(checkpoint), max_envs=max_envs, num_workers=num_workers,
                         full_episodes=bool(full_episodes))
