@@ -93,11 +93,11 @@ def test_episodes_take_the_next_seed_and_replay_exactly(follower):
     assert follower.reset() == first + 1
     assert follower.reset(seed=20) == 20 and follower.reset() == 21  # the sequence goes on from the last seed
     follower.reset(seed=11)
-    cube = follower.env.block.state.pose.clone()
+    cube = follower.env.cube.state.pose.clone()
     follower.reset(seed=12)
-    assert not np.allclose(follower.env.block.state.pose.numpy(), cube.numpy())
+    assert not np.allclose(follower.env.cube.state.pose.numpy(), cube.numpy())
     follower.reset(seed=11)
-    assert np.allclose(follower.env.block.state.pose.numpy(), cube.numpy())
+    assert np.allclose(follower.env.cube.state.pose.numpy(), cube.numpy())
     assert follower.episode_success is False
 
 
