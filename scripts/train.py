@@ -13,10 +13,15 @@ them, and the first line printed says exactly what will be trained.
 Distillation into an image policy: ``--teacher CHECKPOINT`` (a PPO checkpoint of this script)
 trains a student that reads camera images and the robot's proprioception, on its own rollouts, with
 the teacher's actions as labels (rsl-rl-lib's distillation with DAgger's mixing and aggregation,
-``simulo_envs/training/distillation.py``); the task is the teacher's. ``--image-size HxW`` sets
-every sensor camera's resolution, ``--cameras`` the ones the student reads (default all).
+``simulo_envs/training/distillation.py``); the task is the teacher's. ``--camera-size W H`` sets
+every sensor camera's resolution (default 64 x 64 for a student), ``--cameras`` the ones the
+student reads (default all).
 
-    python scripts/train.py --teacher tasks/so100_lift_ppo.pt --image-size 48x48 --max-minutes 20
+    python scripts/train.py --teacher tasks/so100_lift_ppo.pt --camera-size 32 32 --max-minutes 20
+
+``--camera-size W H`` and ``--randomization {default,none,visual}`` set the env's cameras and
+randomization preset as the other scripts spell them (``simulo_envs/datasets/scene_cli.py``);
+the checkpoint keeps them (its ``train_config["env_kwargs"]``), and evaluation uses them.
 
 Your own task: ``--task-module my_tasks`` imports ``my_tasks`` (from the current directory or the
 Python path) so the ids it registers can be trained, or name the class: ``--env-id my_tasks:MyTask``.
@@ -48,6 +53,7 @@ import sys
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
+from simulo_envs.datasets.scene_cli import add_scene_options, scene_kwargs
 from simulo_envs.sim import sim_backend_arg
 from simulo_envs.training.distributed import check_device, rank_device, rank_info
 from simulo_envs.training.evaluation import evaluate
@@ -87,27 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
                              "docs/scale_out.md)")
     parser.add_argument("--teacher", default=None, metavar="CHECKPOINT",
                         help="distil this PPO checkpoint into an image student (its task; --env-id is ignored)")
-    parser.add_argument("--image-size", default="64x64", type=image_size_arg, metavar="HxW",
-                        help="with --teacher: every sensor camera's resolution [px] (default 64x64)")
     parser.add_argument("--cameras", nargs="+", default=None, metavar="NAME",
                         help="with --teacher: the cameras the student reads (default: all of the task's)")
+    add_scene_options(parser)
     parser.add_argument("--sim-backend", default=None, type=sim_backend_arg,
                         help="auto, physx_cpu, physx_cuda[:N] or physx_cuda_emulated (default: the task's config)")
     return parser
-
-
-def image_size_arg(text: str) -> tuple[int, int]:
-    """``"48x64"`` -> (48, 64) (height, width) [px]; ``"64"`` -> (64, 64)."""
-    parts = text.lower().split("x")
-    try:
-        size = tuple(int(p) for p in parts)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected HxW in pixels (e.g. 64x64), got {text!r}") from None
-    if len(size) == 1:
-        size = size * 2
-    if len(size) != 2 or min(size) < 16:
-        raise argparse.ArgumentTypeError(f"expected HxW of at least 16x16 px, got {text!r}")
-    return size
 
 
 def fail(parser: argparse.ArgumentParser, message: str) -> None:
@@ -134,11 +125,13 @@ def main(argv=None) -> None:
         rank = rank_info()
         device = check_device(rank_device(check_device(args.device), rank))
         env_kwargs = {} if args.sim_backend is None else {"sim_backend": args.sim_backend}
+        env_kwargs.update(scene_kwargs(args))
         vector_kwargs = {} if args.num_workers is None else {"num_workers": args.num_workers}
         if args.teacher:
             from simulo_envs.training.distillation import plan_distillation
 
-            plan = plan_distillation(args.teacher, args.image_size, args.cameras, args.num_envs, args.total_timesteps,
+            size = (64, 64) if args.camera_size is None else (args.camera_size[1], args.camera_size[0])
+            plan = plan_distillation(args.teacher, size, args.cameras, args.num_envs, args.total_timesteps,
                                      rank.world_size, env_kwargs, vector_kwargs)
             args.env_id = plan.env_id
         else:

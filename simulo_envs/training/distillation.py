@@ -103,6 +103,10 @@ class DAggerDistillation(Distillation):
         aggregate_iterations: iterations of student observations and labels kept for training
             (0: the library's update, on the last rollout only).
         mini_batch_size: samples per gradient step with aggregation.
+        label_clip: the teacher's actions are clipped to [-label_clip, label_clip] before they are
+            labels or executed (the env clips its actions there: a PPO mean past the bound acts
+            as the bound, and regressing the unclipped value would spend the student's capacity
+            on a difference without effect); None: unclipped.
         *args, **kwargs: ``rsl_rl.algorithms.Distillation``'s (``num_learning_epochs``: with
             aggregation, the gradient steps per iteration are ``num_learning_epochs * new samples /
             mini_batch_size``, drawn uniformly from everything kept).
@@ -112,7 +116,8 @@ class DAggerDistillation(Distillation):
     """
 
     def __init__(self, *args, teacher_checkpoint: Optional[str] = None, teacher_start: float = 0.0,
-                 teacher_iterations: int = 0, aggregate_iterations: int = 0, mini_batch_size: int = 256, **kwargs):
+                 teacher_iterations: int = 0, aggregate_iterations: int = 0, mini_batch_size: int = 256,
+                 label_clip: Optional[float] = None, **kwargs):
         if not 0.0 <= teacher_start <= 1.0:
             raise ValueError(f"teacher_start must be in [0, 1], got {teacher_start!r}")
         for name, value, low in (("teacher_iterations", teacher_iterations, 0),
@@ -123,6 +128,9 @@ class DAggerDistillation(Distillation):
         super().__init__(*args, **kwargs)
         self.teacher_start, self.teacher_iterations = float(teacher_start), teacher_iterations
         self.aggregate_iterations, self.mini_batch_size = aggregate_iterations, mini_batch_size
+        if label_clip is not None and not label_clip > 0:
+            raise ValueError(f"label_clip must be > 0 or None, got {label_clip!r}")
+        self.label_clip = label_clip
         self._kept: list[tuple[TensorDict, torch.Tensor]] = []
         if teacher_checkpoint is not None:
             state = torch.load(teacher_checkpoint, weights_only=False, map_location=self.device)
@@ -143,6 +151,9 @@ class DAggerDistillation(Distillation):
         """The executed actions (N, A): the student's sample, or with probability ``beta`` per env
         the teacher's action; the teacher's action is recorded as the label either way."""
         actions = super().act(obs)
+        if self.label_clip is not None:
+            self.transition.privileged_actions = self.transition.privileged_actions.clamp(-self.label_clip,
+                                                                                           self.label_clip)
         beta = self.beta
         if beta > 0.0:
             teacher = torch.rand(actions.shape[0], 1, device=actions.device) < beta
@@ -239,7 +250,7 @@ def distillation_config(teacher_checkpoint: str, teacher_infos: dict, image_size
                 "activation": "elu",
                 "obs_normalization": True,
                 "shift": max(1, round(height / 16)),
-                "cnn_cfg": {"output_channels": [16, 32, 32], "kernel_size": [5, 3, 3], "stride": [2, 2, 2],
+                "cnn_cfg": {"output_channels": [16, 32, 32], "kernel_size": [5, 3, 3], "stride": [2, 2, 2], "padding": "zeros",
                             "activation": "relu", "flatten": True},
                 "distribution_cfg": {"class_name": "GaussianDistribution", "init_std": 0.1, "std_type": "scalar",
                                  "learn_std": False},
@@ -249,10 +260,11 @@ def distillation_config(teacher_checkpoint: str, teacher_infos: dict, image_size
                 "class_name": "simulo_envs.training.distillation:DAggerDistillation",
                 "teacher_checkpoint": teacher_checkpoint,
                 "teacher_start": 0.5,
-                "teacher_iterations": 20,
-                "aggregate_iterations": 40,
+                "teacher_iterations": 30,
+                "aggregate_iterations": 60,
                 "mini_batch_size": 256,
-                "num_learning_epochs": 4,
+                "num_learning_epochs": 16,
+                "label_clip": 1.0,
                 "learning_rate": 1e-3,
                 "max_grad_norm": 1.0,
                 "loss_type": "mse",

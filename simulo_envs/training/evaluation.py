@@ -120,6 +120,11 @@ def load_policy(checkpoint: str, num_envs: int, seed: int, device: str = "cpu", 
 
     infos = read_checkpoint(checkpoint, device)
     config = _eval_config(infos["train_config"])
+    trained = config.get("env_kwargs", {}).get("sensor_configs")
+    if env_kwargs and env_kwargs.get("sensor_configs") and config is not infos["train_config"] \
+            and env_kwargs["sensor_configs"] != trained:
+        raise ValueError(f"the student reads camera images of {trained}; it cannot be evaluated with "
+                         f"{env_kwargs['sensor_configs']}")
     if env_kwargs:
         config = {**config, "env_kwargs": {**config.get("env_kwargs", {}), **env_kwargs}}
     if isolate:
