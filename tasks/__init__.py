@@ -13,9 +13,15 @@ from simulo_envs.tasks.so100_lift import SO100LiftConfig, SO100LiftEnv
 from simulo_envs.tasks.so100_pick_place import SO100PickPlaceConfig, SO100PickPlaceEnv
 from simulo_envs.tasks.so101_lift import SO101LiftEnv
 from simulo_envs.tasks.so101_pick_place import SO101PickPlaceEnv
+from simulo_envs.tasks.so101_place_in_bowl import SO100PlaceInBowlEnv, SO101PlaceInBowlConfig, SO101PlaceInBowlEnv
+from simulo_envs.tasks.so101_place_on_target import (SO100PlaceOnTargetEnv, SO101PlaceOnTargetConfig,
+                                                     SO101PlaceOnTargetEnv)
+from simulo_envs.tasks.so101_stack import SO100StackEnv, SO101StackConfig, SO101StackEnv
 
 __all__ = ["FrankaLiftEnv", "FrankaLiftConfig", "FrankaLiftMixedEnv", "FrankaLiftRandomizedEnv", "FrankaLiftRandomizedConfig",
            "FrankaOpenDrawerEnv", "FrankaOpenDrawerConfig", "FrankaPickPlaceEnv", "FrankaPickPlaceConfig", "FrankaPushEnv", "FrankaPushConfig", "FrankaReachEnv",
            "FrankaReachConfig", "FrankaStackEnv", "FrankaStackConfig", "FrankaStackV2Env",
            "FrankaStackV2Config", "SO100LiftEnv", "SO100LiftConfig",
-           "SO100PickPlaceEnv", "SO100PickPlaceConfig", "SO101LiftEnv", "SO101PickPlaceEnv"]
+           "SO100PickPlaceEnv", "SO100PickPlaceConfig", "SO101LiftEnv", "SO101PickPlaceEnv",
+           "SO101PlaceInBowlEnv", "SO101PlaceInBowlConfig", "SO100PlaceInBowlEnv", "SO101PlaceOnTargetEnv",
+           "SO101PlaceOnTargetConfig", "SO100PlaceOnTargetEnv", "SO101StackEnv", "SO101StackConfig", "SO100StackEnv"]

@@ -15,11 +15,18 @@ from simulo_envs.policies.drawer_expert import DrawerExpert, DrawerExpertConfig
 from simulo_envs.policies.lift_expert import LiftExpert, LiftExpertConfig
 from simulo_envs.policies.phase_expert import PhaseExpert
 from simulo_envs.policies.pick_experts import PickExpertConfig, PickPlaceExpert, StackExpert
+from simulo_envs.policies.place_expert import PlaceExpert
 from simulo_envs.policies.push_expert import PushExpert, PushExpertConfig
 
 _SO_LIFT = partial(LiftExpert, config=LiftExpertConfig(hover=0.04, lift_height=0.08, reach_tol=0.005, close_time=0.4))
 _SO_PICK_PLACE = partial(PickPlaceExpert, config=PickExpertConfig(hover=0.04, reach_tol=0.005, close_time=0.4,
                                                                   grasp_offset=0.0, drop_tol=0.02))
+_SO_PLACE = partial(PlaceExpert, config=PickExpertConfig(hover=0.04, reach_tol=0.005, close_time=0.4, grasp_offset=0.0,
+                                                        drop_tol=0.02, place_gap=0.02))
+_SO_PLACE_ON = partial(PlaceExpert, config=PickExpertConfig(hover=0.04, reach_tol=0.005, close_time=0.4, grasp_offset=0.0,
+                                                           drop_tol=0.02, place_gap=0.003))
+_SO_STACK = partial(StackExpert, config=PickExpertConfig(hover=0.04, reach_tol=0.005, close_time=0.4, grasp_offset=0.0,
+                                                        drop_tol=0.02))
 EXPERTS = {
     "FrankaLift-v1": LiftExpert,
     "FrankaLiftMixed-v1": LiftExpert,
@@ -33,7 +40,13 @@ EXPERTS = {
     "SO100PickPlace-v1": _SO_PICK_PLACE,
     "SO101Lift-v1": _SO_LIFT,
     "SO101PickPlace-v1": _SO_PICK_PLACE,
+    "SO101PlaceInBowl-v1": _SO_PLACE,
+    "SO100PlaceInBowl-v1": _SO_PLACE,
+    "SO101PlaceOnTarget-v1": _SO_PLACE_ON,
+    "SO100PlaceOnTarget-v1": _SO_PLACE_ON,
+    "SO101Stack-v1": _SO_STACK,
+    "SO100Stack-v1": _SO_STACK,
 }
 
 __all__ = ["EXPERTS", "PhaseExpert", "DrawerExpert", "DrawerExpertConfig", "LiftExpert", "LiftExpertConfig", "PushExpert", "PushExpertConfig",
-           "PickExpertConfig", "PickPlaceExpert", "StackExpert"]
+           "PickExpertConfig", "PickPlaceExpert", "PlaceExpert", "StackExpert"]
