@@ -200,18 +200,19 @@ class SuiteEnv(SO100TableTopEnv):
 
     # ------------------------------------------------------------------ episode
     def layout(self, env_idx: torch.Tensor, items: Sequence[tuple], fixed: Optional[torch.Tensor] = None,
-               fixed_clearance: float = 0.0) -> torch.Tensor:
+               fixed_clearance=0.0, region: Optional[Region] = None) -> torch.Tensor:
         """Place ``items`` (``(prop, clearance [m])`` pairs) at rest in the envs of ``env_idx``,
-        in ``cfg.region`` (``Region()`` where it is None), pairwise at least ``clearance_i + clearance_j + cfg.clearance_gap``
-        apart in the plane and as far from ``fixed`` (world positions (k, 3), already placed,
-        with ``fixed_clearance``). Each prop keeps its default height and faces the base. Draws
+        in ``region`` (default ``cfg.region``; ``Region()`` where that is None), pairwise at least
+        ``clearance_i + clearance_j + cfg.clearance_gap`` apart in the plane and as far from
+        ``fixed``: world positions (k, 3) or (k, m, 3) of things already placed, with
+        ``fixed_clearance`` [m] (one number, or m: one per fixed thing). Each prop keeps its default height and faces the base. Draws
         ``cfg.layout_tries`` candidate layouts per env (radius, then bearing, then side) and keeps
         the first that fits, else the one whose worst overlap is least. Returns the world
         positions written (k, n, 3)."""
         cfg, rng, k, n = self.cfg, self.episode_rng, len(env_idx), len(items)
         if n == 0:
             return torch.zeros(k, 0, 3, device=self.device)
-        tries, region = cfg.layout_tries, cfg.region or Region()
+        tries, region = cfg.layout_tries, region or cfg.region or Region()
         u_r = rng.uniform(env_idx, 0.0, 1.0, (tries, n), device=self.device)
         u_b = rng.uniform(env_idx, 0.0, 1.0, (tries, n), device=self.device)
         side = torch.where(rng.uniform(env_idx, 0.0, 1.0, (tries, n), device=self.device) < 0.5, -1.0, 1.0)
@@ -225,9 +226,12 @@ class SuiteEnv(SO100TableTopEnv):
         gap = gap + torch.eye(n, device=self.device) * 1e3
         worst = gap.flatten(2).min(dim=2).values if n > 1 else torch.full((k, tries), 1e3, device=self.device)
         if fixed is not None:
-            local_fixed = (fixed - self.env_origins[env_idx])[:, None, None, :2]
-            to_fixed = (xy - local_fixed).norm(dim=-1) - (clear + fixed_clearance + cfg.clearance_gap)
-            worst = torch.minimum(worst, to_fixed.min(dim=2).values)
+            fixed = fixed.reshape(k, -1, 3)  # (k, m, 3): m things already placed
+            local_fixed = (fixed - self.env_origins[env_idx][:, None])[:, None, None, :, :2]  # (k, 1, 1, m, 2)
+            fixed_clear = torch.as_tensor(fixed_clearance, dtype=torch.float32, device=self.device)
+            to_fixed = ((xy[..., None, :] - local_fixed).norm(dim=-1) - clear[:, None]
+                        - fixed_clear.expand(fixed.shape[1]) - cfg.clearance_gap)  # (k, tries, n, m)
+            worst = torch.minimum(worst, to_fixed.flatten(2).min(dim=2).values)
         fits = worst >= 0
         choice = torch.where(fits.any(dim=1), fits.float().argmax(dim=1), worst.argmax(dim=1))
         chosen_xy = xy[torch.arange(k, device=self.device), choice]  # (k, n, 2)

@@ -40,9 +40,12 @@ same values whatever ``num_envs``, whichever other envs reset with it, and wheth
 renders or not (visual entries are drawn even where nothing renders, and written only where it
 does). A seed decides every value of the envs it reseeds, ``startup`` ones included: ``reset(seed=...)``
 draws the reseeded envs' ``startup`` entries again from their new streams (before the ``reset``
-entries, the order of a build), and, when the table has a build-time entry (``scale``), it rebuilds
-the scene as ``reset(seed=..., options={"reconfigure": True})`` does; a seeded reset of only some
-envs is then refused (a build is for every env at once). A restore (``reset(options={"reset_to_env_states": ...})``) draws nothing: parameters are
+entries, the order of a build). A build-time entry (``scale``) is drawn again too: a seeded reset
+of every env rebuilds the scene as ``reset(seed=..., options={"reconfigure": True})`` does; one of
+some envs rebuilds only their props' bodies (``Prop.set_scale`` after the build) and leaves the
+other envs' bodies alone (bit for bit with ``SimConfig.isolate_envs``; in a shared PhysX system
+the others' next steps may differ at float-rounding level). The GPU backend cannot rebuild some
+envs' bodies: there such a reset raises ValueError before anything changes. A restore (``reset(options={"reset_to_env_states": ...})``) draws nothing: parameters are
 not part of the simulation state (``get_state``), they keep their values.
 
 Privileged observations: ``info["privileged"]`` (float32 (N, D)) holds each randomized
@@ -56,7 +59,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 import torch
@@ -65,11 +68,12 @@ from simulo_envs.envs.distributions import Choice, Distribution, Gaussian, LogUn
 from simulo_envs.envs.randomization_params import Parameter, out_of_range, parameters_of, result_range
 from simulo_envs.envs.visuals import Lights, SensorCamera
 
-__all__ = ["Randomize", "Uniform", "LogUniform", "Gaussian", "Choice", "Randomizer", "RandomizationStreams",
-           "RandomizationMixin"]
+__all__ = ["Randomize", "Uniform", "LogUniform", "Gaussian", "Choice", "Randomizer", "RandomizationStreams"]
 
 WHEN = ("startup", "reset", "interval")
 OPERATIONS = ("set", "scale", "add")
+_FOLLOW_GEOMETRY = ("mass",)
+"""Prop parameters a rebuild at another scale changes (their ``scale``/``add`` defaults are read again)."""
 STREAM_TAG = 0x444F4D52
 """Mixed into each env's seed for its randomization stream (``SeedSequence([seed, STREAM_TAG])``)."""
 
@@ -156,28 +160,57 @@ class _Bound:
 
 
 class Randomizer:
-    """Applies a table to one built scene of ``env`` (a new one per build). Made by ``BaseEnv``.
+    """An env's domain randomization (the module docstring), held by ``BaseEnv`` as
+    ``env.randomization``: the table (``terms``), each env's random stream, the per-env lights and
+    sensor-camera handles (``env.lights``, ``env.sensor_cameras``), and the table bound to the
+    objects of the current build. ``BaseEnv`` calls ``build`` and ``attach`` at each scene build,
+    ``seed`` and ``reset`` in ``reset``, ``interval`` and ``add_privileged`` in ``step``. It
+    writes only its own attributes (and the randomized parameters, through the objects' setters).
 
     Args:
-        env: the env. terms: the table. streams: the env's ``RandomizationStreams``.
+        env: the ``BaseEnv`` (its ``num_envs`` fixed by then).
+        terms: the table, a sequence of ``Randomize`` entries.
+
+    Raises:
+        TypeError: ``terms`` is not a sequence of ``Randomize`` entries.
     """
 
-    def __init__(self, env, terms: Sequence[Randomize], streams: RandomizationStreams):
+    def __init__(self, env, terms: Sequence[Randomize]):
+        if isinstance(terms, Randomize) or not all(isinstance(t, Randomize) for t in terms):
+            raise TypeError("randomization must be a sequence of Randomize entries")
         self._env = env
         self.terms = tuple(terms)
-        self._streams = streams
+        self._streams = RandomizationStreams(env.num_envs)
+        self._lights = Lights(env)
+        self._sensor_cameras: dict = {}
         self._bound: list[_Bound] = []
         self._records: dict[tuple, np.ndarray] = {}
         self._labels: dict[tuple, list] = {}  # joint names of per-joint records
         self._flat: Optional[np.ndarray] = None
         self._intervals: list[_Bound] = []
 
+    @property
+    def lights(self) -> Lights:
+        """Per-env lights (``simulo_envs.envs.visuals.Lights``); usable where the env renders."""
+        return self._lights
+
+    @property
+    def sensor_cameras(self) -> dict:
+        """Sensor camera name -> ``SensorCamera`` of this build (per-env poses); a copy of the mapping."""
+        return dict(self._sensor_cameras)
+
     # ------------------------------------------------------------------ building
     def build(self) -> None:
-        """Resolve every entry against the env's objects (before the scene is attached) and
+        """In each scene build, once the task's objects exist and before the scene is attached:
+        make this build's sensor-camera handles, resolve every entry against the env's objects and
         apply the build-time ``startup`` entries. Raises ValueError naming a bad entry."""
+        from simulo_envs.envs.sensors import apply_overrides
+
         env = self._env
-        self._bound = []
+        self._sensor_cameras = {name: SensorCamera(env, name, cfg.pose.to_list()) for name, cfg in
+                                apply_overrides(env._all_default_sensor_configs, env._sensor_overrides).items()
+                                if cfg.mount is None}  # a camera on a link moves with it
+        self._bound, self._records, self._labels, self._flat = [], {}, {}, None
         for term in self.terms:
             *path, name = term.param.split(".")
             target = _resolve(env, path, term)
@@ -202,8 +235,8 @@ class Randomizer:
         self._apply(built, np.arange(env.num_envs))
 
     def attach(self) -> None:
-        """After the scene is attached: read each entry's default, check the table's ranges,
-        then apply the ``startup`` entries to every env."""
+        """In each scene build, after the scene is attached and the sensors exist: read each
+        entry's default, check the table's ranges, then apply the ``startup`` entries to every env."""
         env = self._env
         for b in self._bound:
             if b.param.build_time:
@@ -243,6 +276,42 @@ class Randomizer:
             raise ValueError(f"Randomize({term.param!r}{unit}, operation={term.operation!r}): the written value "
                              f"{problem}{hint}")
 
+    # ------------------------------------------------------------------ seeds
+    def seed(self, env_idx: np.ndarray, seeds: Sequence[int], redraw_startup: bool = False) -> None:
+        """In ``reset``, when the episode seeds of ``env_idx`` change (before a rebuild): restart
+        their streams. With ``redraw_startup`` (a ``reset(seed=...)`` that does not rebuild the
+        scene) their build-time entries are drawn again from the new seeds, rebuilding those envs'
+        props (``rebuild``), then their ``startup`` entries: the order of a build."""
+        self._streams.seed(env_idx, seeds)
+        if redraw_startup:
+            self.rebuild(env_idx)
+            self.redraw_startup(env_idx)
+
+    def seeded_reset_rebuilds(self, env_idx: np.ndarray) -> bool:
+        """Whether ``reset(seed=...)`` of ``env_idx`` must rebuild the whole scene: a seed fixes
+        every randomized value of the envs it reseeds, build-time entries (a prop's ``scale``)
+        included. A seeded reset of every env rebuilds the scene; one of some envs rebuilds only
+        their props (``seed``), where the backend can (``rebuilds_env_bodies``).
+
+        Raises:
+            ValueError: a seeded reset of some envs only, with a build-time entry in the table,
+                on a backend that cannot rebuild one env's bodies (PhysX's GPU system); nothing
+                changes.
+        """
+        params = self.build_time_params
+        if not params:
+            return False
+        if len(env_idx) == self._env.num_envs:
+            return True
+        backend = self._env.backend
+        if not getattr(backend, "rebuilds_env_bodies", False):
+            raise ValueError(f"reset: a seed fixes every randomized value of the envs it reseeds, and "
+                             f"{', '.join(params)} is drawn when bodies are built; {backend.name} cannot rebuild "
+                             f"some envs' bodies (PhysX's GPU system takes no new body once initialised). Reset "
+                             f"every env with the seed (the scene is rebuilt), these envs without a seed, or use "
+                             f"sim_backend='physx_cpu'")
+        return False
+
     # ------------------------------------------------------------------ applying
     @property
     def has_interval(self) -> bool:
@@ -257,6 +326,21 @@ class Randomizer:
         """Draw and write the ``startup`` entries that are not fixed at build time for ``env_ids``
         only (int64 (k,)), as the build would have with their streams as they are now."""
         self._apply([b for b in self._bound if b.term.when == "startup" and not b.param.build_time], env_ids)
+
+    def rebuild(self, env_ids: np.ndarray) -> None:
+        """Draw and write the build-time entries (a prop's ``scale``) for ``env_ids`` only (int64
+        (k,)), which rebuilds those envs' bodies (``Prop.set_scale`` after the build), as a build
+        would have drawn them with their streams as they are now; the recorded default of a
+        parameter that follows the geometry (a rebuilt prop's ``mass``) is read again for them."""
+        built = [b for b in self._bound if b.param.build_time]
+        if not built or not len(env_ids):
+            return
+        self._apply(built, env_ids)
+        rebuilt = {id(b.target) for b in built}
+        for b in self._bound:
+            if id(b.target) in rebuilt and not b.param.build_time and b.term.param.rsplit(".", 1)[1] in _FOLLOW_GEOMETRY:
+                fresh = np.asarray(b.param.default(b.target, b.term.joints), dtype=np.float64)
+                b.default[env_ids] = fresh.reshape(self._env.num_envs, *b.shape)[env_ids]
 
     @property
     def build_time_params(self) -> list[str]:
@@ -351,6 +435,11 @@ class Randomizer:
             return torch.from_numpy(flat.copy())
         return torch.from_numpy(flat).to(self._env.device)
 
+    def add_privileged(self, info: dict) -> None:
+        """With a table, ``info["privileged"] = privileged()`` (``step``'s and ``reset``'s info)."""
+        if self.terms:
+            info["privileged"] = self.privileged()
+
     def privileged_array(self):
         """``privileged()`` as a fresh float32 numpy array (the CPU fast path's ``info``)."""
         return self._flat_values().copy()
@@ -379,92 +468,3 @@ def _resolve(env, path: list, term: Randomize):
         raise ValueError(f"Randomize({term.param!r}): {'.'.join(path)} is a {type(obj).__name__}, which has no "
                          "randomizable parameters (a Prop, Robot, env.lights or env.sensor_cameras[name] has)")
     return obj
-
-
-class RandomizationMixin:
-    """``BaseEnv``'s side of domain randomization: the table, the per-env handles of lights and
-    sensor cameras, and the hooks ``BaseEnv`` calls (build, startup, reset, interval)."""
-
-    default_randomization: ClassVar[tuple] = ()
-    """The task's randomization table (a tuple of ``Randomize``); ``randomization=`` replaces it."""
-
-    # ------------------------------------------------------------------ the state RandomizationMixin owns
-    _randomization_terms: tuple
-    """The table in use (``randomization=`` or ``default_randomization``)."""
-    _randomization_streams: RandomizationStreams
-    """Per-env random streams of the table's draws."""
-    _lights: Lights
-    """Per-env lights (``lights``)."""
-    _sensor_cameras: dict
-    """Sensor camera name -> ``SensorCamera`` of this build (``sensor_cameras``)."""
-    _randomizer: Optional[Randomizer]
-    """The table bound to this build's objects (``randomization``); None before the first build."""
-
-    def _init_randomization(self, terms: Optional[Sequence[Randomize]]) -> None:
-        terms = self.default_randomization if terms is None else terms
-        if isinstance(terms, Randomize) or not all(isinstance(t, Randomize) for t in terms):
-            raise TypeError("randomization must be a sequence of Randomize entries")
-        self._randomization_terms = tuple(terms)
-        self._randomization_streams = RandomizationStreams(self.num_envs)
-        self._lights = Lights(self)
-        self._sensor_cameras = {}
-        self._randomizer = None
-
-    @property
-    def randomization(self) -> Randomizer:
-        """The env's randomizer: ``terms``, ``values()``, ``privileged()``, ``privileged_names``."""
-        return self._randomizer
-
-    @property
-    def lights(self) -> Lights:
-        """Per-env lights (``simulo_envs.envs.visuals.Lights``); usable where the env renders."""
-        return self._lights
-
-    @property
-    def sensor_cameras(self) -> dict:
-        """Sensor camera name -> ``SensorCamera`` (per-env poses); a copy of the mapping."""
-        return dict(self._sensor_cameras)
-
-    def _randomize_build(self) -> None:
-        """In ``_reconfigure``, once the task's objects exist and before the scene is attached."""
-        from simulo_envs.envs.sensors import apply_overrides
-
-        self._sensor_cameras = {name: SensorCamera(self, name, cfg.pose.to_list()) for name, cfg in
-                                apply_overrides(self._all_default_sensor_configs, self._sensor_overrides).items()
-                                if cfg.mount is None}  # a camera on a link moves with it
-        self._randomizer = Randomizer(self, self._randomization_terms, self._randomization_streams)
-        self._randomizer.build()
-
-    def _randomize_startup(self) -> None:
-        """In ``_reconfigure``, after the scene is attached and the sensors exist."""
-        self._randomizer.attach()
-
-    def _randomize_seed(self, env_idx: np.ndarray, seeds: Sequence[int], redraw_startup: bool = False) -> None:
-        """In ``reset``, when the episode seeds of ``env_idx`` change (before a rebuild). With
-        ``redraw_startup`` (a ``reset(seed=...)`` that does not rebuild the scene) the ``startup``
-        entries of ``env_idx`` are drawn again from the new seeds, as a build would draw them."""
-        self._randomization_streams.seed(env_idx, seeds)
-        if redraw_startup:
-            self._randomizer.redraw_startup(env_idx)
-
-    def _seeded_reset_rebuilds(self, env_idx: np.ndarray) -> bool:
-        """Whether ``reset(seed=...)`` of ``env_idx`` must rebuild the scene: a seed fixes every
-        randomized value of the envs it reseeds, and a build-time entry (a prop's ``scale``)
-        changes only by rebuilding, which resets every env.
-
-        Raises:
-            ValueError: a seeded reset of some envs only, with a build-time entry in the table
-                (nothing changes).
-        """
-        params = self._randomizer.build_time_params if self._randomizer is not None else []
-        if not params:
-            return False
-        if len(env_idx) != self.num_envs:
-            raise ValueError(f"reset: a seed fixes every randomized value of the envs it reseeds, and "
-                             f"{', '.join(params)} is drawn when the scene is built, for every env at once; reset "
-                             f"every env with the seed (the scene is rebuilt), or these envs without one")
-        return True
-
-    def _add_privileged(self, info: dict) -> None:
-        if self._randomization_terms:
-            info["privileged"] = self._randomizer.privileged()

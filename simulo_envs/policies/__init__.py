@@ -27,6 +27,18 @@ _SO_PLACE_ON = partial(PlaceExpert, config=PickExpertConfig(hover=0.04, reach_to
                                                            drop_tol=0.02, place_gap=0.003))
 _SO_STACK = partial(StackExpert, config=PickExpertConfig(hover=0.04, reach_tol=0.005, close_time=0.4, grasp_offset=0.0,
                                                         drop_tol=0.02))
+
+
+def _so_push(pusher_offset: tuple, contact: float, push_height: float = 0.022, push_speed: float = 0.15):
+    """The SO arms' push/pull expert: the closed jaw's centre (``pusher_offset``, TCP frame) pushes."""
+    return partial(PushExpert, config=PushExpertConfig(
+        standoff=contact + 0.011, contact=contact, hover=0.07, push_height=push_height, advance=0.03, max_offset=0.015,
+        reach_tol=0.006, close_time=0.4, pusher_offset=pusher_offset, push_speed=push_speed, finish_tol=0.012))
+
+
+_SO100_PUSH = _so_push((0.017, 0.0, 0.0), 0.026, 0.03, 0.08)   # the SO-100's TCP frame: +x towards the fixed jaw
+_SO101_PUSH = _so_push((-0.019, 0.0, 0.0), 0.021)  # the SO-101's: -x towards the fixed jaw
+_SO100_PULL = _so_push((0.017, 0.0, 0.0), 0.026, 0.02, 0.08)
 EXPERTS = {
     "FrankaLift-v1": LiftExpert,
     "FrankaLiftMixed-v1": LiftExpert,
@@ -46,6 +58,10 @@ EXPERTS = {
     "SO100PlaceOnTarget-v1": _SO_PLACE_ON,
     "SO101Stack-v1": _SO_STACK,
     "SO100Stack-v1": _SO_STACK,
+    "SO100Push-v1": _SO100_PUSH,
+    "SO101Push-v1": _SO101_PUSH,
+    "SO100Pull-v1": _SO100_PULL,
+    "SO101Pull-v1": _SO101_PUSH,
 }
 
 __all__ = ["EXPERTS", "PhaseExpert", "DrawerExpert", "DrawerExpertConfig", "LiftExpert", "LiftExpertConfig", "PushExpert", "PushExpertConfig",
