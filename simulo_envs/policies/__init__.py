@@ -26,7 +26,7 @@ _SO_PLACE = partial(PlaceExpert, config=PickExpertConfig(hover=0.04, reach_tol=0
 _SO_PLACE_ON = partial(PlaceExpert, config=PickExpertConfig(hover=0.04, reach_tol=0.005, close_time=0.4, grasp_offset=0.0,
                                                            drop_tol=0.02, place_gap=0.003))
 _SO_STACK = partial(StackExpert, config=PickExpertConfig(hover=0.04, reach_tol=0.005, close_time=0.4, grasp_offset=0.0,
-                                                        drop_tol=0.02))
+                                                        drop_tol=0.02, open_action=-0.5))  # a wide-open jaw knocks the cube off
 
 
 def _so_push(pusher_offset: tuple, contact: float, push_height: float = 0.022, push_speed: float = 0.15):
