@@ -133,7 +133,7 @@ def test_stack_success_needs_a_on_b_released_and_b_on_the_table():
 @pytest.mark.parametrize("variant", ["train", "heldout"])
 @pytest.mark.parametrize("env_id", sorted(TASKS))
 def test_the_scripted_expert_succeeds(env_id, variant):
-    """One episode in each of 8 envs (seeds 0..7); the 64-seed figures are in docs/so100.md."""
+    """One episode in each of 8 envs (seeds 0..7); the 64-episode figures per split are in docs/so100.md."""
     env = gym.make(env_id, num_envs=8, control_mode="pd_ee_delta_pos", variant=variant)
     try:
         expert = EXPERTS[env_id](env)
