@@ -4,6 +4,8 @@ fail predicates, the three reward modes, and the scripted expert."""
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
 
 import gymnasium as gym
@@ -13,6 +15,7 @@ import torch
 import simulo_envs  # noqa: F401
 from simulo_envs.policies import EXPERTS
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TASKS = {  # env id: (state observation size, instruction pattern)
     "SO101PlaceInBowl-v1": (36, r"Put the (red|green|blue|yellow) cube in the bowl\."),
     "SO101PlaceOnTarget-v1": (36, r"Put the (red|green|blue|yellow) cube on the (red|green|blue|yellow) square\."),
@@ -148,3 +151,13 @@ def test_the_scripted_expert_succeeds(env_id, variant):
         assert int(success.sum()) >= 7, success.tolist()
     finally:
         env.close()
+
+
+def test_demo_runs_the_expert_in_the_variant_asked_for():
+    spec = importlib.util.spec_from_file_location("script_demo", os.path.join(ROOT, "scripts", "demo.py"))
+    demo = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(demo)
+    summary = demo.run("SO101Stack-v1", num_envs=2, episodes=2, seed=0, variant="heldout", progress=False)
+    assert summary["episodes"] == 2 and summary["success_rate"] == 1.0
+    with pytest.raises(ValueError, match="variant must be one of"):
+        demo.run("SO101Stack-v1", num_envs=1, episodes=1, seed=0, variant="test", progress=False)
