@@ -19,6 +19,7 @@ from simulo_envs.tasks.so101_place_on_target import (SO100PlaceOnTargetEnv, SO10
 from simulo_envs.tasks.so101_stack import SO100StackEnv, SO101StackConfig, SO101StackEnv
 from simulo_envs.tasks.so101_pull import SO100PullEnv, SO101PullConfig, SO101PullEnv
 from simulo_envs.tasks.so101_push import SO100PushEnv, SO101PushConfig, SO101PushEnv
+from simulo_envs.tasks.so101_sort import SO100SortEnv, SO101SortConfig, SO101SortEnv
 
 __all__ = ["FrankaLiftEnv", "FrankaLiftConfig", "FrankaLiftMixedEnv", "FrankaLiftRandomizedEnv", "FrankaLiftRandomizedConfig",
            "FrankaOpenDrawerEnv", "FrankaOpenDrawerConfig", "FrankaPickPlaceEnv", "FrankaPickPlaceConfig", "FrankaPushEnv", "FrankaPushConfig", "FrankaReachEnv",
@@ -27,4 +28,5 @@ __all__ = ["FrankaLiftEnv", "FrankaLiftConfig", "FrankaLiftMixedEnv", "FrankaLif
            "SO100PickPlaceEnv", "SO100PickPlaceConfig", "SO101LiftEnv", "SO101PickPlaceEnv",
            "SO101PlaceInBowlEnv", "SO101PlaceInBowlConfig", "SO100PlaceInBowlEnv", "SO101PlaceOnTargetEnv",
            "SO101PlaceOnTargetConfig", "SO100PlaceOnTargetEnv", "SO101StackEnv", "SO101StackConfig", "SO100StackEnv",
-           "SO101PushEnv", "SO101PushConfig", "SO100PushEnv", "SO101PullEnv", "SO101PullConfig", "SO100PullEnv"]
+           "SO101PushEnv", "SO101PushConfig", "SO100PushEnv", "SO101PullEnv", "SO101PullConfig", "SO100PullEnv",
+           "SO101SortEnv", "SO101SortConfig", "SO100SortEnv"]

@@ -33,6 +33,9 @@ class Episode:
         env_states: ``{"actors": {key: (T + 1, 13)}, "articulations": {key: (T + 1, 13 + 2 dof)}}``
             float32 (``BaseEnv.get_state_dict`` rows) in the env's own frame: positions relative
             to the env origin, i.e. the world frame of a one-env batch; None when not recorded.
+        provenance: what reproduces the episode (``simulo_envs.envs.provenance.provenance``:
+            software versions, repository commit, the env's settings, ``"seeds": [seed]``), a
+            JSON-ready dict written with the episode; None when unknown.
     """
 
     seed: int
@@ -43,6 +46,7 @@ class Episode:
     truncated: np.ndarray
     success: np.ndarray
     env_states: Optional[dict] = None
+    provenance: Optional[dict] = None
 
     @property
     def length(self) -> int:
@@ -55,10 +59,13 @@ class Episode:
         return bool(self.success[-1]) if self.length else False
 
     def state_vector(self) -> np.ndarray:
-        """float32 ``(T + 1, D)``: the flat state observation (``obs`` in ``"state"`` mode; the
-        ``agent`` then ``extra`` leaves flattened in order in the dict modes, the same columns)."""
+        """float32 ``(T + 1, D)``: the flat state observation (``obs`` in ``"state"`` mode,
+        ``obs["state"]`` in the ``"+state"`` image modes; the ``agent`` then ``extra`` leaves
+        flattened in order in the other dict modes, the same columns)."""
         if isinstance(self.obs, np.ndarray):
             return self.obs.astype(np.float32, copy=False)
+        if isinstance(self.obs.get("state"), np.ndarray):
+            return self.obs["state"].astype(np.float32, copy=False)
         parts = [leaf.reshape(leaf.shape[0], -1).astype(np.float32) for key in ("agent", "extra")
                  for leaf in _leaves(self.obs.get(key, {}))]
         if not parts:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import os
 import platform
 import subprocess
@@ -45,7 +46,7 @@ import torch
 from simulo_envs.sim import engine_versions
 
 __all__ = ["FORMAT", "provenance", "software_versions", "repository_commit", "env_settings", "json_value",
-           "same_software"]
+           "same_software", "file_sha256"]
 
 FORMAT = 1
 """Version of the record's layout (module docstring)."""
@@ -65,7 +66,7 @@ def software_versions() -> dict:
     """``{"simulo_envs", "sapien", "physx", "torch", "numpy", "gymnasium", "python"}`` -> version
     string (None where a distribution is not installed). Cached per process."""
     out = {name: _version(name.replace("_", "-")) for name in _PACKAGES}
-    out["torch"] = torch.__version__
+    out["torch"] = str(torch.__version__)  # a TorchVersion pickles as a class weights_only loads refuse
     out["numpy"] = np.__version__
     out.update(engine_versions())
     out["python"] = platform.python_version()
@@ -112,29 +113,44 @@ def json_value(value: Any) -> Any:
     return {"__repr__": repr(value)}
 
 
+def _base_env(env):
+    """The env under any wrapper: an RSL-RL or vector adapter (``venv``), a vector env
+    (``base_env``), a Gymnasium wrapper (``unwrapped``); a ``BaseEnv`` or a ``ShardedEnv``."""
+    for _ in range(8):
+        inner = getattr(env, "venv", None) or getattr(env, "base_env", None)
+        if inner is None:
+            break
+        env = inner
+    return getattr(env, "unwrapped", env)
+
+
 def env_settings(env, env_id: Optional[str] = None, env_kwargs: Optional[Mapping[str, Any]] = None) -> dict:
-    """The ``"env"`` part of a record (module docstring) for ``env`` (any wrapper of a
-    ``BaseEnv``: ``.unwrapped`` is read). ``env_id`` defaults to the registered id of the env's
-    Gymnasium spec, else the class name."""
-    base = getattr(env, "unwrapped", env)
+    """The ``"env"`` part of a record (module docstring) for ``env``: a ``BaseEnv``, a
+    ``ShardedEnv`` (worker processes) or any wrapper or vector adapter of one. ``env_id``
+    defaults to the registered id of the env's Gymnasium spec, else the class name. A setting
+    the env does not expose here (a sharded env's agent lives in its workers) is read from
+    ``env_kwargs``, else recorded as None."""
+    base = _base_env(env)
+    kwargs = dict(env_kwargs or {})
     spec = getattr(env, "spec", None) or getattr(base, "spec", None)
     agent = getattr(base, "agent", None)
     config = base.sim_config
+    terms = getattr(getattr(base, "randomization", None), "terms", None)
     return {
         "env_id": env_id or (spec.id if spec is not None else type(base).__name__),
         "env_class": f"{type(base).__module__}.{type(base).__qualname__}",
-        "env_kwargs": json_value(dict(env_kwargs or {})),
+        "env_kwargs": json_value(kwargs),
         "num_envs": int(base.num_envs),
-        "sim_backend": base.sim_backend,
+        "sim_backend": getattr(base, "sim_backend", kwargs.get("sim_backend")),
         "sim_config": json_value(dataclasses.asdict(config)),
         "sim_freq": int(config.sim_freq),
         "control_freq": int(config.control_freq),
         "isolate_envs": bool(config.isolate_envs),
-        "control_mode": getattr(agent, "control_mode", None),
-        "obs_mode": base.obs_mode,
-        "reward_mode": base.reward_mode,
-        "max_episode_steps": base.max_episode_steps,
-        "randomization": json_value(list(base.randomization.terms)) if getattr(base, "randomization", None) else [],
+        "control_mode": getattr(agent, "control_mode", None) or kwargs.get("control_mode"),
+        "obs_mode": getattr(base, "obs_mode", kwargs.get("obs_mode")),
+        "reward_mode": getattr(base, "reward_mode", kwargs.get("reward_mode")),
+        "max_episode_steps": getattr(base, "max_episode_steps", kwargs.get("max_episode_steps")),
+        "randomization": json_value(list(terms)) if terms is not None else [],
     }
 
 
@@ -151,6 +167,18 @@ def provenance(env=None, *, env_id: Optional[str] = None, env_kwargs: Optional[M
     record["seeds"] = None if seeds is None else [int(s) for s in seeds]
     record.update({k: json_value(v) for k, v in extra.items()})
     return record
+
+
+def file_sha256(path: str) -> str:
+    """SHA-256 hex digest of the file at ``path`` (a checkpoint an evaluation read).
+
+    Raises:
+        OSError: the file cannot be read."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def same_software(recorded: Mapping[str, Any], current: Optional[Mapping[str, Any]] = None) -> list[str]:

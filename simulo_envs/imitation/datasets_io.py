@@ -6,8 +6,10 @@ against the env the policy is for before anything trains.
 1. opens the dataset (``load_dataset``; its layout is checked there);
 2. builds the spec of a policy for ``env_id`` (default: the dataset's task) in the dataset's
    control mode from one env (``spec_for_env``) and compares: the dataset's task, its action width
-   and its state columns (by name) must be the env's, and an ``rgb`` policy needs a dataset
-   recorded with that camera; each difference is refused with a ``DemonstrationError`` naming it;
+   and its state columns (by name) must be the env's (for an ``rgb`` policy: the whole state, as
+   recorded with ``"rgb+state"``, or the state of the ``"rgb"`` observation alone), and an ``rgb``
+   policy needs a dataset recorded with that camera; each difference is refused with a
+   ``DemonstrationError`` naming it;
 3. keeps the successful episodes (a dataset written with ``--keep-failures`` holds others too);
 4. returns ``Demonstrations`` (not yet validated: ``train`` validates them, so NaNs and too few
    episodes are refused there, with every other input).
@@ -15,6 +17,7 @@ against the env the policy is for before anything trains.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 from simulo_envs.imitation.demos import DemonstrationError, Demonstrations, Episode
@@ -52,6 +55,9 @@ def load_demonstrations(path: str, obs: str, env_id: Optional[str] = None, camer
     if dataset.schema.action_dim != spec.action_dim:
         raise DemonstrationError(f"{path} has {dataset.schema.action_dim}-wide actions, {env_id} in "
                                  f"{dataset.control_mode} takes {spec.action_dim}")
+    if spec.obs == "rgb" and tuple(dataset.state_names) == spec.read_names:
+        # recorded in "rgb": the dataset holds the state the policy reads, and nothing else
+        spec = replace(spec, state_names=spec.read_names, state_columns=tuple(range(spec.state_dim)))
     if tuple(dataset.state_names) != spec.state_names:
         raise DemonstrationError(f"{path}'s state ({len(dataset.state_names)} columns) is not {env_id}'s "
                                  f"({len(spec.state_names)}): " + _first_difference(dataset.state_names, spec.state_names))

@@ -7,9 +7,14 @@ column of a dataset recorded in any observation mode (``simulo_envs.datasets``).
 
 - ``state`` policies read the whole flat state, float32 (N, D).
 - ``rgb`` policies read one camera's RGB image, uint8 (N, 3, H, W) (channels first, as torch
-  convolutions take it), plus the flat state's columns of the robot's own state: agent qpos,
-  agent qvel and the TCP pose (``RGB_STATE_KEYS``; 9 + 9 + 7 for the Panda). Object poses are left
-  out, as ManiSkill 3 does in its visual observation modes: the policy finds the object in the image.
+  convolutions take it), plus the state of the env's ``obs_mode="rgb"`` observation: the agent's
+  qpos and qvel and the extras the task keeps in image modes (``BaseEnv.image_obs_extra``: the TCP
+  pose, and a goal the cameras do not show; 9 + 9 + 7 for the Panda lifting a cube). Object poses
+  are privileged state, which image modes leave out as ManiSkill 3 does: the policy finds the
+  object in the image. A dataset recorded with ``"rgb+state"`` / ``"rgb+state_dict"`` (or before
+  image modes dropped the privileged state) holds the whole flat state; the policy then reads its
+  columns of that observation (``state_columns``) and training may regress the others
+  (``other_columns``); a dataset recorded with ``"rgb"`` holds exactly what the policy reads.
 
 A ``PolicySpec`` is saved in every checkpoint; ``spec_mismatch`` compares two of them (a dataset's
 and an env's, a checkpoint's and a dataset's) before any training or rollout.
@@ -24,14 +29,12 @@ import torch
 
 from simulo_envs.envs.observations import flatten_obs
 
-__all__ = ["PolicySpec", "OBS_MODES", "RGB_STATE_KEYS", "policy_inputs", "env_kwargs", "spec_mismatch",
-           "spec_for_env", "flat_state_layout"]
+__all__ = ["PolicySpec", "OBS_MODES", "policy_inputs", "env_kwargs", "spec_mismatch", "spec_for_env",
+           "flat_state_layout", "image_state_keys"]
 
 OBS_MODES = ("state", "rgb")
 """The policy input kinds ``scripts/train_il.py --obs`` takes."""
 
-RGB_STATE_KEYS = ("agent/qpos", "agent/qvel", "extra/tcp_pose")
-"""Leaves of the observation an ``rgb`` policy reads beside the image (in flat-state order)."""
 
 
 @dataclass(frozen=True)
@@ -42,14 +45,16 @@ class PolicySpec:
         env_id: the task the demonstrations come from (``"FrankaPush-v1"``).
         obs: ``"state"`` or ``"rgb"`` (see the module docstring).
         control_mode: the env's control mode of the actions (``"pd_ee_delta_pos"`` for our experts).
-        state_dim: width of the low-dimensional input (the flat state obs, or ``RGB_STATE_KEYS``).
+        state_dim: width of the low-dimensional input (the flat state obs, or for ``rgb`` the state
+            of the env's ``"rgb"`` observation).
         action_dim: width of an action.
         camera: the sensor camera an ``rgb`` policy reads (None for ``state``).
         image_size: ``(height, width)`` [px] of that camera's images (None for ``state``).
         control_freq: env steps per second [Hz] (actions are per env step).
-        state_columns: the flat state's columns the policy reads, in order (None: all of them).
-        state_names: the names of the flat state's columns (``simulo_envs.datasets`` naming), all
-            of them, so a dataset or env whose state means something else is recognised.
+        state_columns: the columns of the demonstrations' flat state the policy reads, in order
+            (None: all of them).
+        state_names: the names of the demonstrations' flat state columns (``simulo_envs.datasets``
+            naming), all of them, so a dataset or env whose state means something else is recognised.
     """
 
     env_id: str
@@ -74,6 +79,14 @@ class PolicySpec:
                 object.__setattr__(self, name, tuple(value))
         if self.state_columns is not None and len(self.state_columns) != self.state_dim:
             raise ValueError(f"state_dim {self.state_dim} != {len(self.state_columns)} state columns")
+
+    @property
+    def read_names(self) -> Optional[tuple[str, ...]]:
+        """The names of the state columns the policy reads, in order (None without names)."""
+        if self.state_names is None:
+            return None
+        columns = range(len(self.state_names)) if self.state_columns is None else self.state_columns
+        return tuple(self.state_names[c] for c in columns)
 
     @property
     def other_columns(self) -> tuple[int, ...]:
@@ -113,8 +126,9 @@ def policy_inputs(obs, spec: PolicySpec) -> tuple[torch.Tensor, Optional[torch.T
     """``(state, image)`` a policy of ``spec`` reads from a batched env observation.
 
     Args:
-        obs: the env's observation: float32 (N, D) in ``state`` mode; the observation dict of
-            ``obs_mode="rgb"`` for an ``rgb`` policy.
+        obs: the env's observation: float32 (N, D) in ``state`` mode; for an ``rgb`` policy the
+            observation dict of ``obs_mode="rgb"`` (its state is what the policy reads), or of
+            ``"rgb+state"`` / ``"rgb+state_dict"`` (the policy's ``state_columns`` of it).
 
     Returns:
         ``state`` float32 (N, state_dim); ``image`` uint8 (N, 3, H, W) (None for ``state``).
@@ -128,12 +142,17 @@ def policy_inputs(obs, spec: PolicySpec) -> tuple[torch.Tensor, Optional[torch.T
                          f"{type(obs).__name__} (is the env in obs_mode='state'?)")
     if spec.obs == "rgb" and not (isinstance(obs, dict) and "sensor_data" in obs):
         raise ValueError(f"an rgb policy reads the observation dict of obs_mode='rgb'; got {type(obs).__name__}")
-    flat = obs if spec.obs == "state" else flatten_obs({"agent": obs["agent"], "extra": obs["extra"]})
-    width = len(spec.state_names) if spec.state_names else spec.state_dim
-    if flat.ndim != 2 or flat.shape[1] != width:
+    if spec.obs == "state":
+        flat, widths = obs, (len(spec.state_names) if spec.state_names else spec.state_dim,)
+    else:
+        flat = obs["state"] if "state" in obs else flatten_obs({"agent": obs["agent"], "extra": obs["extra"]})
+        widths = (spec.state_dim, len(spec.state_names) if spec.state_names else spec.state_dim)
+    if flat.ndim != 2 or flat.shape[1] not in widths:
         raise ValueError(f"the env's state observation has {flat.shape[-1]} values, the policy was trained on "
-                         f"{width} ({spec.env_id})")
-    state = flat.to(torch.float32) if spec.state_columns is None else flat[:, list(spec.state_columns)].to(torch.float32)
+                         f"{' or '.join(str(w) for w in sorted(set(widths)))} ({spec.env_id})")
+    whole = spec.obs == "rgb" and flat.shape[1] == spec.state_dim  # the "rgb" observation: all of it
+    state = flat if spec.state_columns is None or whole else flat[:, list(spec.state_columns)]
+    state = state.to(torch.float32)
     if spec.obs == "state":
         return state, None
     cameras = obs["sensor_data"]
@@ -163,6 +182,16 @@ def flat_state_layout(raw: dict) -> dict[str, tuple[int, int]]:
 
     walk({"agent": raw["agent"], "extra": raw["extra"]}, "")
     return layout
+
+
+def image_state_keys(env, raw: dict) -> tuple[str, ...]:
+    """The leaves of an observation dict with the whole state (``raw``: ``agent`` and ``extra``)
+    that ``env``'s image obs modes keep, as ``flat_state_layout`` keys (``"agent/qpos"``,
+    ``"extra/tcp_pose"``), in flat-state order: every ``agent`` leaf and the extras of
+    ``image_obs_extra`` (``simulo_envs/envs/observations.py``)."""
+    keep = set(env.unwrapped.image_obs_extra)
+    return tuple(key for key in flat_state_layout(raw)
+                 if key.startswith("agent/") or key.partition("/")[2].split("/")[0] in keep)
 
 
 def spec_mismatch(expected: PolicySpec, actual: PolicySpec, what: str = "dataset") -> Optional[str]:
@@ -202,7 +231,9 @@ def spec_for_env(env_id: str, obs: str, control_mode: str, camera: Optional[str]
         raise ValueError(f"obs must be one of {OBS_MODES}, got {obs!r}")
     if env_id not in REGISTERED:
         raise KeyError(f"unknown env id {env_id!r}; registered: {', '.join(sorted(REGISTERED))}")
-    kwargs = {"control_mode": control_mode, "obs_mode": "state" if obs == "state" else "rgb"}
+    # An rgb policy's spec: the whole state's names (a dataset may hold them: "rgb+state") and the
+    # columns of it that the "rgb" observation keeps.
+    kwargs = {"control_mode": control_mode, "obs_mode": "state" if obs == "state" else "rgb+state_dict"}
     if obs == "rgb" and image_size is not None:
         size = {"height": int(image_size[0]), "width": int(image_size[1])}
         kwargs["sensor_configs"] = {camera: size} if camera is not None else size
@@ -220,7 +251,7 @@ def spec_for_env(env_id: str, obs: str, control_mode: str, camera: Optional[str]
         if name not in cameras or "rgb" not in cameras[name]:
             raise ValueError(f"{env_id} has no rgb sensor camera {name!r} (cameras: {sorted(cameras)})")
         layout = flat_state_layout(raw)
-        columns = tuple(c for key in RGB_STATE_KEYS for c in range(*layout[key]))
+        columns = tuple(c for key in image_state_keys(env, raw) for c in range(*layout[key]))
         return PolicySpec(env_id, obs, control_mode, len(columns), action_dim, name,
                           tuple(cameras[name]["rgb"].shape[1:3]), freq, columns, names)
     finally:
