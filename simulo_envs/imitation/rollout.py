@@ -27,6 +27,7 @@ import torch
 from simulo_envs.envs.provenance import file_sha256, provenance
 from simulo_envs.imitation.checkpoint import load_policy_from, read_checkpoint
 from simulo_envs.imitation.spec import PolicySpec, env_kwargs, policy_inputs
+from simulo_envs.imitation.spec import env_kwargs as _spec_env_kwargs
 from simulo_envs.progress import ProgressBar
 
 __all__ = ["ChunkRunner", "make_eval_env", "evaluate", "record_policy_video", "check_action_space"]
@@ -145,7 +146,8 @@ def _load(checkpoint: str, expected_env_id: Optional[str]):
 
 def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int = 100, device: str = "cpu",
              progress: bool = False, full_episodes: bool = False, num_workers: Union[int, str] = 1,
-             expected_env_id: Optional[str] = None, isolate: bool = True) -> dict[str, Any]:
+             expected_env_id: Optional[str] = None, isolate: bool = True,
+             env_kwargs: Optional[dict] = None) -> dict[str, Any]:
     """Success of an imitation checkpoint over ``episodes`` episodes (one per env, batches of at
     most ``max_envs``).
 
@@ -154,6 +156,8 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
     "train_cpu_s", "isolate_envs", "per_episode", "provenance"}``
     (``env_steps`` is None: the policy never stepped an env in training). Success, success at end,
     ``full_episodes``, ``isolate`` and ``per_episode``: as ``simulo_envs.training.evaluation.evaluate``.
+    ``env_kwargs`` override the env keywords of the policy's spec (``randomization="visual"``);
+    sensor sizes other than the spec's are refused (the policy reads its own image size).
 
     Raises:
         FileNotFoundError / CheckpointError: as ``read_checkpoint``; CheckpointError also when
@@ -169,8 +173,16 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
     raw, policy, spec = _load(checkpoint, expected_env_id)
     _check_seeds(raw, seed, episodes)
     results: list[tuple] = []
-    env = make_eval_env(spec, min(max_envs, episodes), full_episodes, num_workers, isolate=isolate)
-    record = provenance(env, env_id=spec.env_id, env_kwargs=env_kwargs(spec), seeds=range(seed, seed + episodes),
+    extra = dict(env_kwargs or {})
+    sizes = extra.pop("sensor_configs", None)
+    if sizes and spec.obs == "rgb":
+        size = sizes.get(spec.camera, sizes)
+        if (size.get("height"), size.get("width")) != tuple(spec.image_size):
+            raise ValueError(f"the policy reads {spec.describe()}; it cannot be evaluated with camera size "
+                             f"{size.get('width')} x {size.get('height')} (width x height)")
+    env = make_eval_env(spec, min(max_envs, episodes), full_episodes, num_workers, isolate=isolate, **extra)
+    record = provenance(env, env_id=spec.env_id, env_kwargs={**_spec_env_kwargs(spec), **extra},
+                        seeds=range(seed, seed + episodes),
                         checkpoint=os.path.abspath(checkpoint), checkpoint_sha256=file_sha256(checkpoint),
                         max_envs=max_envs, num_workers=num_workers, full_episodes=bool(full_episodes))
     bar = ProgressBar(total=episodes, unit="episode", desc=f"evaluating {spec.env_id}", disable=not progress)
@@ -223,9 +235,10 @@ def _run_episodes(env, policy, spec: PolicySpec, seed: int, count: int, bar, per
 
 def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed: int = 10_000,
                         device: str = "cpu", size: int = 256, full_episodes: bool = False,
-                        expected_env_id: Optional[str] = None) -> str:
+                        expected_env_id: Optional[str] = None, env_kwargs: Optional[dict] = None) -> str:
     """Film the policy of ``checkpoint`` for one episode per env (``num_envs`` envs tiled, ``size``
-    px each) and write ``<video_dir>/<env_id>.mp4``; returns the path. Raises as ``evaluate``."""
+    px each) and write ``<video_dir>/<env_id>.mp4``; returns the path. ``env_kwargs``: only
+    ``randomization`` is taken (the policy reads its own camera size). Raises as ``evaluate``."""
     from simulo_envs.envs.registration import REGISTERED
     from simulo_envs.wrappers.record import RecordEpisode
     from simulo_envs.vector.vector_env import SimuloVectorEnv
@@ -235,7 +248,8 @@ def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed
     if spec.env_id not in REGISTERED:
         raise KeyError(f"the checkpoint's task {spec.env_id!r} is not registered here")
     base = REGISTERED[spec.env_id](num_envs=num_envs, render_mode="rgb_array",
-                                   human_render_camera_configs=dict(width=size, height=size), **env_kwargs(spec))
+                                   human_render_camera_configs=dict(width=size, height=size),
+                                   **{**_spec_env_kwargs(spec), **_randomization_only(env_kwargs)})
     recorder = RecordEpisode(base, video_dir, save_on_reset=False)
     env = SimuloVectorEnv(recorder, ignore_terminations=full_episodes, record_metrics=True)
     try:
@@ -244,6 +258,10 @@ def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed
         return recorder.flush_video(name=spec.env_id)
     finally:
         env.close()
+
+
+def _randomization_only(env_kwargs: Optional[dict]) -> dict:
+    return {"randomization": env_kwargs["randomization"]} if env_kwargs and "randomization" in env_kwargs else {}
 
 
 class _NoBar:

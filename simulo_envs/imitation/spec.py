@@ -55,6 +55,8 @@ class PolicySpec:
             (None: all of them).
         state_names: the names of the demonstrations' flat state columns (``simulo_envs.datasets``
             naming), all of them, so a dataset or env whose state means something else is recognised.
+        randomization: the randomization preset the policy is evaluated under (``"default"``,
+            ``"none"``, ``"visual"``: ``BaseEnv(randomization=...)``); None: the task's own table.
     """
 
     env_id: str
@@ -67,6 +69,7 @@ class PolicySpec:
     control_freq: Optional[float] = None
     state_columns: Optional[tuple[int, ...]] = None
     state_names: Optional[tuple[str, ...]] = None
+    randomization: Optional[str] = None
 
     def __post_init__(self):
         if self.obs not in OBS_MODES:
@@ -116,6 +119,8 @@ def env_kwargs(spec: PolicySpec) -> dict:
     """Keyword arguments of the env a policy of ``spec`` runs in (``obs_mode``, ``control_mode``,
     and for ``rgb`` the camera's size)."""
     kwargs = {"control_mode": spec.control_mode, "obs_mode": "state" if spec.obs == "state" else "rgb"}
+    if spec.randomization is not None:
+        kwargs["randomization"] = spec.randomization
     if spec.obs == "rgb":
         height, width = spec.image_size
         kwargs["sensor_configs"] = {spec.camera: {"width": width, "height": height}}

@@ -103,7 +103,7 @@ class PickPlaceExpert(_GraspExpert):
         self._advance((phase == CARRY) & self._dropped(cube, tcp), to=APPROACH)
         action = torch.empty(self.num_envs, 4, device=self.device)
         action[:, :3] = self.move_to(goal, tcp)
-        action[:, 3] = torch.where(phase >= CLOSE, CLOSED, OPEN)
+        action[:, 3] = torch.where(phase >= CLOSE, CLOSED, self.cfg.open_action)
         return action
 
 
@@ -134,7 +134,7 @@ class StackExpert(_GraspExpert):
         action = torch.empty(self.num_envs, 4, device=self.device)
         action[:, :3] = self.move_to(goal, tcp)
         action[:, :3] *= torch.where(phase == PLACE, cfg.place_slowdown, 1.0).unsqueeze(1)  # lower gently
-        action[:, 3] = torch.where((phase >= CLOSE) & (phase < RELEASE), CLOSED, OPEN)
+        action[:, 3] = torch.where((phase >= CLOSE) & (phase < RELEASE), CLOSED, cfg.open_action)
         return action
 
 
