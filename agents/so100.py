@@ -113,7 +113,7 @@ JAW_MATERIAL = LinkMaterial(static_friction=2.0, dynamic_friction=2.0, restituti
                             patch_radius=0.1, min_patch_radius=0.1)
 
 LEROBOT = LeRobotJoints(
-    robot_type="so100",
+    robot_type="so_follower",
     names=tuple(f"{j}.pos" for j in ARM_JOINTS + GRIPPER_JOINTS),
     joints=ARM_JOINTS + GRIPPER_JOINTS,
     scale=(180.0 / math.pi,) * len(ARM_JOINTS) + (100.0 / (GRIPPER_OPEN - GRIPPER_CLOSED),),
