@@ -120,7 +120,7 @@ def check_settings(s: CollectSettings) -> None:
     if s.seed is not None and (isinstance(s.seed, bool) or not isinstance(s.seed, int) or s.seed < 0):
         raise ValueError(f"seed must be an int >= 0, got {s.seed!r}")
     check_noise_std(s.action_noise)
-    recording.check_frequencies(s.recording, REGISTERED[s.env_id], s.env_kwargs.get("sim_config"))
+    recording.check_frequencies(s.recording, REGISTERED[s.env_id], s.env_kwargs.get("sim_config"), s.env_id)
     recording.check_format(s.recording, s.fmt)
 
 

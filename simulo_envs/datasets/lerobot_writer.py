@@ -306,7 +306,7 @@ class LeRobotWriter:
         for key in self._video_keys:
             features = self.info["features"][key]
             if "info" not in features and os.path.exists(self._path(key)):
-                features["info"] = video.video_info(self._path(key))
+                features["info"] = video.video_info(self._path(key), self.vcodec, self.crf)
 
 
 def _rel(path: str) -> str:

@@ -85,7 +85,7 @@ def parse_camera(text: str) -> CameraRecord:
     return CameraRecord(match.group("name"), match.group("sensor") or match.group("name"), size)
 
 
-def check_frequencies(options: RecordingOptions, env_cls, user_sim_config=None) -> None:
+def check_frequencies(options: RecordingOptions, env_cls, user_sim_config=None, env_id: str = "") -> None:
     """Refuse frequencies and names that cannot apply to the task class ``env_cls`` (before any
     env is built).
 
@@ -115,7 +115,7 @@ def check_frequencies(options: RecordingOptions, env_cls, user_sim_config=None) 
     if sim_freq % fps:
         dividers = [f for f in range(5, sim_freq + 1) if sim_freq % f == 0]
         raise ValueError(f"a recording at {fps} Hz needs a physics frequency that is a multiple of it: "
-                         f"{env_cls.__name__} steps its physics at {sim_freq} Hz, which {fps} does not divide; "
+                         f"{env_id or env_cls.__name__} steps its physics at {sim_freq} Hz, which {fps} does not divide; "
                          f"choose --fps from {dividers}, or a --sim-freq that is a multiple of {fps} "
                          f"(e.g. --sim-freq {fps * -(-sim_freq // fps)})")
 

@@ -248,16 +248,23 @@ def decode(path: str, start_s: float = 0.0, count: int = -1, fps: int = 0) -> np
     return np.stack(out)
 
 
-def video_info(path: str) -> dict:
-    """LeRobot's ``info`` of a video feature (0.4.4 ``get_video_info``): ``video.height``,
-    ``video.width``, ``video.codec``, ``video.pix_fmt``, ``video.is_depth_map``, ``video.fps``,
-    ``video.channels``, ``has_audio``."""
+def video_info(path: str, codec: str = DEFAULT_CODEC, crf: int = DEFAULT_CRF, gop: int = DEFAULT_GOP) -> dict:
+    """LeRobot 0.6's ``info`` of a video feature (``lerobot/datasets/video_utils.py``,
+    ``get_video_info``): from the stream ``video.height``, ``video.width``, ``video.codec``,
+    ``video.pix_fmt``, ``video.fps``, ``video.channels``, ``has_audio``; ``is_depth_map`` (False:
+    RGB); and the encoder's settings as LeRobot records them (``video.g``, ``video.crf``,
+    ``video.preset``, ``video.fast_decode``, ``video.video_backend``, ``video.extra_options``;
+    ``lerobot/configs/video.py``, which LeRobot leaves out when it compares features to merge)."""
     with _av().open(path) as container:
         stream = container.streams.video[0]
-        return {"video.height": stream.height, "video.width": stream.width,
+        info = {"video.height": stream.height, "video.width": stream.width,
                 "video.codec": stream.codec_context.codec.canonical_name, "video.pix_fmt": stream.pix_fmt,
-                "video.is_depth_map": False, "video.fps": int(stream.base_rate or stream.average_rate),
-                "video.channels": 3, "has_audio": len(container.streams.audio) > 0}
+                "video.fps": int(stream.base_rate or stream.average_rate), "video.channels": 3,
+                "has_audio": len(container.streams.audio) > 0}
+    info.update({"video.g": gop, "video.crf": crf, "video.preset": 12 if codec == "libsvtav1" else None,
+                 "video.fast_decode": 0, "video.video_backend": "pyav", "video.extra_options": {},
+                 "is_depth_map": False})
+    return info
 
 
 def duration_s(frames: int, fps: int) -> float:
