@@ -48,11 +48,11 @@ import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.imitation.dispatch import by_policy_type
-from simulo_envs.wrappers.distributed import check_device
-from simulo_envs.wrappers.evaluation import evaluate, record_policy_video
-from simulo_envs.wrappers.run_files import check_output_dir, check_output_file
-from simulo_envs.wrappers.sharded import num_workers_arg
-from simulo_envs.wrappers.task_lookup import import_task_modules
+from simulo_envs.training.distributed import check_device
+from simulo_envs.training.evaluation import evaluate, record_policy_video
+from simulo_envs.output_paths import check_output_dir, check_output_file
+from simulo_envs.workers.sharded import num_workers_arg
+from simulo_envs.training.task_lookup import import_task_modules
 
 evaluate, record_policy_video = by_policy_type(evaluate, record_policy_video)   # imitation checkpoints too
 

@@ -120,7 +120,7 @@ def _nonfinite(value) -> int:
 def soak(env_id: str, num_envs: int, env_steps: int, reset_prob: float, reconfigure_every: int, seed: int) -> dict:
     import simulo_envs  # noqa: F401
     from simulo_envs.prop import Prop
-    from simulo_envs.wrappers.vector import make_vector_env
+    from simulo_envs.vector.vector_env import make_vector_env
 
     venv = make_vector_env(env_id, num_envs=num_envs)
     base = venv.base_env

@@ -4,7 +4,7 @@
     torchrun --standalone --nproc_per_node=2 scripts/train.py --env-id FrankaReach-v1 --num-envs 64
 
 Hyperparameters come from the task (``train_config`` next to it; see
-``simulo_envs/wrappers/training.py``); ``--num-envs`` / ``--total-timesteps`` override its defaults.
+``simulo_envs/training/rsl_rl_train.py``); ``--num-envs`` / ``--total-timesteps`` override its defaults.
 ``--max-minutes`` caps the training's wall-clock: it stops before an iteration that would end past
 the cap, whatever is left of the step budget, and saves ``model_final.pt`` as usual.
 PPO trains whole iterations (num_envs x the config's steps per env): the budget is rounded down to
@@ -41,12 +41,12 @@ import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.sim import sim_backend_arg
-from simulo_envs.wrappers.distributed import check_device, rank_device, rank_info
-from simulo_envs.wrappers.evaluation import evaluate
-from simulo_envs.wrappers.interrupt import exit_status
-from simulo_envs.wrappers.run_files import OutputError, claim_log_dir, write_json
-from simulo_envs.wrappers.sharded import num_workers_arg
-from simulo_envs.wrappers.training import (SetupError, describe_result, import_task_modules, plan_training,
+from simulo_envs.training.distributed import check_device, rank_device, rank_info
+from simulo_envs.training.evaluation import evaluate
+from simulo_envs.training.interrupt import exit_status
+from simulo_envs.training.run_files import OutputError, claim_log_dir, write_json
+from simulo_envs.workers.sharded import num_workers_arg
+from simulo_envs.training.rsl_rl_train import (SetupError, describe_result, import_task_modules, plan_training,
                                            resume_infos, train)
 
 

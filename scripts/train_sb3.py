@@ -6,7 +6,7 @@
 
 The comparison run for ``scripts/train.py``: the same task, the same env settings and, where SB3
 has them, the same PPO hyperparameters, read from the task's rsl-rl training config and mapped
-onto SB3's names (``simulo_envs/wrappers/sb3_training.py``: ``sb3_ppo_kwargs``). It plans, shows
+onto SB3's names (``simulo_envs/training/sb3_train.py``: ``sb3_ppo_kwargs``). It plans, shows
 progress, logs, stops and resumes as ``train.py`` does: the first line says what will be trained
 (whole PPO iterations: rollouts of ``num_envs`` x the config's steps per env), a progress bar
 moves every env step (plain lines when the output is not a terminal), ``progress.csv`` has
@@ -30,7 +30,7 @@ whole rollout, says so in one line and exits with status 130 or 143. ``--num-wor
 
 ``--algo sac`` or ``--algo td3`` trains SB3's off-policy algorithms on the same env, ``--num-envs``
 envs (default 32) stepped together, with settings from ManiSkill 3's SAC baseline sized for a
-CPU (``simulo_envs/wrappers/sb3_off_policy.py`` lists them with their sources: replay buffer 1M,
+CPU (``simulo_envs/training/sb3_off_policy.py`` lists them with their sources: replay buffer 1M,
 minibatch 512, 8 gradient steps after every step of 32 envs, updates from env step 4,000 on,
 gamma the task's, tau 0.01, networks 256 x 3). ``--total-timesteps`` (default: the task's PPO
 budget) is then rounded down to whole steps of the envs; ``progress.csv`` gets a row every 50
@@ -51,12 +51,12 @@ import sys
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
-from simulo_envs.wrappers.distributed import check_device
+from simulo_envs.training.distributed import check_device
 from simulo_envs.sim import sim_backend_arg
-from simulo_envs.wrappers.interrupt import exit_status
-from simulo_envs.wrappers.run_files import OutputError, claim_log_dir, write_json
-from simulo_envs.wrappers.sharded import num_workers_arg
-from simulo_envs.wrappers.training import SetupError, describe_result, import_task_modules, plan_training
+from simulo_envs.training.interrupt import exit_status
+from simulo_envs.training.run_files import OutputError, claim_log_dir, write_json
+from simulo_envs.workers.sharded import num_workers_arg
+from simulo_envs.training.rsl_rl_train import SetupError, describe_result, import_task_modules, plan_training
 
 ALGOS = ("ppo", "sac", "td3")
 
@@ -114,16 +114,16 @@ def main(argv=None) -> None:
         if args.algo == "ppo":
             plan = plan_training(args.env_id, args.num_envs, args.total_timesteps, 1, env_kwargs, vector_kwargs)
         else:   # Stable-Baselines3 loads here, as below: worker processes re-import this script
-            from simulo_envs.wrappers.sb3_off_policy import plan_off_policy
+            from simulo_envs.training.sb3_off_policy import plan_off_policy
 
             plan = plan_off_policy(args.algo, args.env_id, args.num_envs, args.total_timesteps, env_kwargs,
                                    vector_kwargs)
         claim_log_dir(log_dir, resume=args.resume, overwrite=args.overwrite)
     except (LookupError, ValueError, TypeError, ImportError) as error:
         parser.error(str(error.args[0]) if error.args else repr(error))
-    from simulo_envs.wrappers.evaluation import evaluate
-    from simulo_envs.wrappers.sb3_off_policy import OFF_POLICY_ALGORITHMS, describe_off_policy_result
-    from simulo_envs.wrappers.sb3_training import PPO_ALGORITHM, train_sb3
+    from simulo_envs.training.evaluation import evaluate
+    from simulo_envs.training.sb3_off_policy import OFF_POLICY_ALGORITHMS, describe_off_policy_result
+    from simulo_envs.training.sb3_train import PPO_ALGORITHM, train_sb3
 
     name = args.algo.upper()
     print(f"training {plan.describe()} with Stable-Baselines3 {name}; logs in {log_dir}"

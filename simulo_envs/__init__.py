@@ -14,7 +14,7 @@ from simulo_envs.scene import Scene
 from simulo_envs.sim.config import SimConfig
 
 from simulo_envs import tasks as _tasks  # noqa: E402,F401  (registers the tasks)
-from simulo_envs import wrappers as _wrappers  # noqa: E402,F401  (vector entry points for gym.make_vec)
+from simulo_envs import vector as _vector  # noqa: E402,F401  (vector entry points for gym.make_vec)
 
 __version__ = "0.1.0"
 __all__ = [

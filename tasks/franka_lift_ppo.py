@@ -1,4 +1,4 @@
-"""PPO recipe for FrankaLift-v1 on a CPU (rsl-rl-lib 5.5.1 layout; ``simulo_envs/wrappers/training.py``).
+"""PPO recipe for FrankaLift-v1 on a CPU (rsl-rl-lib 5.5.1 layout; ``simulo_envs/training/rsl_rl_train.py``).
 
 What it is: ManiSkill 3's PPO baseline (``examples/baselines/ppo/ppo.py``: 50 steps per env per
 iteration, gamma 0.8, GAE lambda 0.9, 8 epochs, 32 minibatches, learning rate 3e-4, clip 0.2,
@@ -48,7 +48,7 @@ PARTIAL_RESET_CONFIG = {
         "save_interval": 10,
         "obs_groups": {"actor": ["policy"], "critic": ["policy"]},
         "actor": {
-            "class_name": "simulo_envs.wrappers.rsl_rl_ppo:OrthogonalMLPModel",
+            "class_name": "simulo_envs.training.rsl_rl_ppo:OrthogonalMLPModel",
             "hidden_dims": [256, 256, 256],
             "activation": "tanh",
             "obs_normalization": False,
@@ -56,13 +56,13 @@ PARTIAL_RESET_CONFIG = {
             "distribution_cfg": {"class_name": "GaussianDistribution", "init_std": math.exp(-0.5), "std_type": "log"},
         },
         "critic": {
-            "class_name": "simulo_envs.wrappers.rsl_rl_ppo:OrthogonalMLPModel",
+            "class_name": "simulo_envs.training.rsl_rl_ppo:OrthogonalMLPModel",
             "hidden_dims": [256, 256, 256],
             "activation": "tanh",
             "obs_normalization": False,
         },
         "algorithm": {
-            "class_name": "simulo_envs.wrappers.rsl_rl_ppo:FinalValuePPO",
+            "class_name": "simulo_envs.training.rsl_rl_ppo:FinalValuePPO",
             "bootstrap": "dones",
             "adam_eps": 1e-5,
             "num_learning_epochs": 8,
@@ -87,5 +87,5 @@ TRAIN_CONFIG = copy.deepcopy(PARTIAL_RESET_CONFIG)
 # bootstraps the truncation), so holding the success earns reward.
 TRAIN_CONFIG["vector_kwargs"] = {"ignore_terminations": True}
 # Training episodes of 50 steps: twice the episode starts per env step of the task's 100.
-# Evaluation runs the task's own 100 (simulo_envs/wrappers/training.py).
+# Evaluation runs the task's own 100 (simulo_envs/training/rsl_rl_train.py).
 TRAIN_CONFIG["train_max_episode_steps"] = 50

@@ -1,7 +1,7 @@
 """PPO hyperparameters for FrankaStack-v2: FrankaStack-v1's (``tasks/franka_stack_ppo.py``: the
 FrankaLift-v1 partial-reset recipe with 8 minibatches, 8 M env steps), and half the training
 episodes start from states of the scripted expert's episodes (``StackExpert``, 64 episodes per
-rank; ``simulo_envs/wrappers/start_states.py``), so carrying, placing and letting go are all within
+rank; ``simulo_envs/training/start_states.py``), so carrying, placing and letting go are all within
 reach of exploration. Evaluation starts from the task's own initial states.
 
 Measured (``docs/training_tabletop.md``; 2 ``torchrun`` ranks, 30 minutes, 1.41-1.50 M env steps each):

@@ -1,4 +1,4 @@
-"""PPO recipe for SO100Lift-v1 (rsl-rl-lib 5.5.1 layout; ``simulo_envs/wrappers/training.py``).
+"""PPO recipe for SO100Lift-v1 (rsl-rl-lib 5.5.1 layout; ``simulo_envs/training/rsl_rl_train.py``).
 
 What it is: the FrankaLift-v1 recipe unchanged (``tasks/franka_lift_ppo.py``: ManiSkill 3's PPO
 baseline in rsl_rl; ``pd_ee_delta_pos``, ``normalized_dense`` reward, 128 envs x 50 steps per

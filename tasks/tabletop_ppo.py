@@ -1,5 +1,5 @@
 """``ppo_config``: the PPO recipe shared by the table-top tasks' ``*_ppo`` modules (rsl-rl-lib 5.5.1
-``OnPolicyRunner`` layout, read by ``simulo_envs/wrappers/training.py``).
+``OnPolicyRunner`` layout, read by ``simulo_envs/training/rsl_rl_train.py``).
 
 Defaults are sized for this project's 2-core CPU (64 envs x 50 steps = 3,200 transitions per
 iteration) and follow ManiSkill 3's PPO baselines for its table-top tasks (``examples/baselines/ppo``:

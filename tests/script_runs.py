@@ -6,7 +6,7 @@ import csv
 import importlib.util
 import os
 
-from simulo_envs.wrappers.run_files import PROGRESS_COLUMNS
+from simulo_envs.training.run_files import PROGRESS_COLUMNS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -24,8 +24,11 @@ SOURCE_DIRS = {"simulo_envs": "simulo_envs", "simulo_envs.tasks": "tasks", "simu
 # module or a package (everything under it). The same table, explained: docs/architecture.md.
 LAYERS = (
     ("facade", ("simulo_envs",)),  # the package's __init__: re-exports, registers the tasks
-    ("tasks, wrappers, datasets, imitation", ("simulo_envs.tasks", "simulo_envs.wrappers", "simulo_envs.datasets",
-                                              "simulo_envs.imitation")),
+    ("training, imitation", ("simulo_envs.training", "simulo_envs.imitation")),
+    ("wrappers, datasets", ("simulo_envs.wrappers", "simulo_envs.datasets")),
+    ("vector", ("simulo_envs.vector",)),
+    ("workers", ("simulo_envs.workers",)),
+    ("tasks", ("simulo_envs.tasks",)),
     ("envs", ("simulo_envs.envs",)),
     ("agents and scene objects", ("simulo_envs.agents", "simulo_envs.scene", "simulo_envs.prop", "simulo_envs.robot",
                                   "simulo_envs.articulation", "simulo_envs.articulated_prop",
@@ -33,7 +36,7 @@ LAYERS = (
     ("controllers and policies", ("simulo_envs.controllers", "simulo_envs.policies")),
     ("sim", ("simulo_envs.sim",)),
     ("foundations", ("simulo_envs.authoring", "simulo_envs.cloner", "simulo_envs.tensors", "simulo_envs.env_ids",
-                     "simulo_envs.geometry", "simulo_envs.params_common")),
+                     "simulo_envs.geometry", "simulo_envs.params_common", "simulo_envs.output_paths")),
 )
 
 SAPIEN_HOME = "simulo_envs.sim"
@@ -193,8 +196,11 @@ def test_the_reader_sees_the_package():
             "simulo_envs.sim.physx_cpu", "simulo_envs.cloner.plan"} <= set(MODULES)
     assert "simulo_envs.envs.base_env" in EDGES["simulo_envs.tasks.tabletop"]
     assert "simulo_envs.cloner" in EDGES["simulo_envs.scene"]  # the subpackage __init__ runs too
-    assert layer_of("simulo_envs.envs.base_env") == 2 and layer_of("simulo_envs") == 0
-    assert layer_of("simulo_envs.sim.physx_cpu") == 5 and layer_of("simulo_envs.nothing_here") is None
+    name = {module: LAYERS[layer_of(module)][0] for module in ("simulo_envs", "simulo_envs.envs.base_env",
+                                                                "simulo_envs.sim.physx_cpu", "simulo_envs.workers.worker")}
+    assert name == {"simulo_envs": "facade", "simulo_envs.envs.base_env": "envs", "simulo_envs.sim.physx_cpu": "sim",
+                    "simulo_envs.workers.worker": "workers"}
+    assert layer_of("simulo_envs.nothing_here") is None
 
 
 def test_every_module_has_a_layer():

@@ -21,7 +21,7 @@ import pytest
 pytest.importorskip("rsl_rl")
 
 import simulo_envs  # noqa: F401,E402
-from simulo_envs.wrappers.evaluation import evaluate  # noqa: E402
+from simulo_envs.training.evaluation import evaluate  # noqa: E402
 
 TASKS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tasks")
 CHECKPOINT = os.path.join(TASKS, "franka_lift_ppo.pt")

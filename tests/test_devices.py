@@ -12,9 +12,9 @@ import torch.serialization
 
 pytest.importorskip("rsl_rl")
 
-from simulo_envs.wrappers.distributed import check_device  # noqa: E402
-from simulo_envs.wrappers.evaluation import evaluate  # noqa: E402
-from simulo_envs.wrappers.training import train  # noqa: E402
+from simulo_envs.training.distributed import check_device  # noqa: E402
+from simulo_envs.training.evaluation import evaluate  # noqa: E402
+from simulo_envs.training.rsl_rl_train import train  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="the machine has CUDA")

@@ -13,7 +13,7 @@ import torch
 
 pytest.importorskip("rsl_rl")
 
-from simulo_envs.wrappers.distributed import RankInfo, rank_device, rank_info, rank_seeds  # noqa: E402
+from simulo_envs.training.distributed import RankInfo, rank_device, rank_info, rank_seeds  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -22,8 +22,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RANK_SCRIPT = textwrap.dedent("""
     import os, sys, torch
     import simulo_envs
-    from simulo_envs.wrappers.rsl_rl_runner import SimuloRunner
-    from simulo_envs.wrappers.training import train
+    from simulo_envs.training.rsl_rl_runner import SimuloRunner
+    from simulo_envs.training.rsl_rl_train import train
 
     out = sys.argv[1]
     snapshots, runners = [], []
@@ -81,7 +81,7 @@ def test_two_rank_training_stays_in_lockstep_and_rank0_checkpoint_evaluates(tmp_
     actor_state = list(checkpoint["actor_state_dict"].values())
     assert all(torch.equal(x, y) for x, y in zip(actor_state, first[-1]["state"]))
 
-    from simulo_envs.wrappers.evaluation import evaluate
+    from simulo_envs.training.evaluation import evaluate
 
     summary = evaluate(ranks[0]["checkpoint"], episodes=2, seed=50)   # one process, no torchrun
     assert summary["env_id"] == "FrankaReach-v1" and summary["episodes"] == 2 and summary["env_steps"] == 600
@@ -97,7 +97,7 @@ def test_rank_seeds_are_the_single_process_seeds():
 
 def test_rank_envs_start_where_the_single_process_envs_start():
     """Rank r's n envs, seeded by rank_seeds, begin the episodes of envs r*n .. r*n+n-1 of one process."""
-    from simulo_envs.wrappers.training import make_rsl_env, train_config_for
+    from simulo_envs.training.rsl_rl_train import make_rsl_env, train_config_for
 
     config = train_config_for("FrankaReach-v1")
     whole = make_rsl_env("FrankaReach-v1", 4, config, 5)

@@ -17,7 +17,7 @@ from gymnasium.utils.env_checker import check_env
 
 import simulo_envs  # noqa: F401
 from simulo_envs.agents.panda import CONTROLLER_CONFIGS, Panda
-from simulo_envs.wrappers import SingleEnvView
+from simulo_envs.vector import SingleEnvView
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "docs" / "examples" / "push_cube.py"

@@ -14,7 +14,7 @@ from conftest import BACKENDS_UNDER_TEST
 from simulo_envs import Cuboid, Physics, Pose, Prop, SimConfig
 from simulo_envs.envs.faults import FaultReason
 from simulo_envs.tasks.franka_lift import FrankaLiftEnv
-from simulo_envs.wrappers.vector import SimuloVectorEnv
+from simulo_envs.vector.vector_env import SimuloVectorEnv
 
 N = 3
 NAN = float("nan")

@@ -16,7 +16,7 @@ import torch
 
 import simulo_envs  # noqa: F401
 from simulo_envs.sim.render import vulkan_available
-from simulo_envs.wrappers import NumpyView, SingleEnvView
+from simulo_envs.vector import NumpyView, SingleEnvView
 
 STEPS = 300
 SMALL = dict(width=8, height=8)

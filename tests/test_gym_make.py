@@ -9,9 +9,9 @@ import pytest
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
-from simulo_envs.wrappers.gym_spec import PER_ENV_TIME_LIMIT
+from simulo_envs.vector.gym_spec import PER_ENV_TIME_LIMIT
 from simulo_envs.envs.registration import REGISTERED
-from simulo_envs.wrappers import SimuloVectorEnv, SingleEnvView
+from simulo_envs.vector import SimuloVectorEnv, SingleEnvView
 
 IDS = sorted(REGISTERED)
 

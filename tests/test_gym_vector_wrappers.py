@@ -77,7 +77,7 @@ def test_a_task_info_value_that_is_not_per_env_is_named():
         def evaluate(self):
             return {**super().evaluate(), "goal": torch.zeros(3), "stage": 2}
 
-    venv = simulo_envs.wrappers.SimuloVectorEnv(SharedGoal(num_envs=2))
+    venv = simulo_envs.vector.SimuloVectorEnv(SharedGoal(num_envs=2))
     with pytest.raises(ValueError, match=r"info\['goal'\] is not per env.*got \(3,\)"):
         venv.reset(seed=0)
     venv.close()

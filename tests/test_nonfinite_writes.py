@@ -21,7 +21,7 @@ from simulo_envs.authoring.cabinet import drawer_cabinet
 from simulo_envs.controllers.combined import CombinedController
 from simulo_envs.envs.visuals import Lights, SensorCamera
 from simulo_envs.tasks.franka_lift import FrankaLiftEnv
-from simulo_envs.wrappers.sharded import ShardedEnv
+from simulo_envs.workers.sharded import ShardedEnv
 
 N = 3
 BAD = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf, "1e31": 1e31}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 
-from simulo_envs.wrappers.progress import ProgressBar
+from simulo_envs.training.progress import ProgressBar
 
 
 class Terminal(io.StringIO):

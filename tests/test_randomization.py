@@ -217,7 +217,7 @@ def test_worker_shards_draw_what_one_process_draws():
     """Env k of a batch split over 2 worker processes gets env k's values of one process: at
     creation (startup entries, seeds 2022 + k), after a seeded reset and after a partial reset."""
     from simulo_envs.tasks.franka_lift_randomized import FrankaLiftRandomizedEnv
-    from simulo_envs.wrappers.sharded import ShardedEnv
+    from simulo_envs.workers.sharded import ShardedEnv
 
     sharded = ShardedEnv(FrankaLiftRandomizedEnv, 3, 2, {})
     local = FrankaLiftRandomizedEnv(num_envs=3)

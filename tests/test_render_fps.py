@@ -11,7 +11,7 @@ import torch
 
 import simulo_envs  # noqa: F401
 from simulo_envs.sim.render import vulkan_available
-from simulo_envs.wrappers import NumpyView, SingleEnvView
+from simulo_envs.vector import NumpyView, SingleEnvView
 from simulo_envs.wrappers.record import RecordEpisode
 
 sb3 = pytest.importorskip("simulo_envs.wrappers.sb3")

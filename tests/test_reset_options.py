@@ -9,7 +9,7 @@ import torch
 import simulo_envs  # noqa: F401
 from simulo_envs.envs.reset_options import known_reset_option_keys
 from simulo_envs.tasks.franka_lift import FrankaLiftEnv
-from simulo_envs.wrappers import SingleEnvView
+from simulo_envs.vector import SingleEnvView
 
 
 class LiftWithNudge(FrankaLiftEnv):

@@ -16,16 +16,16 @@ from tensordict import TensorDict  # noqa: E402
 import simulo_envs  # noqa: F401,E402
 from simulo_envs.tasks.franka_reach import TRAIN_CONFIG, FrankaReachEnv  # noqa: E402
 from simulo_envs.wrappers.rsl_rl import RslRlVecEnv  # noqa: E402
-from simulo_envs.wrappers.rsl_rl_ppo import FinalValuePPO, OrthogonalMLPModel  # noqa: E402
+from simulo_envs.training.rsl_rl_ppo import FinalValuePPO, OrthogonalMLPModel  # noqa: E402
 
 GAMMA = 0.8
 
 
-def _runner(env, bootstrap="time_outs", algorithm="simulo_envs.wrappers.rsl_rl_ppo:FinalValuePPO"):
+def _runner(env, bootstrap="time_outs", algorithm="simulo_envs.training.rsl_rl_ppo:FinalValuePPO"):
     cfg = copy.deepcopy(TRAIN_CONFIG["runner"])
     cfg["num_steps_per_env"] = 4
     for model in ("actor", "critic"):
-        cfg[model].update(class_name="simulo_envs.wrappers.rsl_rl_ppo:OrthogonalMLPModel", hidden_dims=[16, 16])
+        cfg[model].update(class_name="simulo_envs.training.rsl_rl_ppo:OrthogonalMLPModel", hidden_dims=[16, 16])
     cfg["algorithm"].update(class_name=algorithm, gamma=GAMMA)
     if algorithm.endswith("FinalValuePPO"):
         cfg["algorithm"].update(bootstrap=bootstrap, adam_eps=1e-5)

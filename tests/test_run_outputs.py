@@ -13,9 +13,9 @@ import pytest
 
 pytest.importorskip("rsl_rl")
 
-from simulo_envs.wrappers import training  # noqa: E402
+from simulo_envs.training import rsl_rl_train as training  # noqa: E402
 from simulo_envs.wrappers.record import RecordEpisode  # noqa: E402
-from simulo_envs.wrappers.run_files import (OutputError, check_output_dir, check_output_file,  # noqa: E402
+from simulo_envs.training.run_files import (OutputError, check_output_dir, check_output_file,  # noqa: E402
                                             claim_log_dir, latest_checkpoint)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -44,11 +44,11 @@ def no_work(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("work started before the output paths were checked")
 
-    import simulo_envs.wrappers.rsl_rl as rsl_rl
-    import simulo_envs.wrappers.sb3_training as sb3_training
+    import simulo_envs.training.rsl_rl_env as rsl_rl_env
+    import simulo_envs.training.sb3_train as sb3_training
 
-    # evaluation imports rsl_rl.make_rsl_env when it evaluates: patched in rsl_rl, it refuses there too
-    for module, name in ((rsl_rl, "make_vector_env"), (rsl_rl, "make_rsl_env"), (training, "make_rsl_env"),
+    # evaluation imports rsl_rl_env.make_rsl_env when it evaluates: patched there, it refuses there too
+    for module, name in ((rsl_rl_env, "make_vector_env"), (rsl_rl_env, "make_rsl_env"), (training, "make_rsl_env"),
                          (sb3_training, "make_vector_env")):
         monkeypatch.setattr(module, name, refuse)
     return refuse

@@ -8,7 +8,7 @@ import simulo_envs  # noqa: F401
 
 pytest.importorskip("stable_baselines3")
 from simulo_envs.wrappers.sb3 import SB3VecEnv  # noqa: E402
-from simulo_envs.wrappers.vector import SimuloVectorEnv  # noqa: E402
+from simulo_envs.vector.vector_env import SimuloVectorEnv  # noqa: E402
 
 
 def test_subset_indices_are_refused():

@@ -16,9 +16,9 @@ from stable_baselines3.common.save_util import load_from_zip_file, save_to_zip_f
 from stable_baselines3.sac.policies import SACPolicy  # noqa: E402
 from stable_baselines3.td3.policies import TD3Policy  # noqa: E402
 
-from simulo_envs.wrappers import sb3_off_policy  # noqa: E402
+from simulo_envs.training import sb3_off_policy  # noqa: E402
 from script_runs import load_script, table  # noqa: E402
-from simulo_envs.wrappers.sb3_off_policy import OffPolicyRun  # noqa: E402
+from simulo_envs.training.sb3_off_policy import OffPolicyRun  # noqa: E402
 
 # 4 envs, 100 steps of them: rows every 50 steps (200 env steps); updates (1 per step of the envs)
 # once more than 100 env steps are stored, i.e. after steps 26 .. 100 of the envs: 75 gradient steps.

@@ -15,7 +15,7 @@ pytest.importorskip("stable_baselines3")
 from stable_baselines3.common.save_util import load_from_zip_file  # noqa: E402
 
 from script_runs import load_script, table  # noqa: E402
-from simulo_envs.wrappers.sb3_training import SB3Run  # noqa: E402
+from simulo_envs.training.sb3_train import SB3Run  # noqa: E402
 
 ARGS = ["--env-id", "FrankaReach-v1", "--num-envs", "4", "--seed", "1"]
 

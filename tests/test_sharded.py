@@ -13,8 +13,8 @@ import simulo_envs  # noqa: F401
 from simulo_envs.agents import Panda
 from simulo_envs.policies import LiftExpert, LiftExpertConfig
 from simulo_envs.tasks.franka_lift import FrankaLiftEnv
-from simulo_envs.wrappers import SimuloVectorEnv
-from simulo_envs.wrappers.sharded import ShardedEnv, resolve_num_workers, shard_bounds
+from simulo_envs.vector import SimuloVectorEnv
+from simulo_envs.workers.sharded import ShardedEnv, resolve_num_workers, shard_bounds
 
 N, P, LIMIT = 5, 2, 4  # shards of 3 + 2 envs; episodes of 4 steps, so autoresets happen
 
@@ -71,7 +71,7 @@ def test_num_workers_and_shards():
 
 
 def test_each_worker_gets_its_share_of_the_cores_for_drawing(monkeypatch):
-    from simulo_envs.wrappers.workers import RENDER_THREADS, share_render_threads
+    from simulo_envs.workers.worker import RENDER_THREADS, share_render_threads
 
     for cores, workers, threads in ((2, 2, "0"), (2, 1, "2"), (3, 2, "0"), (8, 2, "4"), (16, 3, "5"), (1, 1, "0")):
         monkeypatch.setattr(os, "sched_getaffinity", lambda pid, n=cores: set(range(n)))
@@ -389,7 +389,7 @@ def test_heterogeneous_scene_render_and_recording_over_workers(tmp_path):
         # Each worker draws on its share of the cores (lavapipe's drawing threads, named
         # llvmpipe-N; none in this process means another Vulkan driver). Its main thread is
         # batch, the threads its env started (lavapipe's) are not.
-        from simulo_envs.wrappers.workers import RENDER_THREADS, share_render_threads
+        from simulo_envs.workers.worker import RENDER_THREADS, share_render_threads
 
         expected = {k: v for k, v in os.environ.items() if k == RENDER_THREADS}
         share_render_threads(2, expected)

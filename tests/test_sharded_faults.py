@@ -16,7 +16,7 @@ import torch
 import simulo_envs  # noqa: F401
 from simulo_envs.cloner.grid import grid_transforms
 from simulo_envs.tasks.franka_lift import FrankaLiftEnv
-from simulo_envs.wrappers.sharded import SEGMENT_PREFIX, ShardedEnv, WorkerError
+from simulo_envs.workers.sharded import SEGMENT_PREFIX, ShardedEnv, WorkerError
 from terminal_signals import default_sigint
 
 
@@ -113,7 +113,7 @@ def _start_script(tmp_path):
         import torch
         import simulo_envs
         from simulo_envs.tasks.franka_lift import FrankaLiftEnv
-        from simulo_envs.wrappers.sharded import ShardedEnv
+        from simulo_envs.workers.sharded import ShardedEnv
 
         if __name__ == "__main__":
             env = ShardedEnv(FrankaLiftEnv, 2, 2)
@@ -172,7 +172,7 @@ def test_a_script_without_a_main_guard_gets_told_to_add_one(tmp_path):
     script.write_text(textwrap.dedent("""
         import gymnasium as gym
         import simulo_envs
-        from simulo_envs.wrappers.sharded import WorkerError
+        from simulo_envs.workers.sharded import WorkerError
         try:
             gym.make_vec("FrankaLift-v1", num_envs=2, vectorization_mode="vector_entry_point", num_workers=2)
         except WorkerError as error:

@@ -16,7 +16,7 @@ from stable_baselines3.common.env_checker import check_env as sb3_check_env
 import simulo_envs  # noqa: F401
 from simulo_envs.envs.registration import REGISTERED
 from simulo_envs.sim.render import vulkan_available
-from simulo_envs.wrappers import SingleEnvView
+from simulo_envs.vector import SingleEnvView
 
 IDS = sorted(REGISTERED)  # every task registered, today's and tomorrow's
 SMALL = dict(width=32, height=32)

@@ -1,4 +1,4 @@
-"""Training episodes that start from scripted-expert states (``simulo_envs.wrappers.start_states``):
+"""Training episodes that start from scripted-expert states (``simulo_envs.training.start_states``):
 the bank holds the expert's successful episodes env-local, restored states are exact at any env's
 origin, the fraction is honoured, evaluation never uses them, and bad settings are refused."""
 
@@ -16,9 +16,9 @@ from simulo_envs.tasks import franka_stack_v2_ppo  # noqa: E402
 from simulo_envs.tasks.franka_stack import FrankaStackEnv  # noqa: E402
 from simulo_envs.tasks.franka_push import FrankaPushEnv  # noqa: E402
 from simulo_envs.tasks.franka_reach import FrankaReachEnv  # noqa: E402
-from simulo_envs.wrappers.start_states import StartFromStates, check_start_states, expert_start_states  # noqa: E402
-from simulo_envs.wrappers.training import make_rsl_env, plan_training, train_config_for  # noqa: E402
-from simulo_envs.wrappers.vector import make_vector_env  # noqa: E402
+from simulo_envs.training.start_states import StartFromStates, check_start_states, expert_start_states  # noqa: E402
+from simulo_envs.training.rsl_rl_train import make_rsl_env, plan_training, train_config_for  # noqa: E402
+from simulo_envs.vector.vector_env import make_vector_env  # noqa: E402
 
 KW = {"control_mode": "pd_ee_delta_pos", "reward_mode": "normalized_dense"}
 

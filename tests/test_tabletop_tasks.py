@@ -10,7 +10,7 @@ import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.policies import EXPERTS
-from simulo_envs.wrappers.training import train_config_for
+from simulo_envs.training.rsl_rl_train import train_config_for
 
 # env id -> (state observation width, whether the task defines a fail state)
 TASKS = {
@@ -64,7 +64,7 @@ def test_dense_reward_is_the_weighted_sum_of_its_terms(env_id):
 def test_every_task_has_a_ppo_config(env_id):
     config = train_config_for(env_id)
     assert config["env_kwargs"]["reward_mode"] == "normalized_dense"
-    assert config["runner"]["algorithm"]["class_name"] in ("PPO", "simulo_envs.wrappers.rsl_rl_ppo:FinalValuePPO")
+    assert config["runner"]["algorithm"]["class_name"] in ("PPO", "simulo_envs.training.rsl_rl_ppo:FinalValuePPO")
     env = gym.make(env_id, num_envs=1, **config["env_kwargs"])  # the config's env kwargs are valid
     env.close()
 

@@ -128,7 +128,7 @@ def test_the_guides_ppo_layout_is_the_examples_config():
     finally:
         sys.path.remove(os.path.join(ROOT, "docs", "examples"))
     assert ast.literal_eval(block) == push_cube.PushCubeEnv.train_config
-    from simulo_envs.wrappers.training import plan_training
+    from simulo_envs.training.rsl_rl_train import plan_training
 
     plan = plan_training("PushCubeExample-v1")
     assert (plan.num_envs, plan.env_steps, plan.iterations) == (64, 480_000, 150)

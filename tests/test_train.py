@@ -15,7 +15,7 @@ import pytest
 
 pytest.importorskip("rsl_rl")
 
-from simulo_envs.wrappers.training import plan_training, train, train_config_for  # noqa: E402
+from simulo_envs.training.rsl_rl_train import plan_training, train, train_config_for  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -91,7 +91,7 @@ def test_budget_is_whole_iterations_within_total_timesteps():
 
 
 def test_progress_bar_moves_every_env_step(tmp_path, monkeypatch):
-    from simulo_envs.wrappers.rsl_rl_runner import ProgressLogger
+    from simulo_envs.training.rsl_rl_runner import ProgressLogger
 
     seen = []
     original = ProgressLogger.process_env_step
@@ -238,7 +238,7 @@ def test_plot_titles_and_labels_come_from_the_runs(tmp_path):
 
 
 def test_envs_that_cannot_be_built_raise_setup_error_before_any_file(tmp_path):
-    from simulo_envs.wrappers.training import SetupError
+    from simulo_envs.training.rsl_rl_train import SetupError
 
     with pytest.raises(SetupError, match="cannot build FrankaReach-v1 with .*'no_such_option': 1.*unexpected keyword"):
         train("FrankaReach-v1", num_envs=2, total_timesteps=50, log_dir=str(tmp_path / "run"), progress=False,

@@ -10,7 +10,7 @@ import torch
 pytest.importorskip("rsl_rl")
 
 import simulo_envs  # noqa: F401,E402
-from simulo_envs.wrappers.training import train  # noqa: E402
+from simulo_envs.training.rsl_rl_train import train  # noqa: E402
 
 
 def _rows(log_dir) -> list[dict]:

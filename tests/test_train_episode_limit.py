@@ -9,7 +9,7 @@ import torch
 pytest.importorskip("rsl_rl")
 
 from simulo_envs.tasks import franka_lift_ppo  # noqa: E402
-from simulo_envs.wrappers.training import make_rsl_env, plan_training, train_config_for  # noqa: E402
+from simulo_envs.training.rsl_rl_train import make_rsl_env, plan_training, train_config_for  # noqa: E402
 
 
 def test_training_envs_truncate_at_the_recipes_limit_and_evaluation_envs_at_the_tasks():

@@ -20,8 +20,8 @@ import torch
 
 pytest.importorskip("rsl_rl")
 
-from simulo_envs.wrappers.evaluation import evaluate  # noqa: E402
-from simulo_envs.wrappers.rsl_rl_runner import ProgressLogger  # noqa: E402
+from simulo_envs.training.evaluation import evaluate  # noqa: E402
+from simulo_envs.training.rsl_rl_runner import ProgressLogger  # noqa: E402
 from terminal_signals import default_sigint
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

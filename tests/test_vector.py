@@ -11,7 +11,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 import simulo_envs  # noqa: F401
 import simulo_envs.tasks.franka_reach  # noqa: F401  (until tasks/__init__ imports it)
 from simulo_envs.tasks.franka_reach import FrankaReachEnv
-from simulo_envs.wrappers import NumpyView, SimuloVectorEnv, attach_vector_entry_points
+from simulo_envs.vector import NumpyView, SimuloVectorEnv, attach_vector_entry_points
 
 attach_vector_entry_points()  # until registration passes vector_entry_point itself
 

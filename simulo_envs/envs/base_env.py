@@ -20,7 +20,7 @@ The env does not reset by itself: reset the done envs with
 ``reset(options={"env_idx": done_ids})`` (a partial reset), or use the vector wrapper's autoreset.
 Truncation is counted per env inside the env (``max_episode_steps``, settable): ``gym.make(id,
 num_envs=N)`` applies the registered limit per env, ``gym.make(..., max_episode_steps=k)`` sets it
-(-1: none); Gymnasium's one-counter ``TimeLimit`` never stays on a batched env (``gym_spec.py``).
+(-1: none); Gymnasium's one-counter ``TimeLimit`` never stays on a batched env (``simulo_envs/vector/gym_spec.py``).
 
 Where the parts live: construction and keyword checks here (``env_options.py``, ``sensors.py``);
 building the scene ``reconfigure.py``; ``reset`` ``reset.py``; ``step``, its outputs and the
@@ -156,7 +156,7 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
     """Set True in a task class whose episode is wholly in ``get_state_dict()`` (no per-episode
     buffer outside the scene's objects, such as a goal drawn in ``_initialize_episode``, and every
     env built alike), so that an env can start an episode from a state recorded in another env:
-    what a training recipe's ``start_states`` needs (``simulo_envs.wrappers.start_states``)."""
+    what a training recipe's ``start_states`` needs (``simulo_envs.training.start_states``)."""
     xp = torch
     """The array module the step hooks compute with: ``torch`` (tensors on ``device``), or
     ``numpy`` while the CPU fast path runs them (``fast_step.py``; only for a class that sets

@@ -2,7 +2,7 @@
 
 This module records our tasks; putting them into Gymnasium's registry (``gym.make``,
 ``gym.make_vec``) is the wrappers' part, since what Gymnasium builds from a spec is a wrapper
-(a single-env view, our vector env): ``simulo_envs/wrappers/gym_spec.py`` subscribes with
+(a single-env view, our vector env): ``simulo_envs/vector/gym_spec.py`` subscribes with
 ``on_register`` when ``simulo_envs`` is imported, and from then on every registered task, earlier
 or later, is in Gymnasium's registry too.
 """
@@ -31,7 +31,7 @@ def register_env(env_id: str, max_episode_steps: Optional[int] = None):
       ``SimuloVectorEnv`` (autoreset by partial resets); ``"sync"`` / ``"async"``: Gymnasium's
       vector envs over ``SingleEnvView``\\ s.
 
-    How: ``simulo_envs/wrappers/gym_spec.py``. A class defined inside a function registers too
+    How: ``simulo_envs/vector/gym_spec.py``. A class defined inside a function registers too
     (Gymnasium gets the class itself, not its import path). Registering an id again with the
     same class, or a new definition of it (same module and qualified name: a re-run notebook
     cell, a reloaded module), replaces the registration everywhere, ``max_episode_steps``

@@ -6,15 +6,16 @@ others that need it (one batched ``policy.plan`` call), so envs of one batch may
 points of their chunks after autoresets.
 
 ``evaluate`` and ``record_policy_video`` have the signatures of the PPO ones in
-``simulo_envs.wrappers.evaluation``; ``scripts/evaluate.py`` calls them for an imitation checkpoint.
+``simulo_envs.training.evaluation``; ``scripts/evaluate.py`` calls them for an imitation checkpoint.
 Evaluation envs are the env the demonstrations were recorded in, rebuilt from the keywords the
 checkpoint carries (``spec.env_kwargs``: cameras and their poses, randomization, physics and
 control frequencies), with the policy's observation kind and control mode; terminations on (an
 episode ends at its first success), ``max_envs`` per batch, episode ``k`` seeded ``seed + k``.
 A recorded env without a time limit (a control conversion's dataset) is refused unless
-``max_episode_steps`` is given: its episodes could run forever. Seeds the demonstrations were recorded with are refused,
-so a success rate is never measured on a training start state. The denoising noise of Diffusion
-Policy comes from a generator seeded with ``seed``: an evaluation repeats exactly.
+``max_episode_steps`` is given: its episodes could run forever. Seeds the demonstrations were
+recorded with are refused, so a success rate is never measured on a training start state. The
+denoising noise of Diffusion Policy comes from a generator seeded with ``seed``: an evaluation
+repeats exactly.
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ def make_eval_env(spec: PolicySpec, num_envs: int, full_episodes: bool = False,
             which).
     """
     from simulo_envs.envs.registration import REGISTERED
-    from simulo_envs.wrappers.vector import make_vector_env
+    from simulo_envs.vector.vector_env import make_vector_env
 
     if spec.env_id not in REGISTERED:
         raise KeyError(f"the checkpoint's task {spec.env_id!r} is not registered here; registered: "
@@ -157,7 +158,7 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
     "mean_length", "env_steps", "full_episodes", "policy", "obs", "iterations", "train_wall_s",
     "train_cpu_s"}``
     (``env_steps`` is None: the policy never stepped an env in training). Success, success at end
-    and ``full_episodes``: as ``simulo_envs.wrappers.evaluation.evaluate``.
+    and ``full_episodes``: as ``simulo_envs.training.evaluation.evaluate``.
 
     Raises:
         FileNotFoundError / CheckpointError: as ``read_checkpoint``; CheckpointError also when
@@ -224,7 +225,7 @@ def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed
     px each) and write ``<video_dir>/<env_id>.mp4``; returns the path. Raises as ``evaluate``."""
     from simulo_envs.envs.registration import REGISTERED
     from simulo_envs.wrappers.record import RecordEpisode
-    from simulo_envs.wrappers.vector import SimuloVectorEnv
+    from simulo_envs.vector.vector_env import SimuloVectorEnv
 
     raw, policy, spec = _load(checkpoint, expected_env_id)
     _check_seeds(raw, seed, num_envs)

@@ -1,42 +1,37 @@
-"""Wrappers: the Gymnasium vector env (with autoreset by partial reset) and views for RL libraries.
+"""Gymnasium-style wrappers: each takes one of our envs and gives it another face.
 
-``SimuloVectorEnv``, ``NumpyView`` and ``SingleEnvView`` (one env as a plain numpy Gymnasium
-env) need only Gymnasium. The SB3 and rsl_rl adapters need the
-``rl`` extra and are imported from their modules: ``simulo_envs.wrappers.sb3.SB3VecEnv``,
-``simulo_envs.wrappers.rsl_rl.RslRlVecEnv``.
+``RecordEpisode`` (``record.py``) films episodes to mp4 and writes trajectories to HDF5; the
+RL-library adapters present the vector env as another library's environment type:
+``simulo_envs.wrappers.sb3.SB3VecEnv`` (Stable-Baselines3's ``VecEnv``, numpy) and
+``simulo_envs.wrappers.rsl_rl.RslRlVecEnv`` (rsl-rl-lib's ``VecEnv``, torch). The adapters need
+the ``rl`` extra and are imported from their modules.
 
-Importing this package puts every task ``register_env`` records, before or after, into
-Gymnasium's registry with our vector entry point (``gym_spec.py``), so ``gym.make(id, num_envs=N)``
-builds the batched env and ``gym.make_vec(id, num_envs=N, vectorization_mode="vector_entry_point")``
-returns a ``SimuloVectorEnv``.
+The vector env itself and the single-env view are in ``simulo_envs.vector``; the names
+``SimuloVectorEnv``, ``NumpyView``, ``SingleEnvView``, ``make_vector_env``, ``vector_entry_point``
+and ``attach_vector_entry_points`` still resolve here for one release, with a
+``DeprecationWarning`` that names their new place.
 """
 
 from __future__ import annotations
 
-import gymnasium as gym
+import warnings
 
-from simulo_envs.envs.registration import REGISTERED
-from simulo_envs.wrappers import gym_spec as _gym_spec  # noqa: F401  (registers our tasks with Gymnasium)
-from simulo_envs.wrappers.numpy_view import NumpyView
-from simulo_envs.wrappers.single_env import SingleEnvView
-from simulo_envs.wrappers.vector import SimuloVectorEnv, make_vector_env, vector_entry_point
+from simulo_envs import vector as _vector
 
-
-def attach_vector_entry_points() -> list[str]:
-    """Set ``gym.registry[id].vector_entry_point`` for every id in ``REGISTERED`` that has none.
-
-    ``register_env`` already registers it; this fills it in for our ids registered some other
-    way. Safe to call again after more tasks are imported. Returns the ids it changed.
-    """
-    changed = []
-    for env_id in REGISTERED:
-        spec = gym.registry.get(env_id)
-        if spec is not None and spec.vector_entry_point is None:
-            spec.vector_entry_point = vector_entry_point(env_id)
-            changed.append(env_id)
-    return changed
+MOVED_TO_VECTOR = ("SimuloVectorEnv", "NumpyView", "SingleEnvView", "make_vector_env", "vector_entry_point",
+                   "attach_vector_entry_points")
+"""Names this package exported before they moved to ``simulo_envs.vector``."""
 
 
-attach_vector_entry_points()
+def warn_moved(old: str, new: str) -> None:
+    """Warn (``DeprecationWarning``) that ``old`` is now ``new``, at the user's line that asked for it
+    (``warnings`` skips the import machinery's frames when a module calls this as it is imported)."""
+    warnings.warn(f"{old} moved to {new}; import it from there (the old name goes away in the next release)",
+                  DeprecationWarning, stacklevel=3)
 
-__all__ = ["SimuloVectorEnv", "NumpyView", "SingleEnvView", "make_vector_env", "vector_entry_point", "attach_vector_entry_points"]
+
+def __getattr__(name: str):
+    if name in MOVED_TO_VECTOR:
+        warn_moved(f"simulo_envs.wrappers.{name}", f"simulo_envs.vector.{name}")
+        return getattr(_vector, name)
+    raise AttributeError(f"module 'simulo_envs.wrappers' has no attribute {name!r}")

@@ -32,7 +32,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from simulo_envs.wrappers.run_files import check_output_dir
+from simulo_envs.output_paths import check_output_dir
 
 
 class RecordEpisode(gym.Wrapper):
@@ -51,7 +51,7 @@ class RecordEpisode(gym.Wrapper):
 
     Raises:
         ValueError: video asked for without ``render_mode="rgb_array"``, or ``info_on_video``
-            with more than one env. ``simulo_envs.wrappers.run_files.OutputError`` (a ValueError):
+            with more than one env. ``simulo_envs.output_paths.OutputError`` (a ValueError):
             files cannot be written in ``output_dir`` (the message names it and why); checked
             before anything is recorded.
     """

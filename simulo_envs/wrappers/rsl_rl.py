@@ -15,14 +15,14 @@ randomized values, of its new episode for envs just reset): ``{"actor": ["policy
 Extras: ``time_outs`` (bool (N,): truncated and not terminated); ``final_obs`` (a TensorDict
 like the observations: each env's observation before its reset; present only on steps where
 some env finished, its other rows hold their current observation), read by
-``simulo_envs.wrappers.rsl_rl_ppo.FinalValuePPO``; ``episode`` (a dict of 1-D tensors over the envs that finished
+``simulo_envs.training.rsl_rl_ppo.FinalValuePPO``; ``episode`` (a dict of 1-D tensors over the envs that finished
 in this step: ``success_once``, ``success_at_end`` as float, ``return``, ``length``), present only
 on steps where some env finished, so rsl_rl's logger averages over finished episodes.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Sequence
 
 import gymnasium as gym
 import numpy as np
@@ -32,11 +32,9 @@ from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
 from simulo_envs.tensors import as_step_counts
-from simulo_envs.wrappers.start_states import start_states_wrapper
-from simulo_envs.wrappers.task_lookup import registered_kwargs, resolve_task
-from simulo_envs.wrappers.vector import SimuloVectorEnv, make_vector_env
+from simulo_envs.vector.vector_env import SimuloVectorEnv
 
-__all__ = ["RslRlVecEnv", "make_rsl_env", "registered_kwargs"]
+__all__ = ["RslRlVecEnv"]
 
 
 class RslRlVecEnv(VecEnv):
@@ -134,49 +132,3 @@ class RslRlVecEnv(VecEnv):
     def close(self) -> None:
         """Close the env."""
         self.venv.close()
-
-
-def make_rsl_env(env: Union[str, type], num_envs: int, config: dict, seed: Union[None, int, Sequence[int]],
-                 evaluation: bool = False, full_episodes: bool = False,
-                 num_workers: Union[None, int, str] = None):
-    """An ``RslRlVecEnv`` over ``env`` (an id, a ``"module:Class"`` string or a class) built from ``config``.
-
-    A registered id gets its registration's keywords (``max_episode_steps``), as ``gym.make`` would;
-    ``config["env_kwargs"]`` override them.
-
-    ``seed``: as ``BaseEnv.reset`` (an int ``s`` gives env ``i`` the seed ``s + i``; a list gives
-    one seed per env). ``evaluation=True`` keeps the env's terminations (``ignore_terminations``
-    off), so an episode ends at its first success: success then means "reached within
-    ``max_episode_steps``"; with ``full_episodes=True`` as well, an evaluation env ignores
-    terminations instead, so every episode runs to the time limit. ``config["train_max_episode_steps"]``
-    (optional) shortens the episodes of training only: an evaluation env always runs the task's own
-    time limit, the one its success is judged by. ``config["start_states"]`` (optional, training
-    only): ``{"fraction": p, "expert_episodes": k}`` starts each training episode with probability
-    ``p`` from a state of ``k`` scripted-expert episodes (``simulo_envs.wrappers.start_states``;
-    their seeds are ``seed + 2**20 ...`` with ``seed`` this env's first, far from any training or
-    evaluation seed; under ``torchrun`` each rank has its own). ``num_workers``: the vector
-    env's worker processes; ``None`` means the config's for training and 1 (this process) for
-    evaluation (how many processes trained a policy does not change it).
-    """
-    env_kwargs = dict(config.get("env_kwargs", {}))
-    if isinstance(env, str):
-        env_id, cls = resolve_task(env)
-        env_kwargs = {**registered_kwargs(env_id), **env_kwargs}
-    else:
-        cls = env
-    if not evaluation and config.get("train_max_episode_steps") is not None:
-        env_kwargs["max_episode_steps"] = int(config["train_max_episode_steps"])
-    vector_kwargs = dict(config.get("vector_kwargs", {}))
-    if evaluation:
-        vector_kwargs["ignore_terminations"] = bool(full_episodes)
-        vector_kwargs["num_workers"] = 1
-    if num_workers is not None:
-        vector_kwargs["num_workers"] = num_workers
-    start = None if evaluation else config.get("start_states")
-    if start is not None:
-        vector_kwargs["env_wrapper"] = start_states_wrapper(cls, start, seed, env_kwargs,
-                                                            vector_kwargs.get("num_workers", 1))
-    venv = make_vector_env(cls, num_envs=num_envs, record_metrics=True, **env_kwargs, **vector_kwargs)
-    env = RslRlVecEnv(venv)
-    env.reset(seed=seed)   # after the adapter's own unseeded reset, so episode 0 of env i uses seed s + i
-    return env

@@ -28,8 +28,8 @@ import numpy as np
 import torch
 from stable_baselines3.common.vec_env import VecEnv
 
-from simulo_envs.wrappers.numpy_view import _float32_space, obs_to_numpy
-from simulo_envs.wrappers.vector import SimuloVectorEnv
+from simulo_envs.vector.numpy_view import _float32_space, obs_to_numpy
+from simulo_envs.vector.vector_env import SimuloVectorEnv
 
 __all__ = ["SB3VecEnv"]
 

@@ -5,7 +5,7 @@
     python tests/benchmarks/bench_distributed.py --one-rank-threads 2   # also: 1 rank whose torch uses 2 threads
     python tests/benchmarks/bench_distributed.py --independent   # also: the ceiling (below)
 
-Each configuration is one training run (``simulo_envs.wrappers.training.train``, what
+Each configuration is one training run (``simulo_envs.training.rsl_rl_train.train``, what
 ``scripts/train.py`` runs; under ``torchrun --standalone`` for P > 1) with the same total envs,
 budget and seed. Throughput is env steps of all ranks divided by the seconds of the training loop
 (rollouts and PPO updates, gradient averaging included; process start and env construction
@@ -53,7 +53,7 @@ def worker(args: argparse.Namespace) -> None:
     from rsl_rl.algorithms import PPO
     from rsl_rl.runners import OnPolicyRunner
 
-    from simulo_envs.wrappers.training import train
+    from simulo_envs.training.rsl_rl_train import train
 
     rank = int(os.environ.get("RANK", "0"))
     world = int(os.environ.get("WORLD_SIZE", "1"))

@@ -22,9 +22,9 @@ import time
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
-from simulo_envs.wrappers.evaluation import load_policy
-from simulo_envs.wrappers.rsl_rl import make_rsl_env
-from simulo_envs.wrappers.training import train_config_for
+from simulo_envs.training.evaluation import load_policy
+from simulo_envs.training.rsl_rl_env import make_rsl_env
+from simulo_envs.training.rsl_rl_train import train_config_for
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CHECKPOINT = os.path.join(ROOT, "tasks", "franka_stack_v2_ppo.pt")

@@ -2,7 +2,7 @@
 ``scripts/train.py``, with the same plan, progress bar, ``progress.csv``, stop signals, log-folder
 rules and result, and a ``model.zip`` that ``scripts/evaluate.py`` evaluates and films. SAC and
 TD3 train through the same ``train_sb3`` with their own plan and callback
-(``simulo_envs/wrappers/sb3_off_policy.py``).
+(``simulo_envs/training/sb3_off_policy.py``).
 
 Hyperparameters: the task's rsl-rl training config mapped onto SB3's names (``sb3_ppo_kwargs``).
 SB3 bootstraps truncated episodes from ``terminal_observation`` and treats terminations as the
@@ -36,16 +36,16 @@ from stable_baselines3 import PPO, SAC, TD3
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.save_util import load_from_zip_file
 
-from simulo_envs.wrappers.distributed import check_device
-from simulo_envs.wrappers.interrupt import StopOnSignals
-from simulo_envs.wrappers.progress import ProgressBar
-from simulo_envs.wrappers.run_files import (OutputError, claim_log_dir, delete_run_files, open_progress_csv,
+from simulo_envs.training.distributed import check_device
+from simulo_envs.training.interrupt import StopOnSignals
+from simulo_envs.training.progress import ProgressBar
+from simulo_envs.training.run_files import (OutputError, claim_log_dir, delete_run_files, open_progress_csv,
                                             progress_row)
 from simulo_envs.wrappers.sb3 import SB3VecEnv
-from simulo_envs.wrappers.task_lookup import registered_kwargs
-from simulo_envs.wrappers.training import SetupError, TrainPlan, TrainResult
-from simulo_envs.wrappers.start_states import start_states_wrapper
-from simulo_envs.wrappers.vector import make_vector_env
+from simulo_envs.training.task_lookup import registered_kwargs
+from simulo_envs.training.rsl_rl_train import SetupError, TrainPlan, TrainResult
+from simulo_envs.training.start_states import start_states_wrapper
+from simulo_envs.vector.vector_env import make_vector_env
 
 __all__ = ["sb3_ppo_kwargs", "train_sb3", "read_sb3_infos", "sb3_policy", "SB3Run", "SB3Algorithm", "SB3Result",
            "PPO_ALGORITHM", "SB3_CLASSES"]
@@ -256,9 +256,9 @@ def train_sb3(plan: TrainPlan, seed: int = 0, log_dir: str = "runs/sb3", device:
               max_wall_s: Optional[float] = None, terminations: bool = False, resume: bool = False,
               overwrite: bool = False, algorithm: SB3Algorithm = PPO_ALGORITHM) -> SB3Result:
     """Train SB3's PPO (or ``algorithm``: SAC and TD3 with an ``OffPolicyPlan``,
-    ``simulo_envs/wrappers/sb3_off_policy.py``) for ``plan`` (one process) into ``log_dir``:
+    ``simulo_envs/training/sb3_off_policy.py``) for ``plan`` (one process) into ``log_dir``:
     ``progress.csv``, ``run.json`` and ``model.zip``; the rules of
-    ``simulo_envs.wrappers.training.train`` for the log folder, ``resume``, ``max_wall_s`` and stop
+    ``simulo_envs.training.rsl_rl_train.train`` for the log folder, ``resume``, ``max_wall_s`` and stop
     signals (the checkpoint is always ``model.zip``).
 
     Raises:

@@ -4,31 +4,36 @@
 
 - ``_configure_multi_gpu``: the library joins a NCCL group and requires ``cuda:<local_rank>``;
   here the rank comes from a ``RankInfo`` and the group is gloo on the CPU, NCCL on CUDA
-  (``simulo_envs.wrappers.distributed``). Everything else the library does for several
+  (``simulo_envs.training.distributed``). Everything else the library does for several
   processes works on gloo as it is: parameters broadcast from rank 0 before the first rollout,
   gradients averaged in ``PPO.reduce_parameters``, the adaptive learning rate decided on rank 0 and
   broadcast, observation-normaliser statistics all-reduced.
 - the logger: ``ProgressLogger`` replaces the library's console block with a progress bar
-  (``simulo_envs.wrappers.progress``) that moves every env step, writes ``progress.csv`` and
+  (``simulo_envs.training.progress``) that moves every env step, writes ``progress.csv`` and
   TensorBoard scalars against env steps (all ranks' finished episodes, gathered on rank 0), and
   writes nothing on other ranks. Each row also holds the iteration's seconds of rollout
   (``collect_s``) and of PPO update (``learn_s``, gradient averaging included), as rank 0's clock
   saw them. It is also where ``learn`` stops early: at the wall-clock cap, or after a stop signal
-  (``simulo_envs.wrappers.interrupt``: at the next env step in one process, at the end of the
+  (``simulo_envs.training.interrupt``: at the next env step in one process, at the end of the
   iteration when several ranks must stop together).
 - ``save``: every checkpoint carries ``infos`` (env id, training config, seed, env steps, PPO
   iterations done, finished episodes, the last 100 episodes' statistics, the task's module),
-  which is all ``simulo_envs.wrappers.evaluation.load_policy`` needs and what a resumed
+  which is all ``simulo_envs.training.evaluation.load_policy`` needs and what a resumed
   training continues from (``ProgressLogger.restore``). It is written whole or not at all.
+
+A config's ``class_name`` that names a class where it lived before (``MOVED_CLASS_MODULES``: a
+checkpoint saved then stores it) is read as the class's current path, with a ``DeprecationWarning``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import os
 import signal
 import time
+import warnings
 from collections import deque
 from typing import Callable, Optional
 
@@ -37,20 +42,49 @@ import torch.distributed as dist
 from rsl_rl.runners import OnPolicyRunner
 from rsl_rl.utils.logger import Logger
 
-from simulo_envs.wrappers.distributed import RankInfo, init_process_group
-from simulo_envs.wrappers.interrupt import StopOnSignals, TrainingInterrupted, max_over_ranks
-from simulo_envs.wrappers.progress import ProgressBar
-from simulo_envs.wrappers.run_files import open_progress_csv, progress_row
+from simulo_envs.training.distributed import RankInfo, init_process_group
+from simulo_envs.training.interrupt import StopOnSignals, TrainingInterrupted, max_over_ranks
+from simulo_envs.training.progress import ProgressBar
+from simulo_envs.training.run_files import open_progress_csv, progress_row
 
-__all__ = ["SimuloRunner", "ProgressLogger", "WallClockLimit", "EPISODE_KEYS"]
+__all__ = ["SimuloRunner", "ProgressLogger", "WallClockLimit", "EPISODE_KEYS", "MOVED_CLASS_MODULES",
+           "current_class_names"]
 
 EPISODE_KEYS = ("success_once", "success_at_end", "return", "length")
 """Per-episode statistics ``RslRlVecEnv`` reports in ``extras["episode"]`` and the log averages."""
 
 
+MOVED_CLASS_MODULES = {"simulo_envs.wrappers.rsl_rl_ppo": "simulo_envs.training.rsl_rl_ppo"}
+"""Modules a training config's ``class_name`` may name from before they moved -> where they are now
+(the old names are read for one release)."""
+
+
+def current_class_names(train_cfg: dict) -> dict:
+    """A copy of rsl_rl's runner config with every ``class_name`` (``"module:Class"`` or
+    ``"module.Class"``) in a module of ``MOVED_CLASS_MODULES`` renamed to the module's new path,
+    with a ``DeprecationWarning`` naming it; ``train_cfg`` is not changed."""
+    def renamed(value):
+        if isinstance(value, dict):
+            return {key: (_moved_class(item) if key == "class_name" else renamed(item)) for key, item in value.items()}
+        if isinstance(value, list):
+            return [renamed(item) for item in value]
+        return value
+
+    return renamed(copy.deepcopy(train_cfg))
+
+
+def _moved_class(name):
+    for old, new in MOVED_CLASS_MODULES.items():
+        if isinstance(name, str) and name.startswith(old) and name[len(old):len(old) + 1] in (":", "."):
+            warnings.warn(f"class_name {name!r}: {old} moved to {new}; name {new + name[len(old):]!r} "
+                          "(the old name goes away in the next release)", DeprecationWarning)
+            return new + name[len(old):]
+    return name
+
+
 class WallClockLimit(Exception):
     """Raised out of ``OnPolicyRunner.learn`` by ``ProgressLogger.log`` when the next iteration
-    would end past ``max_wall_s``; ``simulo_envs.wrappers.training.train`` catches it."""
+    would end past ``max_wall_s``; ``simulo_envs.training.rsl_rl_train.train`` catches it."""
 
 
 class ProgressLogger(Logger):
@@ -246,7 +280,7 @@ class SimuloRunner(OnPolicyRunner):
         if not rank_info.is_main:
             log_dir = None
         with contextlib.redirect_stdout(io.StringIO()) as printed:
-            super().__init__(env, train_cfg, log_dir=log_dir, device=device)
+            super().__init__(env, current_class_names(train_cfg), log_dir=log_dir, device=device)
         self.model_summary = printed.getvalue()
         self.logger = ProgressLogger(runner=self, log_dir=log_dir, progress_total=progress_total, desc=desc,
                                      on_iteration=on_iteration, max_wall_s=max_wall_s)

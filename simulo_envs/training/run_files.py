@@ -1,11 +1,7 @@
-"""Output paths of the scripts and recorders: checked writable before any work, and a training's
-log folder never shared by two runs.
+"""A training's log folder, never shared by two runs, and the files a run writes there.
 
-Writable: ``check_output_dir`` / ``check_output_file`` try what the program will do later (create
-the folder's missing parents, create a file in it) and remove what they made, so a read-only
-folder, a full or read-only file system or a path through a file is refused at once, with the
-path and the operating system's reason, before minutes of work (file permissions alone would not
-do: they let root write anywhere).
+Output paths are checked writable before any work (``check_output_dir`` / ``check_output_file``,
+from ``simulo_envs.output_paths``, importable from here too).
 
 A training's folder: ``run_files_in(log_dir)`` lists what an earlier run left there (checkpoints,
 ``progress.csv``, ``run.json``, TensorBoard events, evaluations); ``claim_log_dir`` refuses such
@@ -20,8 +16,9 @@ import fnmatch
 import json
 import os
 import re
-import tempfile
 from typing import Optional
+
+from simulo_envs.output_paths import OutputError, check_output_dir, check_output_file
 
 __all__ = ["OutputError", "check_output_dir", "check_output_file", "RUN_FILE_PATTERNS", "run_files_in",
            "claim_log_dir", "delete_run_files", "free_numbered_dir", "latest_checkpoint", "PROGRESS_COLUMNS",
@@ -31,61 +28,6 @@ RUN_FILE_PATTERNS = ("run.json", "progress.csv", "model_*.pt", "model.zip", "eve
                      "evaluation.json", "evaluations.csv", "eval.json")
 """Files a training run (``scripts/train.py``, ``scripts/train_sb3.py``) or its evaluation writes
 into its log folder."""
-
-
-class OutputError(ValueError):
-    """An output path cannot be written; the message names the path and why."""
-
-
-def check_output_dir(path: str, what: str = "output folder") -> str:
-    """Check that files can be created in folder ``path`` (made later, with its parents, if missing).
-    Nothing is left behind. Returns ``path``.
-
-    Raises:
-        OutputError: naming ``what``, the path and the reason (a file in the way, no permission,
-            a read-only file system).
-    """
-    if not isinstance(path, (str, os.PathLike)) or not str(path):
-        raise OutputError(f"{what}: expected a folder path, got {path!r}")
-    path = os.fspath(path)
-    existing = path
-    while not os.path.exists(existing):
-        parent = os.path.dirname(os.path.abspath(existing))
-        if parent == os.path.abspath(existing):
-            break
-        existing = parent
-    if not os.path.isdir(existing):
-        raise OutputError(f"cannot write {what} {path!r}: {existing!r} is a file, not a folder")
-    try:
-        with tempfile.TemporaryDirectory(dir=existing, prefix=".write-check-"):
-            pass   # making (and removing) a folder there is what creating path's parents needs
-        with tempfile.NamedTemporaryFile(dir=existing, prefix=".write-check-"):
-            pass
-    except OSError as error:
-        raise OutputError(f"cannot write {what} {path!r}: {error.strerror or error}") from None
-    return path
-
-
-def check_output_file(path: str, what: str = "output file") -> str:
-    """Check that file ``path`` can be written (created, or replaced if it exists). Nothing is
-    changed. Returns ``path``.
-
-    Raises:
-        OutputError: naming ``what``, the path and the reason.
-    """
-    if not isinstance(path, (str, os.PathLike)) or not str(path):
-        raise OutputError(f"{what}: expected a file path, got {path!r}")
-    path = os.fspath(path)
-    if os.path.isdir(path):
-        raise OutputError(f"cannot write {what} {path!r}: it is a folder")
-    check_output_dir(os.path.dirname(os.path.abspath(path)), what=f"{what} {path!r}: its folder")
-    if os.path.exists(path):
-        try:
-            with open(path, "r+b"):
-                pass
-        except OSError as error:
-            raise OutputError(f"cannot write {what} {path!r}: {error.strerror or error}") from None
-    return path
 
 
 def run_files_in(log_dir: str) -> list[str]:

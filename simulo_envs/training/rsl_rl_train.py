@@ -9,7 +9,7 @@ over ``torch.distributed`` ranks; skrl would work too but brings a larger API fo
 Tasks: a registered id (``"FrankaReach-v1"``), or a task in the user's own module, named
 ``"module:Class"`` (an entry-point string, as in ``gym.register``) or ``"module:EnvId-v1"``
 (Gymnasium's ``gym.make("module:EnvId")`` form: the module is imported, then the id looked up);
-see ``simulo_envs/wrappers/task_lookup.py``.
+see ``simulo_envs/training/task_lookup.py``.
 
 Per-task hyperparameters live next to each task: a ``train_config`` class attribute of the env
 (``tasks/franka_reach.py``'s ``TRAIN_CONFIG``) or a sibling module ``<task module>_ppo`` with a
@@ -21,19 +21,19 @@ Layout::
      "start_states": {"fraction": float, "expert_episodes": int} (optional)}
 
 ``train_max_episode_steps`` is the time limit of training episodes when it differs from the
-task's; evaluation (``simulo_envs.wrappers.evaluation``) always runs the task's own.
+task's; evaluation (``simulo_envs.training.evaluation``) always runs the task's own.
 ``start_states`` starts that fraction of the training episodes from states of the task's scripted
-expert (``simulo_envs.wrappers.start_states``); evaluation never does.
+expert (``simulo_envs.training.start_states``); evaluation never does.
 
 Budget: PPO trains whole iterations of ``num_envs x num_steps_per_env`` env steps, so
 ``total_timesteps`` is an upper bound, rounded down to whole iterations (``plan_training`` says by
 how much); less than one iteration is an error.
 
-Several processes (``torchrun``, ``simulo_envs.wrappers.distributed``): ``num_envs`` counts the
+Several processes (``torchrun``, ``simulo_envs.training.distributed``): ``num_envs`` counts the
 envs of all ranks together and must divide evenly; rank ``r`` of ``P`` builds ``num_envs / P``
 envs with the seeds a single process gives envs ``r * n ... r * n + n - 1``; rank 0 alone writes.
 
-The log folder holds one run (``simulo_envs.wrappers.run_files``): a folder with an earlier run
+The log folder holds one run (``simulo_envs.training.run_files``): a folder with an earlier run
 is refused unless the training continues it (``resume``) or deletes it (``overwrite``).
 
 Stopping: SIGINT (Ctrl-C) or SIGTERM stops the training at a safe point (the next env step in one
@@ -42,7 +42,7 @@ process; the end of the iteration on every rank together under ``torchrun``); ra
 
 A checkpoint is ``OnPolicyRunner.save``'s dict with ``infos = {"env_id", "task_module",
 "train_config", "seed", "world_size", "env_steps", "iterations", "episodes", "wall_s", "recent"}``;
-``simulo_envs.wrappers.evaluation.load_policy`` rebuilds the policy from it alone, in one process,
+``simulo_envs.training.evaluation.load_policy`` rebuilds the policy from it alone, in one process,
 whatever the number of ranks that trained it.
 """
 
@@ -59,11 +59,11 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from simulo_envs.wrappers.distributed import check_device, close_process_group, rank_device, rank_info, rank_seeds
-from simulo_envs.wrappers.interrupt import StopOnSignals, TrainingInterrupted
-from simulo_envs.wrappers.run_files import OutputError, claim_log_dir, delete_run_files, latest_checkpoint
-from simulo_envs.wrappers.start_states import check_start_states
-from simulo_envs.wrappers.task_lookup import import_task_modules, resolve_task, train_config_for
+from simulo_envs.training.distributed import check_device, close_process_group, rank_device, rank_info, rank_seeds
+from simulo_envs.training.interrupt import StopOnSignals, TrainingInterrupted
+from simulo_envs.training.run_files import OutputError, claim_log_dir, delete_run_files, latest_checkpoint
+from simulo_envs.training.start_states import check_start_states
+from simulo_envs.training.task_lookup import import_task_modules, resolve_task, train_config_for
 
 __all__ = ["import_task_modules", "resolve_task", "train_config_for", "plan_training", "TrainPlan", "TrainResult",
            "SetupError", "train", "make_rsl_env", "resume_infos", "describe_result"]
@@ -75,7 +75,7 @@ def __getattr__(name: str):
     re-imports its script (the spawn start method), so an eager import cost every worker about 2 s
     of CPU for libraries it never uses."""
     if name == "make_rsl_env":
-        from simulo_envs.wrappers.rsl_rl import make_rsl_env
+        from simulo_envs.training.rsl_rl_env import make_rsl_env
 
         return make_rsl_env
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -133,7 +133,7 @@ def plan_training(env_id: str, num_envs: Optional[int] = None, total_timesteps: 
         ValueError: ``num_envs`` < 1 or not divisible by ``world_size``; ``total_timesteps`` < 1 or
             less than one PPO iteration (``num_envs x num_steps_per_env``); the config's
             ``train_max_episode_steps`` not an int >= 1; a bad ``start_states`` (as
-            ``simulo_envs.wrappers.start_states.check_start_states``, which also raises KeyError).
+            ``simulo_envs.training.start_states.check_start_states``, which also raises KeyError).
     """
     config = train_config_for(env_id)
     env_id, env_cls = resolve_task(env_id)
@@ -304,7 +304,7 @@ def train(env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional
         config["runner"]["save_interval"] = checkpoint_every
     infos = {"env_id": plan.env_id, "task_module": plan.env_cls.__module__, "train_config": config, "seed": seed,
              "world_size": rank.world_size}
-    from simulo_envs.wrappers.rsl_rl import make_rsl_env  # at first use (see __getattr__)
+    from simulo_envs.training.rsl_rl_env import make_rsl_env  # at first use (see __getattr__)
 
     with StopOnSignals() as stop:
         torch.manual_seed(seed)   # network initialisation; rank 0's weights are broadcast before training
@@ -325,7 +325,7 @@ def train(env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional
 def _train_built(env, plan: TrainPlan, rank, device: str, log_dir: str, infos: dict, stop: StopOnSignals,
                  delete: list, resumed: Optional[tuple], *, progress: bool, on_iteration, max_wall_s) -> TrainResult:
     """``train`` once its env is built: the run's files, the runner, the loop, the last checkpoint."""
-    from simulo_envs.wrappers.rsl_rl_runner import SimuloRunner, WallClockLimit
+    from simulo_envs.training.rsl_rl_runner import SimuloRunner, WallClockLimit
 
     if rank.is_main:
         delete_run_files(log_dir, delete)

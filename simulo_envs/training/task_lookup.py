@@ -104,7 +104,7 @@ def train_config_for(env_id: str) -> dict:
         if config is not None:
             return copy.deepcopy(config)
     raise LookupError(f"{env_id} has no PPO config: give {cls.__name__} a train_config dict, or add "
-                      f"{cls.__module__}_ppo.TRAIN_CONFIG (layout: simulo_envs/wrappers/training.py; docs/writing_a_task.md)")
+                      f"{cls.__module__}_ppo.TRAIN_CONFIG (layout: simulo_envs/training/rsl_rl_train.py; docs/writing_a_task.md)")
 
 
 def expert_for(cls: type) -> Optional[type]:

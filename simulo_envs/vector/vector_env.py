@@ -52,8 +52,8 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from simulo_envs.env_ids import normalize_env_ids
 from simulo_envs.envs.registration import REGISTERED
-from simulo_envs.wrappers.numpy_view import NumpyView
-from simulo_envs.wrappers.sharded import ShardedEnv, resolve_num_workers
+from simulo_envs.vector.numpy_view import NumpyView
+from simulo_envs.workers.sharded import ShardedEnv, resolve_num_workers
 
 __all__ = ["SimuloVectorEnv", "make_vector_env", "vector_entry_point"]
 

@@ -9,7 +9,7 @@ forwards the signal a terminal already sent to every process of its group, so ea
 Ctrl-C twice. A second Ctrl-C after that raises ``KeyboardInterrupt`` at once (give up saving); a
 second SIGTERM is ignored (the sender's own timeout, ``torchrun``'s 30 s, then kills the process).
 
-Worker processes of a vector env ignore both signals (``simulo_envs/wrappers/workers.py``): the
+Worker processes of a vector env ignore both signals (``simulo_envs/workers/worker.py``): the
 training process closes them. The exit status of an interrupted script is ``128 + signal
 number`` (130 for SIGINT, 143 for SIGTERM), the shell's convention.
 """

@@ -1,5 +1,5 @@
 """Joining the shards' answers into one batch, for ``ShardedEnv``: the shared-memory fields
-(``workers.py`` declares their layout) read back as the observation, reward, flags and info of
+(``worker.py`` declares their layout) read back as the observation, reward, flags and info of
 all N envs, outputs that came through the pipe merged, and the per-shard results of ``call`` /
 ``get_attr`` combined.
 
@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from simulo_envs.wrappers.shard_link import SEGMENT_PREFIX
-from simulo_envs.wrappers.workers import Field, field_array, field_for, place
+from simulo_envs.workers.shard_link import SEGMENT_PREFIX
+from simulo_envs.workers.worker import Field, field_array, field_for, place
 
 __all__ = ["ShardFieldsMixin", "combine", "leaf_items", "map_leaves", "note", "put", "rows_of"]
 

@@ -17,8 +17,8 @@ from typing import Any, Callable, Union
 
 import torch
 
-from simulo_envs.wrappers.progress import ProgressBar
-from simulo_envs.wrappers.task_lookup import import_task_modules, registered_kwargs, resolve_task
+from simulo_envs.training.progress import ProgressBar
+from simulo_envs.training.task_lookup import import_task_modules, registered_kwargs, resolve_task
 
 __all__ = ["read_checkpoint", "is_sb3_checkpoint", "load_policy", "evaluate", "record_policy_video"]
 
@@ -43,7 +43,7 @@ def read_checkpoint(checkpoint: str, device: str = "cpu") -> dict:
     if not os.path.isfile(checkpoint):
         raise FileNotFoundError(f"no checkpoint file {checkpoint!r}")
     if is_sb3_checkpoint(checkpoint):
-        from simulo_envs.wrappers.sb3_training import read_sb3_infos
+        from simulo_envs.training.sb3_train import read_sb3_infos
 
         infos = {**read_sb3_infos(checkpoint), "library": "stable-baselines3"}
     else:
@@ -66,10 +66,10 @@ def read_checkpoint(checkpoint: str, device: str = "cpu") -> dict:
 def _policy(env, infos: dict, checkpoint: str, device: str) -> Callable:
     """The deterministic policy of ``checkpoint``: observations (the env's TensorDict) -> actions."""
     if infos["library"] == "stable-baselines3":
-        from simulo_envs.wrappers.sb3_training import sb3_policy
+        from simulo_envs.training.sb3_train import sb3_policy
 
         return sb3_policy(checkpoint, device)
-    from simulo_envs.wrappers.rsl_rl_runner import SimuloRunner
+    from simulo_envs.training.rsl_rl_runner import SimuloRunner
 
     runner = SimuloRunner(env, copy.deepcopy(infos["train_config"]["runner"]), device=device)
     # The policy is the actor alone: a checkpoint stripped of its critic and optimizer state still evaluates.
@@ -86,7 +86,7 @@ def load_policy(checkpoint: str, num_envs: int, seed: int, device: str = "cpu", 
     Raises:
         FileNotFoundError / ValueError: as ``read_checkpoint``; KeyError: its task is unknown here.
     """
-    from simulo_envs.wrappers.rsl_rl import make_rsl_env   # rsl-rl-lib (and tensordict) when evaluating only
+    from simulo_envs.training.rsl_rl_env import make_rsl_env   # rsl-rl-lib (and tensordict) when evaluating only
 
     infos = read_checkpoint(checkpoint, device)
     env = make_rsl_env(infos["env_id"], num_envs, infos["train_config"], seed, evaluation=True,
@@ -164,7 +164,7 @@ def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed
     its episode (envs that finish earlier start the next one meanwhile)."""
     from simulo_envs.wrappers.record import RecordEpisode
     from simulo_envs.wrappers.rsl_rl import RslRlVecEnv
-    from simulo_envs.wrappers.vector import SimuloVectorEnv
+    from simulo_envs.vector.vector_env import SimuloVectorEnv
 
     infos = read_checkpoint(checkpoint, device)
     config = infos["train_config"]

@@ -42,14 +42,14 @@ import gymnasium as gym
 from gymnasium.envs.registration import EnvSpec, WrapperSpec
 
 from simulo_envs.envs.registration import on_register
-from simulo_envs.wrappers.single_env import single_env_spec
-from simulo_envs.wrappers.vector import vector_entry_point
+from simulo_envs.vector.single_env import single_env_spec
+from simulo_envs.vector.vector_env import vector_entry_point
 
 __all__ = ["BatchedEnvSpec", "per_env_time_limit", "register_batched", "PER_ENV_TIME_LIMIT"]
 
 #: The additional wrapper of every registered task (see ``per_env_time_limit``).
 PER_ENV_TIME_LIMIT = WrapperSpec(
-    name="PerEnvTimeLimit", entry_point="simulo_envs.wrappers.gym_spec:per_env_time_limit", kwargs={})
+    name="PerEnvTimeLimit", entry_point="simulo_envs.vector.gym_spec:per_env_time_limit", kwargs={})
 
 
 def per_env_time_limit(env: gym.Env) -> gym.Env:

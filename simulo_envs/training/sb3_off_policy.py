@@ -52,10 +52,10 @@ import numpy as np
 from stable_baselines3 import SAC, TD3
 from stable_baselines3.common.noise import NormalActionNoise
 
-from simulo_envs.wrappers.sb3_training import EPISODE_KEYS, SB3Algorithm, SB3Result, SB3Run, episode_stats
-from simulo_envs.wrappers.run_files import progress_row
-from simulo_envs.wrappers.task_lookup import resolve_task, train_config_for
-from simulo_envs.wrappers.training import TrainPlan
+from simulo_envs.training.sb3_train import EPISODE_KEYS, SB3Algorithm, SB3Result, SB3Run, episode_stats
+from simulo_envs.training.run_files import progress_row
+from simulo_envs.training.task_lookup import resolve_task, train_config_for
+from simulo_envs.training.rsl_rl_train import TrainPlan
 
 __all__ = ["OFF_POLICY_ALGORITHMS", "OFF_POLICY_DEFAULTS", "OFF_POLICY_NUM_ENVS", "ROW_STEPS",
            "sb3_off_policy_kwargs", "plan_off_policy", "OffPolicyPlan", "OffPolicyRun", "describe_off_policy_result"]

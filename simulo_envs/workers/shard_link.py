@@ -6,7 +6,7 @@ A request goes to every shard at once and the parent waits for every answer, up 
 makes the call raise ``WorkerError`` naming the shard, its envs and pid, with the worker's
 traceback (for a crash, the one ``faulthandler`` wrote to the shard's fault file); every worker is
 then stopped and the env refuses further calls. The messages themselves and the worker loop
-are in ``workers.py``.
+are in ``worker.py``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Optional, Union
 
 import numpy as np
 
-from simulo_envs.wrappers.workers import PICKLED
+from simulo_envs.workers.worker import PICKLED
 
 __all__ = ["SEGMENT_PREFIX", "WorkerError", "resolve_num_workers", "num_workers_arg", "shard_bounds",
            "ShardResources", "WorkerLinkMixin"]

@@ -1,6 +1,6 @@
 """Two small extensions of rsl-rl-lib 5.5.1's PPO, named from a training config's ``class_name``.
 
-``FinalValuePPO`` (``"algorithm": {"class_name": "simulo_envs.wrappers.rsl_rl_ppo:FinalValuePPO",
+``FinalValuePPO`` (``"algorithm": {"class_name": "simulo_envs.training.rsl_rl_ppo:FinalValuePPO",
 ...}``): rsl_rl's PPO with the bootstrap at the end of an episode taken from the value of the
 episode's *final* observation, where the library takes it from the observation one step earlier
 (``PPO.process_env_step`` adds ``gamma * V(s_t)`` on time-outs: the value of the state the last

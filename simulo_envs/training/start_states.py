@@ -19,7 +19,7 @@ ManiSkill's tasks from a few demonstrations the same way.
   count starts at 0.
 - ``check_start_states``: what a train config's ``"start_states"`` must be.
 
-Only training uses it (a train config's ``"start_states"``, ``simulo_envs.wrappers.training``):
+Only training uses it (a train config's ``"start_states"``, ``simulo_envs.training.rsl_rl_train``):
 evaluation always starts from the task's own initial states, so evaluated success is the task's.
 Training statistics (``progress.csv``'s success) count the episodes started from states too.
 Only tasks that declare ``episodes_from_states`` (``BaseEnv``) take it: their episode is wholly in
@@ -38,7 +38,7 @@ import numpy as np
 import torch
 
 from simulo_envs.env_ids import normalize_env_ids
-from simulo_envs.wrappers.task_lookup import expert_for
+from simulo_envs.training.task_lookup import expert_for
 
 
 def _is_fraction(value: Any) -> bool:

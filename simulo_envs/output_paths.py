@@ -1,0 +1,70 @@
+"""Output paths of the scripts and recorders, checked writable before any work.
+
+``check_output_dir`` / ``check_output_file`` try what the program will do later (create the
+folder's missing parents, create a file in it) and remove what they made, so a read-only folder,
+a full or read-only file system or a path through a file is refused at once, with the path and
+the operating system's reason, before minutes of work (file permissions alone would not do: they
+let root write anywhere).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+__all__ = ["OutputError", "check_output_dir", "check_output_file"]
+
+
+class OutputError(ValueError):
+    """An output path cannot be written; the message names the path and why."""
+
+
+def check_output_dir(path: str, what: str = "output folder") -> str:
+    """Check that files can be created in folder ``path`` (made later, with its parents, if missing).
+    Nothing is left behind. Returns ``path``.
+
+    Raises:
+        OutputError: naming ``what``, the path and the reason (a file in the way, no permission,
+            a read-only file system).
+    """
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise OutputError(f"{what}: expected a folder path, got {path!r}")
+    path = os.fspath(path)
+    existing = path
+    while not os.path.exists(existing):
+        parent = os.path.dirname(os.path.abspath(existing))
+        if parent == os.path.abspath(existing):
+            break
+        existing = parent
+    if not os.path.isdir(existing):
+        raise OutputError(f"cannot write {what} {path!r}: {existing!r} is a file, not a folder")
+    try:
+        with tempfile.TemporaryDirectory(dir=existing, prefix=".write-check-"):
+            pass   # making (and removing) a folder there is what creating path's parents needs
+        with tempfile.NamedTemporaryFile(dir=existing, prefix=".write-check-"):
+            pass
+    except OSError as error:
+        raise OutputError(f"cannot write {what} {path!r}: {error.strerror or error}") from None
+    return path
+
+
+def check_output_file(path: str, what: str = "output file") -> str:
+    """Check that file ``path`` can be written (created, or replaced if it exists). Nothing is
+    changed. Returns ``path``.
+
+    Raises:
+        OutputError: naming ``what``, the path and the reason.
+    """
+    if not isinstance(path, (str, os.PathLike)) or not str(path):
+        raise OutputError(f"{what}: expected a file path, got {path!r}")
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        raise OutputError(f"cannot write {what} {path!r}: it is a folder")
+    check_output_dir(os.path.dirname(os.path.abspath(path)), what=f"{what} {path!r}: its folder")
+    if os.path.exists(path):
+        try:
+            with open(path, "r+b"):
+                pass
+        except OSError as error:
+            raise OutputError(f"cannot write {what} {path!r}: {error.strerror or error}") from None
+    return path
