@@ -193,6 +193,16 @@ class FolderSwap:
             shutil.rmtree(self.stage, ignore_errors=True)
 
 
+def interrupted_swap(target: str) -> list:
+    """The versions of the folder ``target`` that a ``FolderSwap`` killed between its two renames
+    left beside it while ``target`` itself is missing (empty otherwise)."""
+    target = os.path.abspath(target)
+    folder, name = os.path.split(target)
+    if os.path.isdir(target) or not os.path.isdir(folder):
+        return []
+    return sorted(n for n in os.listdir(folder) if n.startswith(f".{name}.") and TMP_MARK in n)
+
+
 def recover_folder(target: str) -> bool:
     """Put a folder back that a writer killed between the two renames of a ``FolderSwap``
     without exchange left missing: its next version (complete: it was synced before the first

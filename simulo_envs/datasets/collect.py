@@ -129,7 +129,7 @@ def env_kwargs_of(s: CollectSettings) -> dict:
     ``sim_config={"isolate_envs": True}`` (over the user's ``sim_config`` dict)."""
     kwargs = recording.env_kwargs(s.recording, {**s.env_kwargs, "obs_mode": s.obs_mode, "control_mode": s.control_mode})
     if s.exact:
-        kwargs["sim_config"] = {**(kwargs.get("sim_config") or {}), "isolate_envs": True}
+        kwargs["sim_config"] = recording.with_sim_fields(kwargs.get("sim_config"), isolate_envs=True)
     return kwargs
 
 

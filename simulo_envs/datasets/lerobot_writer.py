@@ -54,6 +54,8 @@ class LeRobotWriter:
             if height % 2 or width % 2:
                 raise ValueError(f"camera {cam!r}: LeRobot videos ({video.PIX_FMT}) need an even width and height, "
                                  f"got {width}x{height}")
+        if append:  # a commit killed between the two renames of a folder swap left no meta/: put it back
+            atomic.recover_folder(os.path.join(root, META_DIR))
         appending = check_output(root, "lerobot", schema, append, read_schema)
         self.root, self.schema = root, schema
         self.episodes_per_file, self.vcodec, self.crf = episodes_per_file, vcodec, crf

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import Mapping, Optional
 
 from simulo_envs.datasets.schema import DatasetSchema
 
@@ -156,13 +156,9 @@ def env_kwargs(options: RecordingOptions, kwargs: dict) -> dict:
     """``kwargs`` (the env's keywords) with the options' ``sim_config`` frequencies and camera
     sizes merged in (a camera's own size over a size given for every camera)."""
     out = dict(kwargs)
-    if options.fps is not None or options.sim_freq is not None:
-        sim = dict(out.get("sim_config") or {})
-        if options.fps is not None:
-            sim["control_freq"] = options.fps
-        if options.sim_freq is not None:
-            sim["sim_freq"] = options.sim_freq
-        out["sim_config"] = sim
+    fields = {k: v for k, v in (("control_freq", options.fps), ("sim_freq", options.sim_freq)) if v is not None}
+    if fields:
+        out["sim_config"] = with_sim_fields(out.get("sim_config"), **fields)
     sized = [c for c in options.cameras if c.size is not None]
     if sized:
         sensors = dict(out.get("sensor_configs") or {})
@@ -170,6 +166,14 @@ def env_kwargs(options: RecordingOptions, kwargs: dict) -> dict:
             sensors[cam.sensor] = {**dict(sensors.get(cam.sensor) or {}), "width": cam.size[0], "height": cam.size[1]}
         out["sensor_configs"] = sensors
     return out
+
+
+def with_sim_fields(sim_config, **fields):
+    """An env's ``sim_config`` keyword (None, a dict, or a ``SimConfig``) with ``fields`` set, in
+    the same form."""
+    if sim_config is not None and not isinstance(sim_config, Mapping):
+        return replace(sim_config, **fields)
+    return {**dict(sim_config or {}), **fields}
 
 
 def apply(options: RecordingOptions, schema: DatasetSchema) -> DatasetSchema:
