@@ -124,6 +124,8 @@ def test_camera_option_parsing():
     assert parse_camera("front=base_camera:640x480") == CameraRecord("front", "base_camera", (640, 480))
     assert parse_camera("base_camera") == CameraRecord("base_camera", "base_camera", None)
     assert parse_camera("wrist=hand") == CameraRecord("wrist", "hand", None)
-    for bad in ("", "front=", "front:0x480", "a b"):
-        with pytest.raises(ValueError, match="NAME"):
+    for bad in ("", "front=", "a b", "front:640by480"):
+        with pytest.raises(ValueError, match=r"expected NAME\[=SENSOR\]\[:WxH\]"):
             parse_camera(bad)
+    with pytest.raises(ValueError, match="width and height must be >= 1 px"):
+        parse_camera("front:0x480")

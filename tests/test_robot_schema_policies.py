@@ -70,3 +70,21 @@ def test_the_sim_gives_the_policy_the_follower_units(so100_demos, tmp_path):
         assert np.abs((reached[0] - target).numpy()[:5]).max() < 2.0
     finally:
         env.close()
+
+
+def test_a_dataset_of_another_calibration_is_refused_with_the_difference(so100_demos, tmp_path):
+    import json
+    import shutil
+
+    from simulo_envs.imitation.demos import DemonstrationError
+
+    copy = str(tmp_path / "recalibrated")
+    shutil.copytree(so100_demos, copy)
+    path = f"{copy}/meta/simulo_env.json"
+    with open(path) as f:
+        schema = json.load(f)
+    schema["robot_units"]["offset"][1] = 0.1  # shoulder_lift's zero 0.1 rad elsewhere
+    with open(path, "w") as f:
+        json.dump(schema, f)
+    with pytest.raises(DemonstrationError, match=r"robot units differ from SO100Lift-v1's agent in \['offset'\]"):
+        load_demonstrations(copy, "state")

@@ -122,7 +122,8 @@ def _schema_from_info(root: str, info: dict) -> DatasetSchema:
     tasks = read_tasks(root)
     return DatasetSchema(env_id="", obs_mode="", control_mode="", reward_mode="", fps=int(info["fps"]),
                          robot_type=str(info.get("robot_type") or ""), state_names=names("observation.state"),
-                         action_names=names("action"), cameras=cams, task=tasks[0] if tasks else "")
+                         action_names=names("action"), cameras=cams, task=tasks[0] if tasks else "",
+                         next_features="next.done" in features)
 
 
 def _frame_table(root: str, info: dict):
