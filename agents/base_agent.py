@@ -7,7 +7,8 @@ attribute                  what
 =========================  ===================================================================
 ``uid``                    the ``robot_uids`` name
 ``asset``                  the URDF's path inside mani-skill's ``assets/robots`` (loaded from the
-                           installed package at run time; nothing is downloaded)
+                           installed package at run time; nothing is downloaded); an agent whose
+                           asset ships in another package overrides ``urdf_path()``
 ``arm_joints``             the arm's joints (``arm_qvel``, ``is_static``)
 ``gripper_joints``         the gripper's joints
 ``drives``                 one ``JointDrive`` per joint of ``arm_joints + gripper_joints``, which
@@ -15,12 +16,18 @@ attribute                  what
 ``rest_qpos``              the rest configuration (``reset``), one value per joint [rad or m]
 ``tcp_link``/``tcp_offset``  the tool centre point: a link, and the TCP's pose in its frame
 ``link_materials``         link name -> ``LinkMaterial`` (finger pads)
+``collision_boxes``        link name -> ``((half_size, Pose), ...)`` replacing the link's URDF
+                           collision shapes (``RobotSpec.collision_boxes``)
+``solver_iterations``      ``(position, velocity)`` PhysX solver iterations the robot needs (None:
+                           the scene's ``SimConfig``); its source and cost in the agent's docstring
 ``disable_gravity``        links feel no gravity (ideal gravity compensation)
 ``controller_configs``     control mode -> ``{"arm": ..., "gripper": ...}`` configs
 ``default_control_mode``   a key of ``controller_configs``
 ``grasp``                  ``JawGrasp``: the two jaw links and the directions they open along
 ``lerobot``                optional ``LeRobotJoints``: the real arm's recorded joint names and
                            units, for datasets in LeRobot's schema
+``sensor_configs``         cameras the robot carries (``CameraConfig`` with ``mount`` a link):
+                           every task with this robot adds them to its sensor cameras
 =========================  ===================================================================
 
 Everything above the agent (tasks, experts, training) reads the robot through the queries
@@ -152,6 +159,18 @@ class BaseAgent:
     default_control_mode: str = ""
     grasp: Optional[JawGrasp] = None
     lerobot: Optional[LeRobotJoints] = None
+    collision_boxes: Mapping = {}
+    solver_iterations: Optional[tuple[int, int]] = None
+    sensor_configs: tuple = ()
+
+    @classmethod
+    def urdf_path(cls) -> str:
+        """Absolute path of the robot's URDF: ``asset`` inside mani-skill's ``assets/robots``.
+
+        Raises:
+            FileNotFoundError: the package that ships the asset is missing, or lacks the file.
+        """
+        return mani_skill_asset(cls.asset)
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -165,13 +184,15 @@ class BaseAgent:
                              f"choose from {list(self.controller_configs)}")
         self.control_mode = control_mode
         spec = RobotSpec(
-            urdf_path=mani_skill_asset(self.asset),
+            urdf_path=self.urdf_path(),
             drives=list(self.drives),
             tcp_link=self.tcp_link,
             tcp_offset=self.tcp_offset,
             base_pose=self.base_pose if initial_pose is None else Pose.coerce(initial_pose),
             link_materials=dict(self.link_materials),
             disable_gravity=self.disable_gravity,
+            collision_boxes=dict(self.collision_boxes),
+            solver_iterations=self.solver_iterations,
         )
         self.robot = scene.add(Robot(spec, name=self.uid), at=path)
         self.controller: CombinedController | None = None

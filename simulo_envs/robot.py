@@ -25,12 +25,16 @@ from simulo_envs.tensors import to_device, to_xp
 class JointDrive:
     """PD drive of one joint: ``stiffness`` [N/m or Nm/rad], ``damping`` [Ns/m or Nms/rad],
     ``force_limit`` [N or Nm], and optionally ``max_velocity`` [m/s or rad/s], the joint's speed
-    limit (a servo's rated speed; None: PhysX's default, 100)."""
+    limit (a servo's rated speed; None: PhysX's default, 100), and ``armature`` [kg m^2 or kg],
+    inertia added to the joint's own (a geared servo's reflected rotor inertia; 0: none). A
+    light link driven by a stiff drive without armature overshoots its joint limits when
+    driven into them (PhysX's solver cannot stop it within one step)."""
 
     stiffness: float
     damping: float
     force_limit: float
     max_velocity: Optional[float] = None
+    armature: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,12 @@ class RobotSpec:
         link_materials: link name -> ``LinkMaterial``.
         disable_gravity: links feel no gravity, as with a robot's own gravity compensation
             (Isaac Lab's Franka config does the same); PD targets are then tracked without sag.
+        collision_boxes: link name -> ``((half_size (3,) [m], Pose in the link frame), ...)``:
+            boxes replacing that link's URDF collision shapes (the URDF's mass and inertia stay),
+            for links whose meshes' convex hulls would fill a gripper's opening.
+        solver_iterations: ``(position, velocity)`` PhysX solver iterations of this robot's
+            articulation (None: ``SimConfig.solver_position_iterations`` /
+            ``solver_velocity_iterations``).
     """
 
     urdf_path: str
@@ -67,6 +77,8 @@ class RobotSpec:
     tcp_offset: Pose = field(default_factory=Pose)
     link_materials: dict = field(default_factory=dict)
     disable_gravity: bool = False
+    collision_boxes: dict = field(default_factory=dict)
+    solver_iterations: Optional[tuple[int, int]] = None
 
 
 class RobotState(ArticulationState):
@@ -221,9 +233,12 @@ class Robot(ArticulationObject):
         base = torch.tensor(self.spec.base_pose.to_list(), dtype=torch.float64).repeat(n, 1)
         base[:, :3] += env_origins.to("cpu", torch.float64)
         materials = {k: vars(v) if not isinstance(v, dict) else v for k, v in self.spec.link_materials.items()}
-        drives = [(d.stiffness, d.damping, d.force_limit, d.max_velocity) for d in self.spec.drives]
+        drives = [(d.stiffness, d.damping, d.force_limit, d.max_velocity, d.armature) for d in self.spec.drives]
+        boxes = {link: [(tuple(half), Pose.coerce(pose).to_list()) for half, pose in shapes]
+                 for link, shapes in self.spec.collision_boxes.items()}
         gid = backend.add_articulation(self.spec.urdf_path, self._name, materials, base.numpy(), drives,
-                                       disable_gravity=self.spec.disable_gravity)
+                                       disable_gravity=self.spec.disable_gravity, collision_boxes=boxes,
+                                       solver_iterations=self.spec.solver_iterations)
         self._bind_group(backend, gid, device)
         self._tcp_index = self.link_index(self.spec.tcp_link)
         offset = self.spec.tcp_offset

@@ -63,6 +63,7 @@ class Scene:
         self.prototype_cfgs: list[PrototypeCfg] = []  # one per registered object when the scene plans itself
         self._objects: dict[str, Union[Prop, ArticulationObject]] = {}
         self._ground = False
+        self._ground_color = None
         self.lighting = ((0.3, 0.3, 0.3), (((0.0, 1.0, -1.0), (1.0, 1.0, 1.0)),))
         self._backend = None
 
@@ -114,9 +115,19 @@ class Scene:
             raise ValueError(f"scene.add: {obj!r} is already in the scene")
         return obj, path
 
-    def add_ground(self) -> None:
-        """Add the global ground plane (z = 0) once; it touches every env."""
+    def add_ground(self, color=None) -> None:
+        """Add the global ground plane (z = 0) once; it touches every env. ``color``: its RGB in
+        [0, 1] in images (None: the backend's grey, ``GROUND_COLOR`` of ``simulo_envs/sim/render.py``).
+
+        Raises:
+            ValueError: a colour that is not 3 numbers in [0, 1].
+        """
+        if color is not None:
+            color = tuple(float(c) for c in color)
+            if len(color) != 3 or not all(0.0 <= c <= 1.0 for c in color):
+                raise ValueError(f"add_ground: color must be 3 numbers in [0, 1] (RGB), got {color!r}")
         self._ground = True
+        self._ground_color = color
 
     def set_lighting(self, ambient=(0.3, 0.3, 0.3), directional=(((0.0, 1.0, -1.0), (1.0, 1.0, 1.0)),)) -> None:
         """Global lighting, added to every env's render scene (used only when rendering):
@@ -168,7 +179,7 @@ class Scene:
         if self._plan is None:
             self._plan_itself()
         if self._ground:
-            backend.add_ground()
+            backend.add_ground(color=self._ground_color)
         origins = self.env_origins
         for path, obj in self._objects.items():
             if isinstance(obj, Prop):

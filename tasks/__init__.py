@@ -11,9 +11,11 @@ from simulo_envs.tasks.franka_stack import FrankaStackConfig, FrankaStackEnv
 from simulo_envs.tasks.franka_stack_v2 import FrankaStackV2Config, FrankaStackV2Env
 from simulo_envs.tasks.so100_lift import SO100LiftConfig, SO100LiftEnv
 from simulo_envs.tasks.so100_pick_place import SO100PickPlaceConfig, SO100PickPlaceEnv
+from simulo_envs.tasks.so101_lift import SO101LiftEnv
+from simulo_envs.tasks.so101_pick_place import SO101PickPlaceEnv
 
 __all__ = ["FrankaLiftEnv", "FrankaLiftConfig", "FrankaLiftMixedEnv", "FrankaLiftRandomizedEnv", "FrankaLiftRandomizedConfig",
            "FrankaOpenDrawerEnv", "FrankaOpenDrawerConfig", "FrankaPickPlaceEnv", "FrankaPickPlaceConfig", "FrankaPushEnv", "FrankaPushConfig", "FrankaReachEnv",
            "FrankaReachConfig", "FrankaStackEnv", "FrankaStackConfig", "FrankaStackV2Env",
            "FrankaStackV2Config", "SO100LiftEnv", "SO100LiftConfig",
-           "SO100PickPlaceEnv", "SO100PickPlaceConfig"]
+           "SO100PickPlaceEnv", "SO100PickPlaceConfig", "SO101LiftEnv", "SO101PickPlaceEnv"]

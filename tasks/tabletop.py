@@ -57,12 +57,14 @@ class TableTopEnv(BaseEnv):
     default_robot_uids = "panda"  # built by BaseEnv._load_agent
     default_control_mode = "pd_joint_delta_pos"
     cfg = TableTopConfig()
+    ground_color = None
+    """The floor's RGB in [0, 1] in images (None: the renderer's grey)."""
 
     # ------------------------------------------------------------------ scene
     def _load_scene(self, options: dict) -> None:
         """The ground plane (at z = 0); a task adds its objects after ``super()._load_scene``.
         Nothing is hidden from sensors yet (``hide``)."""
-        self.scene.add_ground()
+        self.scene.add_ground(color=self.ground_color)
 
     def add_cube(self, name: str, size: float, mass: float, color=RED, xy: Optional[tuple] = None) -> Prop:
         """A cube prop at ``/World/<name>``: edge ``size`` [m], ``mass`` [kg], resting upright on the

@@ -24,6 +24,7 @@ SOURCE_DIRS = {"simulo_envs": "simulo_envs", "simulo_envs.tasks": "tasks", "simu
 # module or a package (everything under it). The same table, explained: docs/architecture.md.
 LAYERS = (
     ("facade", ("simulo_envs",)),  # the package's __init__: re-exports, registers the tasks
+    ("integrations", ("simulo_envs.lerobot",)),  # our tasks in another library's convention (no import of it)
     ("training, imitation", ("simulo_envs.training", "simulo_envs.imitation")),
     ("wrappers, datasets", ("simulo_envs.wrappers", "simulo_envs.datasets")),
     ("vector", ("simulo_envs.vector",)),
@@ -252,3 +253,34 @@ def test_docs_describe_each_layer(layer):
     names = dict(LAYERS)[layer]
     absent = [n for n in names if f"`{n.removeprefix('simulo_envs.') if n != 'simulo_envs' else n}" not in text]
     assert not absent, f"docs/architecture.md does not name {absent} (layer {layer!r})"
+
+
+INTEGRATIONS = os.path.join(ROOT, "integrations")
+"""The other libraries' plugin distributions (``integrations/<distribution>/``), thin over the
+integrations layer: each may import ``simulo_envs.lerobot`` (and the other library), nothing
+else of ours, so that what LeRobot runs is what ``simulo_envs.lerobot`` tests."""
+
+
+def _integration_modules() -> dict[str, str]:
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(INTEGRATIONS):
+        dirnames[:] = [d for d in dirnames if d not in ("__pycache__", "tests") and not d.endswith(".egg-info")]
+        for filename in filenames:
+            if filename.endswith(".py"):
+                path = os.path.join(dirpath, filename)
+                out[os.path.relpath(path, ROOT)] = path
+    return out
+
+
+def test_integrations_use_only_the_integrations_layer():
+    modules = _integration_modules()
+    assert "integrations/lerobot_env_simulo/lerobot_env_simulo/config.py" in modules
+    allowed = ("simulo_envs.lerobot",)
+    wrong = []
+    for rel, path in sorted(modules.items()):
+        for dotted, line in _imported_names("integration", path):
+            if dotted.split(".")[0] == "simulo_envs" and not any(
+                    dotted == a or dotted.startswith(a + ".") for a in allowed) and dotted != "simulo_envs":
+                wrong.append(f"{rel}:{line}: imports {dotted}")
+    assert not wrong, ("a LeRobot plugin reaches past simulo_envs.lerobot (put what it needs there):\n"
+                       + "\n".join(wrong))

@@ -48,7 +48,7 @@ def test_robot_uids_picks_the_agent_by_name_and_refuses_others():
         assert env.robot_uids == "panda" and env.agent.uid == "panda"
     finally:
         env.close()
-    with pytest.raises(ValueError, match=r"unknown agent 'fetch'; registered agents: \['panda', 'so100'\]"):
+    with pytest.raises(ValueError, match=r"unknown agent 'fetch'; registered agents: \['panda', 'so100', 'so101'\]"):
         make(num_envs=1, robot_uids="fetch")
     with pytest.raises(ValueError, match=r"supports \['panda'\]"):
         make(num_envs=1, robot_uids=("panda", "panda"))

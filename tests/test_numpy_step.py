@@ -18,11 +18,12 @@ from simulo_envs.tensors import all_finite
 
 TASKS = ("FrankaLift-v1", "FrankaLiftMixed-v1", "FrankaLiftRandomized-v1", "FrankaReach-v1", "FrankaPush-v1",
          "FrankaStack-v1", "FrankaStack-v2", "FrankaPickPlace-v1", "FrankaOpenDrawer-v1", "SO100Lift-v1",
-         "SO100PickPlace-v1")
+         "SO100PickPlace-v1", "SO101Lift-v1", "SO101PickPlace-v1")
 REWARD_MODES = ("normalized_dense", "dense", "sparse", "none")
 OTHER_CONTROL_MODES = ("pd_joint_delta_pos", "pd_joint_pos", "pd_ee_delta_pose", "pd_ee_pose")
 SO100_CONTROL_MODES = {"SO100Lift-v1": ("pd_joint_delta_pos", "pd_joint_pos_lerobot"),  # the SO-100's other modes
-                       "SO100PickPlace-v1": ("pd_joint_pos", "pd_ee_pose")}
+                       "SO100PickPlace-v1": ("pd_joint_pos", "pd_ee_pose"),
+                       "SO101Lift-v1": ("pd_joint_pos_lerobot",), "SO101PickPlace-v1": ("pd_joint_delta_pos",)}
 
 
 def _leaves(tree, prefix=""):
@@ -107,7 +108,8 @@ def test_fast_path_gives_the_torch_hooks_outputs_over_expert_episodes(task):
     assert seen["success"] >= 3 and seen["reset"] >= 1, seen
     if task.startswith("FrankaLift"):
         assert seen["grasp"] > 20, seen
-    elif task in ("FrankaStack-v1", "FrankaStack-v2", "FrankaPickPlace-v1", "SO100Lift-v1", "SO100PickPlace-v1"):
+    elif task in ("FrankaStack-v1", "FrankaStack-v2", "FrankaPickPlace-v1", "SO100Lift-v1", "SO100PickPlace-v1",
+                  "SO101Lift-v1", "SO101PickPlace-v1"):
         assert seen["grasp"] > 0, seen
 
 
@@ -196,9 +198,9 @@ def test_fast_path_only_where_it_stands_for_the_hooks(make, fast):
 def test_packed_fault_prefilter_sends_close_calls_to_the_exact_scan(velocity, fault):
     env = FrankaLiftEnv(num_envs=2)
     env.step(torch.zeros(2, 8))  # builds the scanner
-    assert env._fault_scanner._packed is not None  # physx_cpu: the packed prefilter runs
+    assert env.faults.scanner._packed is not None  # physx_cpu: the packed prefilter runs
     env.block.set_velocity(torch.tensor([[0.0] * 6, [*velocity, 0.0, 0.0, 0.0]]))
-    reason = env._fault_scanner.scan()  # the state as written, no step
+    reason = env.faults.scanner.scan()  # the state as written, no step
     if fault:
         assert reason.tolist() == [0, 2]  # LINEAR_SPEED in env 1 only (20 m/s limit)
     else:
@@ -239,7 +241,7 @@ def test_fault_prefilter_on_a_huge_finite_state_raises_no_fp_warning():
     env.backend._version += 1  # repack on the next read
     with np.errstate(all="raise"), warnings.catch_warnings():
         warnings.simplefilter("error")
-        reason = env._fault_scanner.scan()
+        reason = env.faults.scanner.scan()
     assert reason.tolist() == [0, int(FaultReason.OUT_OF_BOX)]
     env.close()
 

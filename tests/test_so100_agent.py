@@ -261,7 +261,7 @@ def test_open_jaws_pressing_on_the_cube_are_not_a_grasp():
     nothing is squeezed. A random policy reached this state in SO100Lift-v1."""
     env = make("pd_joint_pos")
     env.reset(seed=0)
-    qpos = torch.tensor([[0.0, 0.715, -0.172, 1.742, -0.1, 0.975]])
+    qpos = torch.tensor([[0.0, 0.735, -0.172, 1.742, -0.1, 0.975]])
     env.agent.reset(qpos=qpos)
     pose = env.cube.state.pose
     pose[0, :3] = torch.tensor([0.258, 0.0, CUBE / 2]) + env._env_origins[0]
@@ -281,8 +281,8 @@ def test_open_jaws_pressing_on_the_cube_are_not_a_grasp():
 
 # ---------------------------------------------------------------- bad input
 def test_unknown_robot_uid_lists_the_registered_ones():
-    with pytest.raises(ValueError, match=r"unknown agent 'so101'.*'panda'.*'so100'"):
-        gym.make("FrankaLift-v1", robot_uids="so101")
+    with pytest.raises(ValueError, match=r"unknown agent 'so102'.*'panda'.*'so100'.*'so101'"):
+        gym.make("FrankaLift-v1", robot_uids="so102")
 
 
 def test_a_task_refuses_a_robot_it_does_not_support():

@@ -35,7 +35,7 @@ hierarchy (``BaseEnv``: ``env_idx``, ``reconfigure``; a task adds the keys its
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+from typing import Any, ClassVar, Optional, Sequence, Union
 
 import gc
 
@@ -48,13 +48,13 @@ from simulo_envs.cloner.plan import CloneCfg
 from simulo_envs.envs.actions import dict_action_bounds
 from simulo_envs.envs.env_options import check_env_options
 from simulo_envs.envs.fast_step import NumpyStepMixin
-from simulo_envs.envs.faults import FaultsMixin
+from simulo_envs.envs.faults import Faults
 from simulo_envs.envs.maniskill_api import ManiSkillApiMixin
-from simulo_envs.envs.observations import ObservationMixin, space_from_obs
+from simulo_envs.envs.observations import ObservationMixin
 from simulo_envs.envs.randomization import RandomizationMixin
 from simulo_envs.envs.reconfigure import ReconfigureMixin
 from simulo_envs.envs.rendering import RenderingMixin
-from simulo_envs.envs.reset import ResetMixin, is_int, episode_seeds
+from simulo_envs.envs.reset import ResetMixin, episode_seeds
 from simulo_envs.envs.rng import MAIN_SEED, EpisodeRNG
 from simulo_envs.envs.sensors import STATE_OBS_MODES, apply_overrides, parse_obs_mode
 from simulo_envs.envs.state import StateMixin
@@ -68,7 +68,7 @@ from simulo_envs.tensors import as_float32
 __all__ = ["BaseEnv", "episode_seeds"]
 
 
-class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpyStepMixin, FaultsMixin, RandomizationMixin,
+class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpyStepMixin, RandomizationMixin,
               RenderingMixin, HumanViewerMixin, StateMixin, ManiSkillApiMixin, gym.Env):
     """Superclass of simulo_envs tasks.
 
@@ -118,51 +118,92 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
             Vulkan driver exists; the message says what to install. Raised before anything is built.
     """
 
-    SUPPORTED_OBS_MODES = STATE_OBS_MODES + ("sensor_data", "any_textures", "pointcloud")
+    SUPPORTED_OBS_MODES: ClassVar[tuple[str, ...]] = STATE_OBS_MODES + ("sensor_data", "any_textures", "pointcloud")
     """The seed's tuple; ``"any_textures"`` stands for any of ``rgb``, ``depth``, ``segmentation``,
     ``normal``, ``albedo`` (and ``rgbd``) joined with ``+``."""
-    SUPPORTED_REWARD_MODES = ("normalized_dense", "dense", "sparse", "none")
-    SUPPORTED_RENDER_MODES: tuple[str, ...] = ("human", "rgb_array", "sensors", "all")
+    SUPPORTED_REWARD_MODES: ClassVar[tuple[str, ...]] = ("normalized_dense", "dense", "sparse", "none")
+    SUPPORTED_RENDER_MODES: ClassVar[tuple[str, ...]] = ("human", "rgb_array", "sensors", "all")
     #: Per instance, ``render_fps`` is the env's ``control_freq`` (one frame per env step).
     metadata: dict[str, Any] = {"render_modes": ["human", "rgb_array", "sensors", "all"], "render_fps": 20}
 
-    _first_env: int = 0
+    _first_env: ClassVar[int] = 0
     """Index of env 0 in the batch these envs belong to: a worker shard of the sharded vector env
     holds envs ``_first_env ..`` of a bigger batch and seeds them as that batch does
     (``reset(seed=s)``: env ``i`` here gets ``s + _first_env + i``)."""
 
-    default_sim_config = SimConfig()
-    default_clone_cfg = CloneCfg()
-    default_max_episode_steps: Optional[int] = None
-    SUPPORTED_ROBOTS: Optional[Sequence] = None
+    default_sim_config: ClassVar[SimConfig] = SimConfig()
+    default_clone_cfg: ClassVar[CloneCfg] = CloneCfg()
+    default_max_episode_steps: ClassVar[Optional[int]] = None
+    SUPPORTED_ROBOTS: ClassVar[Optional[Sequence]] = None
     """``robot_uids`` values the task supports (None: any registered agent)."""
     default_robot_uids = None
     """The agent(s) built when ``robot_uids`` is None (a uid of ``simulo_envs.agents.REGISTERED_AGENTS``)."""
-    default_control_mode: Optional[str] = None
+    default_control_mode: ClassVar[Optional[str]] = None
     """The control mode when ``control_mode`` is None (None: the agent's own default)."""
-    default_visual_detail: str = "fast"
+    default_visual_detail: ClassVar[str] = "fast"
     """``visual_detail`` when the keyword is None: ``"fast"`` or ``"full"``."""
     #: ``reset(options=...)`` keys this class reads; each subclass (or mixin) lists only its own
     #: additions, the accepted set is the union over the MRO (``reset_options.known_reset_option_keys``).
-    reset_option_keys: tuple[str, ...] = ("env_idx", "reconfigure", "reset_to_env_states")
-    xp_hooks: bool = False
+    reset_option_keys: ClassVar[tuple[str, ...]] = ("env_idx", "reconfigure", "reset_to_env_states")
+    xp_hooks: ClassVar[bool] = False
     """Set True in a task class whose step hooks (``evaluate``, ``compute_*_reward``,
     ``_get_obs_agent``, ``_get_obs_extra``) compute with ``self.xp`` alone: its functions, state
     read through ``state_in(self.xp)`` and the agent's ``xp=`` queries, the task's own tensors
     through ``self.as_xp``. The framework then runs those same hooks on numpy arrays where that is
     cheaper (physx_cpu, ``state`` obs mode; ``fast_step.py``). A subclass that overrides a hook
     without setting it again gets the torch path."""
-    episodes_from_states: bool = False
+    episodes_from_states: ClassVar[bool] = False
     """Set True in a task class whose episode is wholly in ``get_state_dict()`` (no per-episode
     buffer outside the scene's objects, such as a goal drawn in ``_initialize_episode``, and every
     env built alike), so that an env can start an episode from a state recorded in another env:
     what a training recipe's ``start_states`` needs (``simulo_envs.training.start_states``)."""
-    xp = torch
-    """The array module the step hooks compute with: ``torch`` (tensors on ``device``), or
-    ``numpy`` while the CPU fast path runs them (``fast_step.py``; only for a class that sets
-    ``xp_hooks``). Hooks call its functions (``xp.tanh``, ``xp.where``, ...), read state with
-    ``state_in(xp)`` and return arrays of it. Read it, never set it: the framework sets it around
-    the hooks (a plain attribute, not a property: hooks read it several times a step)."""
+    # ------------------------------------------------------------------ the state BaseEnv owns
+    # Each attribute of an env is declared once, by the class that owns it (this one or a mixin
+    # of its bases), and written only by that class's code; docs/architecture.md has the table.
+    # Set in __init__ from the keywords, then fixed:
+    num_envs: int
+    obs_mode: str
+    reward_mode: str
+    render_mode: Optional[str]
+    sim_config: SimConfig
+    sim_backend: str
+    device: torch.device
+    clone_cfg: CloneCfg
+    robot_uids: Any
+    reconfiguration_freq: Optional[int]
+    enable_shadow: bool
+    visual_detail: str
+    _requested_control_mode: Optional[str]
+    _textures: frozenset
+    """The texture names of a visual ``obs_mode`` (empty for the state modes)."""
+    _render: bool
+    """Whether anything renders here (a visual ``obs_mode`` or a ``render_mode``)."""
+    _render_config: Any
+    _shader_pack: Optional[str]
+    _parallel_in_single_scene: bool
+    _sensor_overrides: Optional[dict]
+    _human_overrides: Optional[dict]
+    _viewer_overrides: Optional[dict]
+    _viewer_camera_configs: dict
+    _enhanced_determinism: bool
+    _rng: EpisodeRNG
+    """Per-env episode and main random streams (``episode_rng``)."""
+    faults: Faults
+    """Fault detection and quarantine (``simulo_envs/envs/faults.py``)."""
+    _closed: bool
+    # The action space and its bounds, from the agent once the first scene is built:
+    action_space: Any
+    single_action_space: Any
+    _dict_action_bounds: Optional[dict]
+    _action_low_np: np.ndarray
+    _action_high_np: np.ndarray
+    _action_low: torch.Tensor
+    _action_high: torch.Tensor
+    _init_raw_state: dict
+    """``get_state_dict()`` right after construction."""
+    # Written by the ``_load_agent`` hook at each scene build:
+    agent: Any
+    """The robot agent (``simulo_envs.agents``), built by ``_load_agent``."""
 
     def __init__(
         self,
@@ -226,8 +267,6 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
         self._render_config = extra.render
         self.robot_uids = extra.robot_uids
         self.reconfiguration_freq = extra.reconfiguration_freq
-        self._reconfig_counter = 0
-        self._reconfig_count = 0
         self.enable_shadow = extra.render.shadows
         self.visual_detail = extra.render.visual_detail
         self._parallel_in_single_scene = extra.render.single_scene
@@ -238,19 +277,12 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
             check_human_render()  # no display: a clear error now, not at the first render()
         self._viewer_camera_configs = apply_overrides(self._default_viewer_camera_configs, viewer_camera_configs)
         self._closed = False
-        self._backend = None
         self._enhanced_determinism = extra.enhanced_determinism
         self._rng = EpisodeRNG(self.num_envs)  # main seeds MAIN_SEED + i
-        self._last_obs = None
         self._init_randomization(randomization)
-        self._init_faults()
-        self._numpy_views: dict = {}
-        self._elapsed_steps = torch.zeros(self.num_envs, dtype=torch.int32, device=self.device)
-        # Its numpy view (the same memory) on CPU, for step's counting and the fast path's info.
-        self._elapsed_np = self._elapsed_steps.numpy() if self.device.type == "cpu" else None
-        self._one = torch.tensor(1, dtype=torch.int32, device=self.device)
-        self._limit = torch.zeros((), dtype=torch.int32, device=self.device)
-        self.max_episode_steps = limit  # validated by the setter, before the scene is built
+        self.faults = Faults(self)
+        self._init_fast_path()
+        self._init_step_counter(limit)  # validates the limit, before the scene is built
         # Built and reset as the seed does at creation: env i seeded MAIN_SEED + i, so the first
         # unseeded reset is the same episode in every fresh process.
         obs, _ = self.reset(seed=MAIN_SEED, options={"reconfigure": True})
@@ -263,10 +295,8 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
             self._action_high_np = self.single_action_space.high.astype(np.float32)
             self._action_low = torch.from_numpy(self._action_low_np).to(self.device)
             self._action_high = torch.from_numpy(self._action_high_np).to(self.device)
-        self._init_raw_obs = obs
         self._init_raw_state = self.get_state_dict()
-        self.single_observation_space = space_from_obs(obs, batched=False)
-        self.observation_space = space_from_obs(obs, batched=True)
+        self._set_observation_space(obs)
 
     # ------------------------------------------------------------------ properties
     @property
@@ -290,38 +320,14 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
         return 1.0 / self.sim_config.control_freq
 
     @property
-    def max_episode_steps(self) -> Optional[int]:
-        """Per-env time limit [env steps]: env ``i`` is truncated once ``elapsed_steps[i] >=
-        max_episode_steps``; None: never. Settable (an int >= 1; None or -1: no limit), counted
-        from each env's last reset. Raises ValueError for anything else (nothing changes)."""
-        return self._max_episode_steps
-
-    @max_episode_steps.setter
-    def max_episode_steps(self, value: Optional[int]) -> None:
-        if value is not None and value != -1 and (not is_int(value) or value < 1):
-            raise ValueError(f"max_episode_steps must be an int >= 1, -1 (no limit) or None, got {value!r}")
-        self._max_episode_steps = None if value is None or value == -1 else int(value)
-        self._limit.fill_(self._max_episode_steps or 0)
+    def fault_counts(self) -> torch.Tensor:
+        """int32 (N,): faults of each env since the env was made (``info["sim_fault_count"]``); fresh."""
+        return self.faults.counts
 
     @property
-    def env_origins(self) -> torch.Tensor:
-        """float32 (N, 3): each env's origin [m], world frame: where its robot base sits and what
-        env-local positions are measured from (``world - env_origins``). The env's own tensor on
-        ``device``, replaced at each scene build: read it, never write it."""
-        return self._env_origins
-
-    @property
-    def env_origin_poses(self) -> torch.Tensor:
-        """float32 (N, 7): ``env_origins`` padded to pose width, ``[x, y, z, 0, 0, 0, 0]`` [m], world
-        frame, so that ``world_pose - env_origin_poses`` is the env-local pose (env frames are
-        not rotated: the quaternion is unchanged). The env's own tensor on ``device``, replaced
-        at each scene build: read it, never write it."""
-        return self._origin_poses
-
-    @property
-    def backend(self):
-        """The simulation backend (``simulo_envs.sim``): the only object that talks to SAPIEN."""
-        return self._backend
+    def quarantined(self) -> torch.Tensor:
+        """bool (N,): envs quarantined by a fault, until their next reset; fresh."""
+        return self.faults.quarantined
 
     @property
     def episode_rng(self) -> EpisodeRNG:
@@ -329,36 +335,6 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
         per reset env; see ``simulo_envs/envs/rng.py``). Torch's random functions called in
         ``_initialize_episode`` follow the same seeds (``simulo_envs/envs/torch_rng.py``)."""
         return self._rng
-
-    def as_xp(self, tensor: torch.Tensor):
-        """A tensor of the task's own (on ``device``) as an array of ``self.xp``: the tensor itself,
-        or on the CPU fast path its numpy view (the same memory, so it follows in-place writes to
-        the tensor). Read it, never write it."""
-        if self.xp is torch:
-            return tensor
-        held = self._numpy_views.get(id(tensor))
-        if held is not None and held[0] is tensor:
-            return held[1]
-        return self._numpy_view(tensor)
-
-    def local(self, world):
-        """``world`` poses (N, 7) or positions (N, 3), world frame [m], in each env's own frame
-        (minus ``env_origins``; env frames are not rotated), of ``self.xp``: a new array."""
-        if self.xp is torch:
-            return world - (self._origin_poses if world.shape[1] == 7 else self._env_origins)
-        positions, poses = self._origins_np
-        return world - (poses if world.shape[1] == 7 else positions)
-
-    def _numpy_view(self, tensor: torch.Tensor) -> np.ndarray:
-        """The numpy view of a CPU tensor (the same memory), remembered per tensor object: torch's
-        ``.numpy()`` costs a few microseconds a call, a lookup a fraction of one."""
-        views = self._numpy_views
-        held = views.get(id(tensor))
-        if held is None or held[0] is not tensor:
-            if len(views) >= 64:  # tensors made anew each step: keep no more than a few
-                views.clear()
-            held = views[id(tensor)] = (tensor, tensor.numpy())
-        return held[1]
 
     # ------------------------------------------------------------------ hooks for tasks
     def _load_agent(self, options: dict, initial_agent_poses=None, build_separate: bool = False) -> None:

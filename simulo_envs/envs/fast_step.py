@@ -17,6 +17,7 @@ path honours it).
 from __future__ import annotations
 
 import inspect
+from typing import Any
 
 import numpy as np
 import torch
@@ -28,10 +29,54 @@ from simulo_envs.tensors import all_finite
 class NumpyStepMixin:
     """``BaseEnv``'s side of the fast path (module docstring)."""
 
+    xp: Any = torch
+    """The array module the step hooks compute with: ``torch`` (tensors on ``device``), or
+    ``numpy`` while the CPU fast path runs them (only for a class that sets ``xp_hooks``). Hooks
+    call its functions (``xp.tanh``, ``xp.where``, ...), read state with ``state_in(xp)`` and
+    return arrays of it. Read it, never set it: ``_numpy_outputs`` sets it around the hooks (a
+    plain attribute, not a property: hooks read it several times a step)."""
+
     _NUMPY_STEP_HOOKS = ("evaluate", "get_info", "get_obs", "get_reward", "compute_dense_reward",
                          "compute_normalized_dense_reward", "compute_sparse_reward", "_get_obs_state_dict",
                          "_get_obs_agent", "_get_obs_extra", "_flatten_raw_obs", "_terminated")
     _NUMPY_STEP_HOOK_SET = frozenset(_NUMPY_STEP_HOOKS)
+
+    _numpy_views: dict
+    """``id(tensor) -> (tensor, its numpy view)`` remembered by ``as_xp``."""
+
+    def _init_fast_path(self) -> None:
+        """At construction: nothing remembered yet."""
+        self._numpy_views = {}
+
+    def as_xp(self, tensor: torch.Tensor):
+        """A tensor of the task's own (on ``device``) as an array of ``self.xp``: the tensor itself,
+        or on the CPU fast path its numpy view (the same memory, so it follows in-place writes to
+        the tensor). Read it, never write it."""
+        if self.xp is torch:
+            return tensor
+        held = self._numpy_views.get(id(tensor))
+        if held is not None and held[0] is tensor:
+            return held[1]
+        return self._numpy_view(tensor)
+
+    def local(self, world):
+        """``world`` poses (N, 7) or positions (N, 3), world frame [m], in each env's own frame
+        (minus ``env_origins``; env frames are not rotated), of ``self.xp``: a new array."""
+        if self.xp is torch:
+            return world - (self._origin_poses if world.shape[1] == 7 else self._env_origins)
+        positions, poses = self._origins_np
+        return world - (poses if world.shape[1] == 7 else positions)
+
+    def _numpy_view(self, tensor: torch.Tensor) -> np.ndarray:
+        """The numpy view of a CPU tensor (the same memory), remembered per tensor object: torch's
+        ``.numpy()`` costs a few microseconds a call, a lookup a fraction of one."""
+        views = self._numpy_views
+        held = views.get(id(tensor))
+        if held is None or held[0] is not tensor:
+            if len(views) >= 64:  # tensors made anew each step: keep no more than a few
+                views.clear()
+            held = views[id(tensor)] = (tensor, tensor.numpy())
+        return held[1]
 
     def _numpy_step_applies(self) -> bool:
         """True when ``step`` may run the hooks on numpy: the env runs on physx_cpu (numpy state)

@@ -3,7 +3,8 @@
 A single env whose simulation blows up (a body driven to absurd speed, an interpenetration
 PhysX resolves violently, a NaN) must not poison a batch: its outputs would reach the learner,
 and a NaN in one row of a batched loss diverges the whole policy. After every physics step
-``BaseEnv.step`` runs two checks (``SimConfig.detect_faults``; limits in ``SimConfig``):
+``BaseEnv.step`` runs two checks through ``env.faults``, a ``Faults`` (``SimConfig.detect_faults``;
+limits in ``SimConfig``):
 
 1. **State** (before the task's ``evaluate``), per env, over every prop's body and every
    articulation (robots, articulated props): a pose, velocity, qpos or qvel that is NaN or inf;
@@ -221,62 +222,77 @@ def _bits(mask, bit: FaultReason):
     return mask.to(torch.int32) * int(bit)
 
 
-class FaultsMixin:
-    """``BaseEnv``'s side of fault handling (module docstring): the per-env quarantine flags and
-    counters, and the hooks ``BaseEnv`` calls (``step``: ``_detect_faults`` before ``evaluate``,
-    ``_quarantine_outputs`` on the outputs; ``reset``: ``_restore_faulted`` before the task's
-    episode init, ``_record_home_state`` after a rebuild)."""
+class Faults:
+    """An env's fault handling (module docstring), held by ``BaseEnv`` as ``env.faults``: the
+    per-env quarantine flags, reasons and counters, the state check of the current build, and the
+    home state faulted envs are put back to. ``BaseEnv`` calls it from ``step`` (``detect`` after
+    the physics, before ``evaluate``; ``quarantine_outputs`` on the outputs) and ``reset``
+    (``restore`` before the task's episode init, ``record_home`` after a rebuild). It writes
+    only its own attributes; the env's state it reads and writes through the env's methods.
 
-    def _init_faults(self) -> None:
-        n, device = self.num_envs, self.device
+    Args:
+        env: the ``BaseEnv`` (its ``num_envs``, ``device`` and ``sim_config`` are fixed by then).
+    """
+
+    def __init__(self, env):
+        n, device = env.num_envs, env.device
+        self._env = env
+        self._enabled = bool(env.sim_config.detect_faults)
         self._quarantined = torch.zeros(n, dtype=torch.bool, device=device)
-        self._fault_reason = torch.zeros(n, dtype=torch.int32, device=device)
-        self._fault_count = torch.zeros(n, dtype=torch.int32, device=device)
+        self._reason = torch.zeros(n, dtype=torch.int32, device=device)
+        self._count = torch.zeros(n, dtype=torch.int32, device=device)
         # On CPU their numpy views (the same memory; the three are only ever written in place),
         # read by every step's outputs at a fraction of torch's per-call cost.
-        self._fault_np = (None if device.type != "cpu" else
-                          (self._quarantined.numpy(), self._fault_reason.numpy(), self._fault_count.numpy()))
-        self._fault_scanner: Optional[FaultScanner] = None
-        self._fault_scanner_backend = None
+        self._numpy = (None if device.type != "cpu" else
+                       (self._quarantined.numpy(), self._reason.numpy(), self._count.numpy()))
+        self._scanner: Optional[FaultScanner] = None
+        self._scanner_backend = None  # the backend (built scene) the scanner checks
         self._home_state: Optional[dict] = None
         self._home_backend = None  # the backend (built scene) the home state belongs to
 
     @property
-    def fault_counts(self) -> torch.Tensor:
+    def counts(self) -> torch.Tensor:
         """int32 (N,): faults of each env since the env was made (``info["sim_fault_count"]``); fresh."""
-        return self._fault_count.clone()
+        return self._count.clone()
 
     @property
     def quarantined(self) -> torch.Tensor:
         """bool (N,): envs quarantined by a fault, until their next reset; fresh."""
         return self._quarantined.clone()
 
-    def _record_home_state(self) -> None:
+    @property
+    def scanner(self) -> Optional[FaultScanner]:
+        """The state check of the current build (made at its first step); None before."""
+        return self._scanner if self._scanner_backend is self._env.backend else None
+
+    def record_home(self) -> None:
         """After the reset that (re)built the scene: every env's state, to park and restore
         faulted envs with (a checked state dict, numpy rows)."""
-        state = self.get_state_dict()
-        self._home_state = self._check_state_dict(state, np.arange(self.num_envs))
-        self._home_backend = self._backend
+        env = self._env
+        self._home_state = env._check_state_dict(env.get_state_dict(), np.arange(env.num_envs))
+        self._home_backend = env.backend
 
     def _has_home(self) -> bool:
-        return self._home_state is not None and self._home_backend is self._backend
+        return self._home_state is not None and self._home_backend is self._env.backend
 
     def _home_rows(self, ids: np.ndarray) -> dict:
         home = self._home_state
         return {kind: {path: rows[ids] for path, rows in home[kind].items()} for kind in home}
 
-    def _detect_faults(self) -> None:
+    def detect(self) -> None:
         """After the physics step, before ``evaluate``: scan the state; quarantine and park the
         newly faulted envs."""
-        if not self.sim_config.detect_faults:
+        if not self._enabled:
             return
-        if self._fault_scanner_backend is not self._backend:
-            self._fault_scanner = FaultScanner(self.scene, self._backend, self.sim_config)
-            self._fault_scanner_backend = self._backend
-        reason = self._fault_scanner.scan()
+        env = self._env
+        backend = env.backend
+        if self._scanner_backend is not backend:
+            self._scanner = FaultScanner(env.scene, backend, env.sim_config)
+            self._scanner_backend = backend
+        reason = self._scanner.scan()
         if reason is None:
             return
-        reason = to_device(reason, self.device)
+        reason = to_device(reason, env.device)
         bad = reason != 0
         if any_true(bad):
             self._quarantine(bad, reason)
@@ -285,23 +301,24 @@ class FaultsMixin:
         """Quarantine the envs of mask ``bad`` (those not quarantined yet count a fault and keep
         ``reason``, int32 (N,)) and put their bodies back at their home state."""
         new = bad & ~self._quarantined
-        self._fault_count += new.to(torch.int32)
-        self._fault_reason.copy_(torch.where(new, reason, self._fault_reason))  # in place: the numpy view follows
+        self._count += new.to(torch.int32)
+        self._reason.copy_(torch.where(new, reason, self._reason))  # in place: the numpy view follows
         self._quarantined |= bad
         if self._has_home():
             ids = torch.nonzero(bad).flatten().cpu().numpy()
-            self._write_state_dict(self._home_rows(ids), ids)
+            self._env._write_state_dict(self._home_rows(ids), ids)
 
-    def _quarantine_outputs(self, obs, reward: torch.Tensor, terminated: torch.Tensor, truncated: torch.Tensor,
-                            info: dict, finite: Optional[bool] = None) -> tuple:
+    def quarantine_outputs(self, obs, reward: torch.Tensor, terminated: torch.Tensor, truncated: torch.Tensor,
+                           info: dict, finite: Optional[bool] = None) -> tuple:
         """The step's outputs with every quarantined env's rows replaced (module docstring);
         adds ``sim_fault``, ``sim_fault_reason``, ``sim_fault_count`` to ``info``. ``finite``:
         True when the caller already knows every obs and reward entry is finite."""
-        if self.sim_config.detect_faults and not (finite or _all_finite(obs, reward)):
-            bad = ~(_finite_rows(obs, self.num_envs, reward.device) & torch.isfinite(reward))
+        n = self._quarantined.shape[0]
+        if self._enabled and not (finite or _all_finite(obs, reward)):
+            bad = ~(_finite_rows(obs, n, reward.device) & torch.isfinite(reward))
             if any_true(bad):
-                self._quarantine(bad, torch.full_like(self._fault_reason, int(FaultReason.NONFINITE_OUTPUT)))
-        quarantined, views = self._quarantined, self._fault_np
+                self._quarantine(bad, torch.full_like(self._reason, int(FaultReason.NONFINITE_OUTPUT)))
+        quarantined, views = self._quarantined, self._numpy
         if views is not None:  # CPU: numpy copies under tensors, a fraction of clone()'s cost
             flags, reasons, counts = views
             info["sim_fault"] = torch.from_numpy(flags.copy())
@@ -311,27 +328,27 @@ class FaultsMixin:
                 return obs, reward, terminated, truncated
         else:
             info["sim_fault"] = quarantined.clone()
-            info["sim_fault_reason"] = self._fault_reason.clone()
-            info["sim_fault_count"] = self._fault_count.clone()
+            info["sim_fault_reason"] = self._reason.clone()
+            info["sim_fault_count"] = self._count.clone()
             if not any_true(quarantined):
                 return obs, reward, terminated, truncated
-        obs = _replace_rows(obs, quarantined, self._last_obs)
+        obs = _replace_rows(obs, quarantined, self._env._last_obs)
         reward = reward.masked_fill(quarantined, 0.0)
-        _clear_info_rows(info, quarantined, self.num_envs)
+        _clear_info_rows(info, quarantined, n)
         return obs, reward, terminated & ~quarantined, truncated | quarantined
 
-    def _restore_faulted(self, env_idx: np.ndarray) -> None:
+    def restore(self, env_idx: np.ndarray) -> None:
         """At the reset of ``env_idx``, before the task's episode init: write the home state into
         the quarantined ones among them and lift their quarantine."""
-        rows = self._quarantined[torch.from_numpy(env_idx).to(self.device)]
+        rows = self._quarantined[torch.from_numpy(env_idx).to(self._quarantined.device)]
         if not any_true(rows):
             return
         ids = env_idx[rows.cpu().numpy()]
         if self._has_home():  # after a rebuild every body is new: nothing to restore
-            self._write_state_dict(self._home_rows(ids), ids)
-        index = torch.from_numpy(ids).to(self.device)
+            self._env._write_state_dict(self._home_rows(ids), ids)
+        index = torch.from_numpy(ids).to(self._quarantined.device)
         self._quarantined[index] = False
-        self._fault_reason[index] = 0
+        self._reason[index] = 0
 
 
 def _all_finite(obs: Any, reward: torch.Tensor) -> bool:

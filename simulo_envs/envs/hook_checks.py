@@ -40,15 +40,13 @@ OBS_HOOKS = {"agent": "_get_obs_agent", "extra": "_get_obs_extra"}
 
 
 def checked_reward(env, info: dict, raw_obs: Any, action: Optional[torch.Tensor]) -> torch.Tensor:
-    """``env.get_reward(raw_obs, action, info)``; on the first step after each build of ``env``'s
-    scene, ``info`` and ``raw_obs`` are checked before the reward hook reads them, and the reward
-    after (the module docstring). Later steps only compute the reward.
+    """``env.get_reward(raw_obs, action, info)``, with ``info`` and ``raw_obs`` checked before the
+    reward hook reads them, and the reward after (the module docstring). ``step`` calls it on the
+    first step after each build of ``env``'s scene; later steps only compute the reward.
 
     Raises:
         ValueError: a hook output that breaks its contract (the message names hook, key, shapes).
     """
-    if env.__dict__.get("_hooks_checked_build") == env._reconfig_count:
-        return env.get_reward(raw_obs, action, info)
     task, n = type(env).__name__, env.num_envs
     _check_info(env, task, n, info)
     if isinstance(raw_obs, dict):
@@ -68,7 +66,6 @@ def checked_reward(env, info: dict, raw_obs: Any, action: Optional[torch.Tensor]
             if tuple(value.shape) != (n,):
                 raise ValueError(f"{task}.{hook}() put {path} of shape {_shape(value)}; expected ({n},), "
                                  f"one value per env")
-    env._hooks_checked_build = env._reconfig_count
     return reward
 
 

@@ -12,7 +12,6 @@ import numpy as np
 import torch
 
 from simulo_envs.env_ids import normalize_env_ids
-from simulo_envs.envs.observations import space_from_obs
 from simulo_envs.envs.reset import episode_seeds
 from simulo_envs.envs.rng import BatchedRNG
 from simulo_envs.sim.render import keepalive_render_system, sapien_device
@@ -160,10 +159,7 @@ class ManiSkillApiMixin:
         """Derive ``single_observation_space`` / ``observation_space`` from a batched observation
         ``obs`` (a tensor, an array or a nested dict of them), e.g. what an observation wrapper
         makes of ``self._init_raw_obs``; ``obs`` becomes the new ``_init_raw_obs``."""
-        obs = _as_tensors(obs)
-        self._init_raw_obs = obs
-        self.single_observation_space = space_from_obs(obs, batched=False)
-        self.observation_space = space_from_obs(obs, batched=True)
+        self._set_observation_space(_as_tensors(obs))
 
     def print_sim_details(self) -> None:
         """Print the task, env count, backend, modes, rates, cameras and spaces (a debugging aid)."""
@@ -229,8 +225,7 @@ class ManiSkillApiMixin:
             self._rng.draw_episode_seeds(ids)
             return
         seeds = episode_seeds(seed, ids + self._first_env)
-        self._rng.episode_seeds[ids] = seeds
-        self._rng.restart(ids)
+        self._rng.seed_episodes(ids, seeds)
 
 
 def _as_tensors(obs):

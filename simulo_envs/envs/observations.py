@@ -22,6 +22,26 @@ class ObservationMixin:
     """``get_obs`` and its parts for ``BaseEnv``; the task supplies ``_get_obs_agent`` and
     ``_get_obs_extra`` (``base_env.py``), the rendering mixin the sensor data."""
 
+    # ------------------------------------------------------------------ the state ObservationMixin owns
+    _last_obs: Any = None
+    """The observation ``reset`` or ``step`` last returned (all envs; ``_remember_obs``): a
+    quarantined env repeats its rows (``faults.py``), a restore with ``obs`` patches it."""
+    _init_raw_obs: Any
+    """The observation the observation spaces were derived from (``_set_observation_space``)."""
+    observation_space: spaces.Space
+    single_observation_space: spaces.Space
+
+    def _remember_obs(self, obs: Any) -> None:
+        """Keep ``obs``, the observation ``reset`` or ``step`` returns, as ``_last_obs``."""
+        self._last_obs = obs
+
+    def _set_observation_space(self, obs: Any) -> None:
+        """Derive ``single_observation_space`` / ``observation_space`` from the batched observation
+        ``obs`` (tensors, nested dicts of them), which becomes ``_init_raw_obs``."""
+        self._init_raw_obs = obs
+        self.single_observation_space = space_from_obs(obs, batched=False)
+        self.observation_space = space_from_obs(obs, batched=True)
+
     def get_obs(self, info: Optional[dict] = None, unflattened: bool = False):
         """The observation of every env in ``obs_mode``.
 

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, ClassVar, Optional, Sequence
 
 import numpy as np
 import torch
@@ -385,8 +385,20 @@ class RandomizationMixin:
     """``BaseEnv``'s side of domain randomization: the table, the per-env handles of lights and
     sensor cameras, and the hooks ``BaseEnv`` calls (build, startup, reset, interval)."""
 
-    default_randomization: tuple = ()
+    default_randomization: ClassVar[tuple] = ()
     """The task's randomization table (a tuple of ``Randomize``); ``randomization=`` replaces it."""
+
+    # ------------------------------------------------------------------ the state RandomizationMixin owns
+    _randomization_terms: tuple
+    """The table in use (``randomization=`` or ``default_randomization``)."""
+    _randomization_streams: RandomizationStreams
+    """Per-env random streams of the table's draws."""
+    _lights: Lights
+    """Per-env lights (``lights``)."""
+    _sensor_cameras: dict
+    """Sensor camera name -> ``SensorCamera`` of this build (``sensor_cameras``)."""
+    _randomizer: Optional[Randomizer]
+    """The table bound to this build's objects (``randomization``); None before the first build."""
 
     def _init_randomization(self, terms: Optional[Sequence[Randomize]]) -> None:
         terms = self.default_randomization if terms is None else terms
@@ -395,8 +407,8 @@ class RandomizationMixin:
         self._randomization_terms = tuple(terms)
         self._randomization_streams = RandomizationStreams(self.num_envs)
         self._lights = Lights(self)
-        self._sensor_cameras: dict = {}
-        self._randomizer: Optional[Randomizer] = None
+        self._sensor_cameras = {}
+        self._randomizer = None
 
     @property
     def randomization(self) -> Randomizer:
@@ -418,7 +430,8 @@ class RandomizationMixin:
         from simulo_envs.envs.sensors import apply_overrides
 
         self._sensor_cameras = {name: SensorCamera(self, name, cfg.pose.to_list()) for name, cfg in
-                                apply_overrides(self._default_sensor_configs, self._sensor_overrides).items()}
+                                apply_overrides(self._all_default_sensor_configs, self._sensor_overrides).items()
+                                if cfg.mount is None}  # a camera on a link moves with it
         self._randomizer = Randomizer(self, self._randomization_terms, self._randomization_streams)
         self._randomizer.build()
 

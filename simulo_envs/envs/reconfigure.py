@@ -11,7 +11,7 @@ cameras, the agent's controllers and the task's ``_after_reconfigure``. ``_clear
 from __future__ import annotations
 
 import dataclasses
-from typing import Optional
+from typing import Any, Optional
 
 import torch
 
@@ -23,6 +23,26 @@ from simulo_envs.sim import make_backend
 class ReconfigureMixin:
     """Scene (re)building for ``BaseEnv``."""
 
+    # ------------------------------------------------------------------ the state ReconfigureMixin owns
+    scene: Scene
+    """The scene of the current build (``_setup_scene``)."""
+    _backend: Any = None
+    """The simulation backend of the current build (``backend``); None before the first and after ``close``."""
+    _env_origins: torch.Tensor
+    """float32 (N, 3) on ``device`` (``env_origins``)."""
+    _origin_poses: torch.Tensor
+    """float32 (N, 7) on ``device`` (``env_origin_poses``)."""
+    _origins_np: tuple
+    """``(env origins (N, 3), origin poses (N, 7))`` as numpy arrays, for ``local`` on the fast path."""
+    _step_hooks: tuple
+    """The task's step hooks of this build (``StepMixin._overridden_step_hooks``)."""
+    _fast_step: bool
+    """Whether ``step`` may take the CPU fast path in this build (``NumpyStepMixin._numpy_step_applies``)."""
+    _reconfig_count: int = 0
+    """Scene builds so far (1 after construction)."""
+    _reconfig_counter: int = 0
+    """Full resets left before ``reconfiguration_freq`` rebuilds the scene."""
+
     def _reconfigure(self, options: Optional[dict] = None) -> None:
         """Build the scene from scratch: clear the old one, then the hooks in the module docstring's
         order. Runs at creation, on ``reset(options={"reconfigure": True})`` and every
@@ -30,7 +50,7 @@ class ReconfigureMixin:
         options = {} if options is None else options
         self._clear()
         self._setup_scene()
-        self._hidden_objects = []  # hide_from_sensors fills it again in _load_scene
+        self._clear_hidden_objects()  # hide_from_sensors fills it again in _load_scene
         self._reconfig_count += 1
         self._load_agent(options)
         self._check_agent_uids()
@@ -52,6 +72,34 @@ class ReconfigureMixin:
         self._step_hooks = self._overridden_step_hooks()
         self._fast_step = self._numpy_step_applies()
         self._reconfig_counter = self.reconfiguration_freq
+
+    @property
+    def env_origins(self) -> torch.Tensor:
+        """float32 (N, 3): each env's origin [m], world frame: where its robot base sits and what
+        env-local positions are measured from (``world - env_origins``). The env's own tensor on
+        ``device``, replaced at each scene build: read it, never write it."""
+        return self._env_origins
+
+    @property
+    def env_origin_poses(self) -> torch.Tensor:
+        """float32 (N, 7): ``env_origins`` padded to pose width, ``[x, y, z, 0, 0, 0, 0]`` [m], world
+        frame, so that ``world_pose - env_origin_poses`` is the env-local pose (env frames are
+        not rotated: the quaternion is unchanged). The env's own tensor on ``device``, replaced
+        at each scene build: read it, never write it."""
+        return self._origin_poses
+
+    @property
+    def backend(self):
+        """The simulation backend (``simulo_envs.sim``): the only object that talks to SAPIEN."""
+        return self._backend
+
+    def _rebuild_due(self) -> bool:
+        """Whether this full reset must rebuild the scene: the ``reconfiguration_freq``-th since the last build."""
+        return bool(self.reconfiguration_freq) and self._reconfig_counter <= 0
+
+    def _count_full_reset(self) -> None:
+        """A full reset happened (every env reset): one fewer before ``reconfiguration_freq`` rebuilds."""
+        self._reconfig_counter -= 1
 
     def _clone_cfg_for_build(self) -> CloneCfg:
         """The clone config of this build: the k-th rebuild (k >= 1) of a ``"random"`` strategy

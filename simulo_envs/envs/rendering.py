@@ -35,6 +35,19 @@ from simulo_envs.tensors import to_device
 class RenderingMixin:
     """Rendering half of ``BaseEnv``; expects ``self._backend``, ``self.scene``, ``self.device``."""
 
+    # ------------------------------------------------------------------ the state RenderingMixin owns
+    # (with _hidden_objects and _sensor_pictures_taken, declared beside their methods below)
+    _sensor_rigs: dict
+    """Sensor camera name -> its camera rig of this build (``_setup_sensors``)."""
+    _human_rigs: dict
+    """Human render camera name -> its camera rig of this build."""
+    _sensor_configs: dict
+    """Sensor camera name -> ``CameraConfig`` (overrides applied)."""
+    _human_render_camera_configs: dict
+    """Human render camera name -> ``CameraConfig`` (overrides applied)."""
+    _segmentation_map: dict
+    """Segmentation id -> object of this build (``segmentation_id_map``)."""
+
     @property
     def _default_sensor_configs(self) -> list[CameraConfig]:
         """Sensor cameras of the task (default: one 128x128 "base_camera" looking at the robot)."""
@@ -51,6 +64,12 @@ class RenderingMixin:
         1024x768)."""
         return [CameraConfig("viewer", look_at([1.1, 0.7, 0.7], [0.4, 0.0, 0.2]), 1024, 768, 0.9)]
 
+    @property
+    def _all_default_sensor_configs(self) -> list[CameraConfig]:
+        """The task's sensor cameras, then the ones its robot carries (the agent's
+        ``sensor_configs``, ManiSkill's agent cameras)."""
+        return list(self._default_sensor_configs) + list(getattr(self.agent, "sensor_configs", ()))
+
     def _setup_sensors(self, options: Optional[dict] = None) -> None:
         """Lights, then the sensor cameras (visual obs modes) and the human render cameras (any
         ``render_mode``) in every env, from the task's configs with the user's overrides.
@@ -65,7 +84,7 @@ class RenderingMixin:
             return
         backend.add_lights(*self.scene.lighting)
         if self._textures:
-            self._sensor_configs = self._camera_configs(self._default_sensor_configs, self._sensor_overrides)
+            self._sensor_configs = self._camera_configs(self._all_default_sensor_configs, self._sensor_overrides)
             for name, cfg in self._sensor_configs.items():
                 self._sensor_rigs[name] = self._add_camera(cfg, self._textures)
         if self.render_mode is not None:
@@ -89,8 +108,28 @@ class RenderingMixin:
         check_shader_pack(cfg.shader_pack, textures)
         pack = resolve_shader_pack(cfg.shader_pack, textures)
         pose = cfg.pose if isinstance(cfg.pose, Pose) else Pose(cfg.pose[:3], cfg.pose[3:7])
+        mount = None if cfg.mount is None else self._mount_link(cfg)
         return self._backend.add_camera(cfg.name, cfg.width, cfg.height, cfg.fov, cfg.near, cfg.far, pose.to_list(),
-                                        shader_dir=shader_directory(pack), overview=overview)
+                                        shader_dir=shader_directory(pack), overview=overview, mount=mount)
+
+    def _mount_link(self, cfg: CameraConfig) -> tuple[int, int]:
+        """``(articulation group id, link index)`` of the link camera ``cfg`` rides on.
+
+        Raises:
+            ValueError: no such link, or a bare link name that several articulations have.
+        """
+        from simulo_envs.prop import Prop
+
+        path, _, link = cfg.mount.rpartition(":")
+        found = [(obj, obj.link_names.index(link)) for p, obj in self.scene.objects.items()
+                 if not isinstance(obj, Prop) and (not path or p == path) and link in obj.link_names]
+        if len(found) != 1:
+            links = sorted(f"{p}:{name}" for p, obj in self.scene.objects.items() if not isinstance(obj, Prop)
+                           for name in obj.link_names)
+            why = "no such link" if not found else "several articulations have it; name one as '<path>:<link>'"
+            raise ValueError(f"camera {cfg.name!r}: mount {cfg.mount!r}: {why}; links: {links}")
+        obj, index = found[0]
+        return obj._gid, index
 
     @property
     def segmentation_id_map(self) -> dict:
@@ -140,7 +179,11 @@ class RenderingMixin:
     _hidden_objects: list = []
     """Props hidden from the sensor cameras (observations, ``render_sensors``) but shown by
     ``render_rgb_array`` and the viewer, e.g. a goal marker (ManiSkill's name); emptied at each
-    scene build, filled by ``hide_from_sensors``."""
+    scene build (``_clear_hidden_objects``), filled by ``hide_from_sensors``."""
+
+    def _clear_hidden_objects(self) -> None:
+        """A new scene build hides nothing until ``hide_from_sensors`` is called again."""
+        self._hidden_objects = []
 
     def hide_from_sensors(self, *props) -> None:
         """Keep ``props`` (goal markers, say) out of the sensor cameras' images (observations,
@@ -159,7 +202,7 @@ class RenderingMixin:
         our textures always come in those layouts). ``_hidden_objects`` are not in the pictures."""
         return self._capture_sensors(self._textures)
 
-    _sensor_pictures_taken = False
+    _sensor_pictures_taken: bool = False
     """True between ``_begin_sensor_capture`` and the capture that reads its pictures."""
 
     def _begin_sensor_capture(self) -> None:

@@ -58,7 +58,8 @@ def episode_seeds(seed, env_idx: np.ndarray) -> Optional[list[int]]:
 
 class ResetMixin:
     """``reset`` for ``BaseEnv``; expects the state, randomization and fault mixins beside it
-    and ``_reconfigure`` (``reconfigure.py``)."""
+    and ``_reconfigure`` (``reconfigure.py``). It owns no state: what it changes, it changes
+    through the owners' methods (docs/architecture.md)."""
 
     def reset(self, seed: Union[None, int, Sequence[int]] = None, options: Optional[dict] = None):
         """Reset all envs, or only ``options["env_idx"]``.
@@ -102,8 +103,8 @@ class ResetMixin:
             raise TypeError(f"reset: options['reconfigure'] must be a bool, got {reconfigure!r}")
         reconfigure = bool(reconfigure)
         restore = options.pop("reset_to_env_states", None)
-        if len(env_idx) == self.num_envs and self.reconfiguration_freq:
-            reconfigure = reconfigure or self._reconfig_counter <= 0  # every k-th full reset rebuilds
+        if len(env_idx) == self.num_envs:
+            reconfigure = reconfigure or self._rebuild_due()  # every reconfiguration_freq-th full reset rebuilds
         if seed is not None and restore is None:  # a seed decides build-time draws too (randomization.py)
             reconfigure = reconfigure or self._seeded_reset_rebuilds(env_idx)
         if reconfigure:
@@ -128,11 +129,11 @@ class ResetMixin:
                 self._reconfigure(options)
             self._rng.restart(env_idx)  # episode draws do not depend on what building drew
         if len(env_idx) == self.num_envs:
-            self._reconfig_counter -= 1
+            self._count_full_reset()
         idx = torch.from_numpy(env_idx).to(self.device)
         if len(env_idx):
-            self._elapsed_steps[idx] = 0
-            self._restore_faulted(env_idx)  # a quarantined env gets its home state back first
+            self._restart_step_counts(idx)
+            self.faults.restore(env_idx)  # a quarantined env gets its home state back first
             if restore is None:
                 self._randomizer.reset(env_idx)  # before the task's episode draws
                 with self._torch_draws(env_idx):
@@ -145,9 +146,9 @@ class ResetMixin:
         else:
             obs = self.get_obs(info)
         info["reconfigure"] = reconfigure
-        self._last_obs = obs
+        self._remember_obs(obs)
         if reconfigure:
-            self._record_home_state()
+            self.faults.record_home()
         return obs, info
 
     def _torch_draws(self, env_idx: np.ndarray):

@@ -128,6 +128,13 @@ class EpisodeRNG:
             self.episode_seeds[i] = self._main[i].randint(2**31)
         self.restart(env_ids)
 
+    def seed_episodes(self, env_ids: Sequence[int], seeds: Sequence[int]) -> None:
+        """Restart the episode streams of ``env_ids`` at ``seeds`` (their main streams continue;
+        ints in ``[0, 2**63)``, validated by the caller)."""
+        for i, s in zip(np.asarray(env_ids).tolist(), seeds):
+            self.episode_seeds[i] = int(s)
+        self.restart(env_ids)
+
     def restart(self, env_ids: Sequence[int]) -> None:
         """Restart the episode streams of ``env_ids`` at their current episode seeds."""
         for i in np.asarray(env_ids).tolist():

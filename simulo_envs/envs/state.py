@@ -21,11 +21,14 @@ from simulo_envs.tensors import as_float_array, normalized_poses
 class StateMixin:
     """State half of ``BaseEnv``; expects ``self.scene``, ``self.num_envs``, ``self.device``."""
 
+    _state_excluded: frozenset = frozenset()
+    """Scene paths left out of the env state (``remove_from_state_dict_registry``)."""
+
     def _state_objects(self):
         """``(props, articulations)``: state key -> object, in scene order (registry applied)."""
         from simulo_envs.prop import Prop
 
-        excluded = getattr(self, "_state_excluded", ())
+        excluded = self._state_excluded
         objects = {state_key(p): o for p, o in self.scene.objects.items() if p not in excluded}
         props = {p: o for p, o in objects.items() if isinstance(o, Prop)}
         robots = {p: o for p, o in objects.items() if not isinstance(o, Prop)}
@@ -35,12 +38,12 @@ class StateMixin:
         """Leave the scene object ``obj`` (a Prop or Robot) out of ``get_state_dict`` /
         ``get_state`` and ``set_state*`` (e.g. a visual-only marker). Raises KeyError for an
         object this env's scene does not hold."""
-        self._state_excluded = set(getattr(self, "_state_excluded", ())) | {self._state_path(obj)}
+        self._state_excluded = self._state_excluded | {self._state_path(obj)}
 
     def add_to_state_dict_registry(self, obj) -> None:
         """Put ``obj`` back into the env state (every scene object is in it by default). Raises
         KeyError for an object this env's scene does not hold."""
-        self._state_excluded = set(getattr(self, "_state_excluded", ())) - {self._state_path(obj)}
+        self._state_excluded = self._state_excluded - {self._state_path(obj)}
 
     def _state_path(self, obj) -> str:
         for path, held in self.scene.objects.items():

@@ -24,7 +24,49 @@ from simulo_envs.tensors import as_step_counts
 
 
 class StepMixin:
-    """``step`` and its outputs for ``BaseEnv``."""
+    """``step`` and its outputs for ``BaseEnv``, and the per-env step counter with its time limit."""
+
+    # ------------------------------------------------------------------ the state StepMixin owns
+    _elapsed_steps: torch.Tensor
+    """int32 (N,) on ``device``: steps since each env's last reset (``elapsed_steps``)."""
+    _elapsed_np: Optional[np.ndarray]
+    """On the CPU, ``_elapsed_steps``'s numpy view (the same memory); None elsewhere."""
+    _one: torch.Tensor
+    """int32 scalar 1 on ``device`` (the counter's increment off the CPU)."""
+    _limit: torch.Tensor
+    """int32 scalar on ``device``: ``max_episode_steps`` (0 for none), compared on the device."""
+    _max_episode_steps: Optional[int]
+    _action_view: tuple = None
+    """``(clipped action tensor, its numpy array)`` of the last CPU step, for the fast path."""
+    _hooks_checked_build: int = -1
+    """The build (``_reconfig_count``) whose first step checked the task's hooks' outputs."""
+
+    def _init_step_counter(self, max_episode_steps: Optional[int]) -> None:
+        """Make the step counter (all zero) and set the time limit (validated as the property's setter)."""
+        self._elapsed_steps = torch.zeros(self.num_envs, dtype=torch.int32, device=self.device)
+        # Its numpy view (the same memory) on CPU, for step's counting and the fast path's info.
+        self._elapsed_np = self._elapsed_steps.numpy() if self.device.type == "cpu" else None
+        self._one = torch.tensor(1, dtype=torch.int32, device=self.device)
+        self._limit = torch.zeros((), dtype=torch.int32, device=self.device)
+        self.max_episode_steps = max_episode_steps
+
+    @property
+    def max_episode_steps(self) -> Optional[int]:
+        """Per-env time limit [env steps]: env ``i`` is truncated once ``elapsed_steps[i] >=
+        max_episode_steps``; None: never. Settable (an int >= 1; None or -1: no limit), counted
+        from each env's last reset. Raises ValueError for anything else (nothing changes)."""
+        return self._max_episode_steps
+
+    @max_episode_steps.setter
+    def max_episode_steps(self, value: Optional[int]) -> None:
+        if value is not None and value != -1 and (not _is_int(value) or value < 1):
+            raise ValueError(f"max_episode_steps must be an int >= 1, -1 (no limit) or None, got {value!r}")
+        self._max_episode_steps = None if value is None or value == -1 else int(value)
+        self._limit.fill_(self._max_episode_steps or 0)
+
+    def _restart_step_counts(self, idx: torch.Tensor) -> None:
+        """Zero the step counts of the envs ``idx`` (int64 (k,) on ``device``): their reset."""
+        self._elapsed_steps[idx] = 0
 
     def step(self, action):
         """Apply ``action`` to every env and advance ``sim_steps_per_control`` physics steps.
@@ -49,14 +91,15 @@ class StepMixin:
             self._elapsed_steps.add_(self._one)
         if self._randomizer.has_interval:
             self._randomizer.interval(self._elapsed_steps)
-        self._detect_faults()  # quarantines envs whose physics went bad (faults.py)
+        self.faults.detect()  # quarantines envs whose physics went bad (faults.py)
         info, obs, reward, terminated, finite = self._step_outputs(action)
         if self._max_episode_steps is None:
             truncated = self._false()
         else:
             truncated = torch.from_numpy(elapsed >= self._max_episode_steps) if on_cpu else self._elapsed_steps >= self._limit
-        obs, reward, terminated, truncated = self._quarantine_outputs(obs, reward, terminated, truncated, info, finite)
-        self._last_obs = obs
+        obs, reward, terminated, truncated = self.faults.quarantine_outputs(obs, reward, terminated, truncated, info,
+                                                                            finite)
+        self._remember_obs(obs)
         return obs, reward, terminated, truncated, info
 
     def _step_outputs(self, action) -> tuple:
@@ -65,8 +108,8 @@ class StepMixin:
         when obs and reward are known to be finite, None when not checked yet."""
         # The first step after each build takes the torch path, where the hooks' outputs are checked
         # (hook_checks.py); a hook set on the instance (env.evaluate = ...) is honoured there too.
-        if (self._fast_step and self.__dict__.get("_hooks_checked_build") == self._reconfig_count
-                and self.__dict__.keys().isdisjoint(self._NUMPY_STEP_HOOK_SET)):
+        checked = self._hooks_checked_build == self._reconfig_count
+        if checked and self._fast_step and self.__dict__.keys().isdisjoint(self._NUMPY_STEP_HOOK_SET):
             return self._numpy_outputs(action)
         self._begin_sensor_capture()  # cameras draw while info and the state obs are computed (rendering.py)
         try:
@@ -74,7 +117,11 @@ class StepMixin:
             raw_obs = self.get_obs(info, unflattened=True)
         finally:
             self._end_sensor_capture()
-        reward = checked_reward(self, info, raw_obs, action)  # get_reward; outputs checked once per build
+        if checked:
+            reward = self.get_reward(raw_obs, action, info)
+        else:  # the first step of a build: the hooks' outputs are checked (hook_checks.py)
+            reward = checked_reward(self, info, raw_obs, action)
+            self._hooks_checked_build = self._reconfig_count
         return info, self._flatten_raw_obs(raw_obs), reward, self._terminated(info), None
 
     def _step_action(self, action):
@@ -250,6 +297,11 @@ class StepMixin:
         if mode == "sparse":
             return self.compute_sparse_reward(obs, action, info)
         return self._zeros()
+
+
+def _is_int(value) -> bool:
+    """True for a Python or numpy integer (bools excluded)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def _copy(array):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -64,7 +65,8 @@ def human_render_available() -> bool:
 class HumanViewerMixin:
     """The viewer half of ``BaseEnv``; expects ``self._backend``, ``self._viewer_camera_configs``."""
 
-    _viewer = None
+    _viewer: Any = None
+    """SAPIEN's viewer window once ``render_human`` opened it (``viewer``)."""
 
     @property
     def viewer(self):

@@ -5,7 +5,7 @@ from the task's info:
 
     APPROACH  move ``hover`` above the grip point, gripper open; descend only once above it
     DESCEND   move the TCP to the grip point (fingers either side of the vertical bar)
-    CLOSE     hold still and close the gripper for ``close_steps`` steps
+    CLOSE     hold still and close the gripper for ``close_time`` seconds
     PULL      drive the TCP ``pull_step`` ahead along the opening direction, gripper closed; a
               TCP that ends more than ``slip_tol`` from the grip point (the handle slipped out)
               opens the gripper and starts again at APPROACH
@@ -25,11 +25,11 @@ APPROACH, DESCEND, CLOSE, PULL = 0, 1, 2, 3
 
 @dataclass(frozen=True)
 class DrawerExpertConfig:
-    """Tunables of ``DrawerExpert`` (metres, env steps)."""
+    """Tunables of ``DrawerExpert`` (metres, seconds)."""
 
     hover: float = 0.08          # approach height above the grip point [m]
     reach_tol: float = 0.01      # waypoint reached within this distance [m]
-    close_steps: int = 6         # env steps spent closing the gripper
+    close_time: float = 0.3      # time spent closing the gripper [s] (6 steps at 20 Hz)
     pull_step: float = 0.025     # pull target this far ahead of the grip point (sets the pulling speed) [m]
     slip_tol: float = 0.02       # TCP farther than this from the grip point: the handle slipped out [m]
     gain: float = 0.6            # fraction of the remaining error commanded per step
@@ -54,7 +54,7 @@ class DrawerExpert(PhaseExpert):
         reached = (goal - tcp).norm(dim=1) < cfg.reach_tol
         planar = (tcp[:, :2] - grip[:, :2]).norm(dim=1) < cfg.reach_tol
         self._advance(((phase == APPROACH) & reached & planar) | ((phase == DESCEND) & reached)
-                      | ((phase == CLOSE) & (self.timer >= cfg.close_steps)))
+                      | ((phase == CLOSE) & (self.timer >= self.steps_for(cfg.close_time))))
         self._advance((phase == PULL) & ((grip - tcp).norm(dim=1) > cfg.slip_tol), to=APPROACH)
         action = torch.empty(self.num_envs, 4, device=self.device)
         action[:, :3] = self.move_to(goal, tcp)

@@ -6,7 +6,7 @@ world poses, read from the env):
 
     APPROACH  move above the block (``hover`` over its centre), gripper open
     DESCEND   move the TCP to the block's centre, gripper open
-    CLOSE     hold still and close the gripper for ``close_steps`` steps
+    CLOSE     hold still and close the gripper for ``close_time`` seconds
     LIFT      raise the TCP to ``lift_height`` above the block's spawn height, gripper closed
 
 Phase bookkeeping, ``act()`` / ``act(info)`` and moves are ``PhaseExpert``'s: an env just reset
@@ -30,13 +30,13 @@ APPROACH, DESCEND, CLOSE, LIFT = 0, 1, 2, 3
 
 @dataclass(frozen=True)
 class LiftExpertConfig:
-    """Tunables of ``LiftExpert`` (metres, env steps)."""
+    """Tunables of ``LiftExpert`` (metres, seconds)."""
 
     hover: float = 0.08          # approach height above the block centre [m]
     grasp_depth: float = 0.0     # TCP goal below the block centre when descending [m]
     lift_height: float = 0.2     # lift goal above the block's spawn height [m]
     reach_tol: float = 0.01      # phase switch when the TCP is this close to its goal [m]
-    close_steps: int = 6         # env steps spent closing the gripper
+    close_time: float = 0.3      # time spent closing the gripper [s] (6 steps at 20 Hz)
     gain: float = 0.6            # fraction of the remaining error commanded per step
     pos_bound: Optional[float] = None  # the controller's translation per unit action [m]; None: the env's
 
@@ -75,7 +75,7 @@ class LiftExpert(PhaseExpert):
         planar = (tcp[:, :2] - block[:, :2]).norm(dim=1) < cfg.reach_tol
         phase = self.phase
         self._advance(((phase == APPROACH) & reached & planar) | ((phase == DESCEND) & reached)
-                      | ((phase == CLOSE) & (self.timer >= cfg.close_steps)))
+                      | ((phase == CLOSE) & (self.timer >= self.steps_for(cfg.close_time))))
 
         action = torch.empty(self.num_envs, 4, device=self.device)
         action[:, :3] = self.move_to(goal, tcp)

@@ -9,10 +9,15 @@ an expert; ``reset(env_ids)`` does the same explicitly. The arm is driven in
 ``pd_ee_delta_pos`` (world-frame TCP translations): ``move_to(goal)`` commands
 ``clip(gain * (goal - tcp) / pos_bound, -1, 1)``, ``pos_bound`` the env's arm controller's
 translation per unit action (the agent's own, whichever robot runs).
+
+Timed phases (closing a gripper, opening it) last a time in seconds, not a number of steps:
+``steps_for(seconds)`` converts with the env's ``control_freq``, so an expert works at every
+control frequency its task accepts (a jaw needs the same 0.4 s to close at 20 Hz and at 30 Hz).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Optional
 
 import torch
@@ -36,6 +41,7 @@ class PhaseExpert:
     Attributes:
         phase: int64 (N,) current phase per env, on the env's device. ``timer``: int64 (N,) ``act`` calls since the
             env entered it (0 on entry).
+        control_freq: the env's control frequency [Hz] (``steps_for``).
 
     Raises:
         ValueError: the env's control mode is not ``pd_ee_delta_pos``; no ``pos_bound`` given for
@@ -51,8 +57,14 @@ class PhaseExpert:
         self.num_envs = base.num_envs
         self.device = base.device
         self.gain, self.pos_bound = gain, arm_pos_bound(base) if pos_bound is None else pos_bound
+        self.control_freq = float(base.control_freq)
         self.phase = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
         self.timer = torch.zeros(self.num_envs, dtype=torch.long, device=self.device)
+
+    def steps_for(self, seconds: float) -> int:
+        """The env steps (``act`` calls) that last at least ``seconds`` at the env's control
+        frequency: ``ceil(seconds * control_freq)`` (less a hair for float error), at least 1."""
+        return max(1, math.ceil(seconds * self.control_freq - 1e-6))
 
     def reset(self, env_ids=None) -> None:
         """Restart the state machine of ``env_ids`` (None: all) at phase 0."""

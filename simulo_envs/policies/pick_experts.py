@@ -5,11 +5,11 @@ Both begin like ``LiftExpert``, per env (``PhaseExpert``):
 
     APPROACH  move ``hover`` above the cube, gripper open; descend only once above it in the plane
     DESCEND   move the TCP to the cube's centre, gripper open
-    CLOSE     hold still and close the gripper for ``close_steps`` steps
+    CLOSE     hold still and close the gripper for ``close_time`` seconds
 
 then ``PickPlaceExpert`` carries it (CARRY: the TCP straight to the goal point, gripper closed),
 and ``StackExpert`` lifts it clear of the other cube (LIFT), moves above it (OVER), lowers it
-onto it (PLACE, until it rests there), opens the gripper (RELEASE, ``open_steps`` steps) and rises away (RETREAT). A
+onto it (PLACE, until it rests there), opens the gripper (RELEASE, ``open_time`` seconds) and rises away (RETREAT). A
 cube that falls out of the gripper on the way (its grip point ``drop_tol`` from the TCP) sends
 the env back to APPROACH.
 """
@@ -30,12 +30,12 @@ LIFT, OVER, PLACE, RELEASE, RETREAT = 3, 4, 5, 6, 7
 
 @dataclass(frozen=True)
 class PickExpertConfig:
-    """Tunables of the cube-grasping experts (metres, env steps)."""
+    """Tunables of the cube-grasping experts (metres, seconds)."""
 
     hover: float = 0.08          # approach height above the cube centre; also the clearance when stacking [m]
     reach_tol: float = 0.01      # waypoint reached within this distance [m]
-    close_steps: int = 6         # env steps spent closing the gripper
-    open_steps: int = 4          # env steps spent opening it (StackExpert)
+    close_time: float = 0.3      # time spent closing the gripper [s] (6 steps at 20 Hz)
+    open_time: float = 0.2       # time spent opening it (StackExpert) [s] (4 steps at 20 Hz)
     grasp_offset: float = 0.01   # grasp with the TCP this far above the cube centre (fingertips clear of what is below) [m]
     drop_tol: float = 0.03       # carrying: the cube's grip point farther than this from the TCP means it fell [m]
     place_gap: float = 0.004     # stacking: the held cube's bottom this far above the other's top [m]
@@ -72,7 +72,7 @@ class _GraspExpert(PhaseExpert):
         reached = (goal - tcp).norm(dim=1) < cfg.reach_tol
         planar = (tcp[:, :2] - cube[:, :2]).norm(dim=1) < cfg.reach_tol
         self._advance(((phase == APPROACH) & reached & planar) | ((phase == DESCEND) & reached)
-                      | ((phase == CLOSE) & (self.timer >= cfg.close_steps)))
+                      | ((phase == CLOSE) & (self.timer >= self.steps_for(cfg.close_time))))
         return reached
 
 
@@ -119,7 +119,7 @@ class StackExpert(_GraspExpert):
         resting = info["a_to_place"].norm(dim=1) < cfg.align_tol  # on the other cube: let go now
         self._advance(((phase == LIFT) & reached) | ((phase == OVER) & reached & aligned)
                       | ((phase == PLACE) & (reached | resting))
-                      | ((phase == RELEASE) & (self.timer >= cfg.open_steps)))
+                      | ((phase == RELEASE) & (self.timer >= self.steps_for(cfg.open_time))))
         self._advance((phase >= LIFT) & (phase <= PLACE) & self._dropped(cube, tcp), to=APPROACH)
         action = torch.empty(self.num_envs, 4, device=self.device)
         action[:, :3] = self.move_to(goal, tcp)

@@ -17,7 +17,7 @@ share ``g2 = 1 << 31`` (no self-collision); each articulated prop built from a s
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 import sapien
@@ -56,19 +56,40 @@ class _ArticulationGroup:
     pinocchio: object = None  # kinematics model, made on first use
 
 
+def replace_collisions(builder, collision_boxes: dict) -> None:
+    """Replace the collision shapes of the links named in ``collision_boxes`` (link name ->
+    ``((half_size, pose), ...)``, link frame) by those boxes, each with the material of the
+    link's first URDF shape.
+
+    Raises:
+        KeyError: a link the articulation builder does not have (the message lists its links).
+    """
+    links = {lb.name: lb for lb in builder.link_builders}
+    for link, boxes in collision_boxes.items():
+        if link not in links:
+            raise KeyError(f"collision_boxes: no link {link!r} in the URDF; its links are {sorted(links)}")
+        lb = links[link]
+        material = lb.collision_records[0].material if lb.collision_records else None
+        lb.collision_records = []
+        for half_size, pose in boxes:
+            pose = np.asarray(pose, dtype=np.float64)
+            lb.add_box_collision(sapien.Pose(p=pose[:3], q=pose[3:7]), half_size=list(half_size), material=material)
+
+
 class PhysxCpuBuildMixin:
     """The building methods of ``PhysxCpuBackend``; expects its ``num_envs``, ``origins``,
     ``render``, ``scenes``, ``systems``, ``_rigid``, ``_arts``, ``_spec_articulations`` and
     ``_finalized``."""
 
-    def add_ground(self, altitude: float = 0.0) -> None:
-        """A static infinite plane at ``z = altitude`` [m] touching every env.
+    def add_ground(self, altitude: float = 0.0, color: Optional[tuple] = None) -> None:
+        """A static infinite plane at ``z = altitude`` [m] touching every env, drawn in RGB
+        ``color`` (None: ``GROUND_COLOR``).
 
         Physics: one plane per PhysX system, in env 0's scene when the system is shared. Rendering: a ground
         visual in every env's scene, env 0's on the same entity as the plane, so every scene holds
         one ground entity and entity (segmentation) ids agree across envs."""
         if self.render:
-            builders = ground_visual_builders(self.scenes)
+            builders = ground_visual_builders(self.scenes, color=color)
         else:
             builders = [self.scenes[i].create_actor_builder() for i in range(len(self.systems))]
         planes = range(len(self.systems))  # env i's scene is in system i (or all share system 0)
@@ -103,17 +124,27 @@ class PhysxCpuBuildMixin:
         return len(self._rigid) - 1
 
     def add_articulation(self, urdf_path: str, name: str, link_materials: dict, root_poses: np.ndarray,
-                         drive: Sequence[tuple[float, float, float]], disable_gravity: bool = False) -> int:
+                         drive: Sequence[tuple[float, float, float]], disable_gravity: bool = False,
+                         collision_boxes: Optional[dict] = None, solver_iterations: Optional[tuple] = None) -> int:
         """Load ``urdf_path`` once per env, fixed base at ``root_poses[i]`` (world, (N, 7)).
 
         Args:
             link_materials: link name -> dict(static_friction, dynamic_friction, restitution,
                 patch_radius, min_patch_radius) overriding the URDF's collision material.
             drive: per active joint ``(stiffness [N/m or Nm/rad], damping, force_limit)``, optionally
-                with a fourth entry, the joint's speed limit [m/s or rad/s] (None: PhysX's default).
+                with a fourth entry, the joint's speed limit [m/s or rad/s] (None: PhysX's default),
+                and a fifth, the joint's armature [kg m^2 or kg] (0: none).
             disable_gravity: the links feel no gravity (ideal gravity compensation).
+            collision_boxes: link name -> sequence of ``(half_size (3,) [m], pose [x, y, z, qw, qx,
+                qy, qz] in the link frame)``: boxes that replace the link's URDF collision shapes
+                (keeping the link's material override); the link's mass and inertia stay the URDF's.
+            solver_iterations: ``(position, velocity)`` PhysX solver iterations of this
+                articulation (None: the scene's ``SimConfig`` values).
 
         Returns the group id.
+
+        Raises:
+            KeyError: a ``collision_boxes`` link the URDF does not have.
         """
         from sapien.wrapper.urdf_loader import URDFLoader
 
@@ -124,6 +155,7 @@ class PhysxCpuBuildMixin:
             loader.set_scene(self.scenes[i])
             loader.fix_root_link = True
             builder = loader.load_file_as_articulation_builder(urdf_path)
+            replace_collisions(builder, collision_boxes or {})
             for lb in builder.link_builders:
                 if not self.render:
                     lb.visual_records = []
@@ -147,13 +179,18 @@ class PhysxCpuBuildMixin:
             active = art.get_active_joints()
             if len(drive) != len(active):
                 raise ValueError(f"add_articulation: {len(active)} active joints, {len(drive)} drive settings")
-            for joint, (stiffness, damping, force_limit, *speed) in zip(active, drive):
+            for joint, (stiffness, damping, force_limit, *extra) in zip(active, drive):
                 joint.set_drive_properties(stiffness, damping, force_limit, "force")
-                if speed and speed[0] is not None:
-                    joint.set_max_velocity(speed[0])
+                if len(extra) > 0 and extra[0] is not None:
+                    joint.set_max_velocity(extra[0])
+                if len(extra) > 1 and extra[1]:
+                    joint.set_armature([float(extra[1])])
             if disable_gravity:
                 for link in art.links:
                     link.disable_gravity = True
+            if solver_iterations is not None:
+                art.set_solver_position_iterations(int(solver_iterations[0]))
+                art.set_solver_velocity_iterations(int(solver_iterations[1]))
             arts.append(art)
             joints.append(active)
             links.append(list(art.links))

@@ -9,6 +9,8 @@ scenes in step with physics.
 
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 import sapien
 
@@ -40,13 +42,28 @@ class PhysxCpuRenderMixin:
             self._record_lights(lights, colors)
 
     def add_camera(self, name: str, width: int, height: int, fovy: float, near: float, far: float,
-                   local_pose: np.ndarray, shader_dir: str = "", overview: bool = False) -> CameraRig:
+                   local_pose: np.ndarray, shader_dir: str = "", overview: bool = False,
+                   mount: Optional[tuple[int, int]] = None) -> CameraRig:
         """A camera per env at env origin + ``local_pose`` ``[x, y, z, qw, qx, qy, qz]`` (SAPIEN camera
         convention: looks along its +x axis, +z up), rendered with the shaders in ``shader_dir``
         ("" = SAPIEN's default). ``overview`` (single render scene only): one camera for the
         whole grid, at ``local_pose`` around the grid's centre, moved back along its view axis
-        until the grid fits. Returns the rig that captures pictures."""
+        until the grid fits. ``mount``: ``(articulation group id, link index)``: the camera rides
+        on that link of every env's articulation, ``local_pose`` in the link's frame. Returns the
+        rig that captures pictures.
+
+        Raises:
+            ValueError: ``mount`` with ``overview`` or with one render scene for every env.
+        """
         self._require_render()
+        if mount is not None:
+            if overview or self.render_config.single_scene:
+                raise ValueError(f"camera {name!r}: a camera on a link needs one render scene per env")
+            links = [env_links[mount[1]].entity for env_links in self._arts[mount[0]].links]
+            rig = CameraRig(self.scenes, self.origins, name, width, height, fovy, near, far, local_pose, shader_dir,
+                            mounts=links)
+            self.cameras[name] = rig
+            return rig
         if overview:
             centre = self.origins.mean(axis=0)
             pose = np.asarray(local_pose, dtype=np.float64).copy()

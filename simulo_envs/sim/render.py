@@ -124,10 +124,15 @@ def add_lights(scenes, ambient, directional, shadows: bool = False, centres=None
     return lights
 
 
-def ground_visual_builders(scenes, half_size: float = 5.0) -> list:
-    """Per scene, an actor builder holding a grey square ground visual of ``2 * half_size`` m
-    (not built yet: the caller adds physics to env 0's and places each under its env origin)."""
-    material = sapien.render.RenderMaterial(base_color=[0.55, 0.55, 0.5, 1.0])
+GROUND_COLOR = (0.55, 0.55, 0.5)
+"""The ground's default RGB in [0, 1]: a warm grey."""
+
+
+def ground_visual_builders(scenes, half_size: float = 5.0, color=None) -> list:
+    """Per scene, an actor builder holding a square ground visual of ``2 * half_size`` m in RGB
+    ``color`` (None: ``GROUND_COLOR``); not built yet: the caller adds physics to env 0's and
+    places each under its env origin."""
+    material = sapien.render.RenderMaterial(base_color=[*(GROUND_COLOR if color is None else color), 1.0])
     builders = []
     for scene in scenes:
         builder = scene.create_actor_builder()
@@ -166,7 +171,8 @@ def background_color(ambient) -> np.ndarray:
 
 
 class CameraRig:
-    """One camera per env (per given scene), fixed in the env frame.
+    """One camera per env (per given scene), fixed in the env frame, or riding on one entity per
+    env (``mounts``: a robot link's entity; ``local_pose`` is then in that entity's frame).
 
     ``shader_dir``: SAPIEN shader directory ("" = SAPIEN's default pack). With SAPIEN's
     rasterising packs the colour target is 8-bit RGBA (``uint8_color``): the picture is read
@@ -180,7 +186,7 @@ class CameraRig:
     (``background_color``), so both packs give the same picture there."""
 
     def __init__(self, scenes, origins: np.ndarray, name: str, width: int, height: int, fovy: float,
-                 near: float, far: float, local_pose: np.ndarray, shader_dir: str = ""):
+                 near: float, far: float, local_pose: np.ndarray, shader_dir: str = "", mounts=None):
         self.name, self.width, self.height = name, int(width), int(height)
         self.cameras, self._scenes = [], list(scenes)[:len(origins)]
         self._paint_background = sapien_pack(shader_dir) == "minimal"
@@ -189,14 +195,18 @@ class CameraRig:
         color_format = "r8g8b8a8unorm" if uint8_color(shader_dir) else "r32g32b32a32sfloat"
         for scene, origin in zip(scenes, origins):
             sapien.render.set_picture_format("Color", color_format)
-            entity = sapien.Entity()
-            entity.name = f"camera_{name}"
             camera = sapien.render.RenderCameraComponent(self.width, self.height, shader_dir)
             camera.set_fovy(float(fovy), compute_x=True)
             camera.near, camera.far = float(near), float(far)
-            entity.add_component(camera)
-            entity.set_pose(sapien.Pose(p=local_pose[:3] + origin, q=local_pose[3:7]))
-            scene.add_entity(entity)
+            if mounts is not None:  # rides on the link: its pose follows the link's every frame
+                camera.set_local_pose(sapien.Pose(p=local_pose[:3], q=local_pose[3:7]))
+                mounts[len(self.cameras)].add_component(camera)
+            else:
+                entity = sapien.Entity()
+                entity.name = f"camera_{name}"
+                entity.add_component(camera)
+                entity.set_pose(sapien.Pose(p=local_pose[:3] + origin, q=local_pose[3:7]))
+                scene.add_entity(entity)
             self.cameras.append(camera)
 
     def take_pictures(self) -> None:

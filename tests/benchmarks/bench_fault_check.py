@@ -8,8 +8,8 @@ Two measurements of the same thing, side by side in one process:
 1. Step time with ``detect_faults=True`` vs ``False``: two envs of N, stepped with the same
    random actions in alternating rounds of ``--steps`` steps (so both see the same machine
    load); the overhead is the median over rounds of (on - off) / off.
-2. Time spent inside the two hooks themselves (``_detect_faults`` before ``evaluate``,
-   ``_quarantine_outputs`` on the outputs), timed around each call in the checked env, as a
+2. Time spent inside the two hooks themselves (``env.faults.detect`` before ``evaluate``,
+   ``env.faults.quarantine_outputs`` on the outputs), timed around each call in the checked env, as a
    share of its step time (median over rounds). This one is not drowned by the noise of
    a shared machine, so it is the figure to quote; (1) checks it.
 
@@ -32,17 +32,17 @@ import simulo_envs  # noqa: F401
 
 
 class _HookTimer:
-    """Wraps the env's two fault hooks and adds up the seconds spent in them. Before timing
-    ``_detect_faults`` it reads the robot's qpos: the first state read after a physics step
+    """Wraps the env's two fault hooks (methods of ``env.faults``) and adds up the seconds spent
+    in them. Before timing ``detect`` it reads the robot's qpos: the first state read after a physics step
     packs the simulation state (physx_cpu), which the step's observation would do anyway, so
     that cost is not counted as the check's."""
 
     def __init__(self, env):
         self.seconds = 0.0
-        for name in ("_detect_faults", "_quarantine_outputs"):
-            original = getattr(env, name)
-            before = (lambda: env.agent.robot.state.qpos) if name == "_detect_faults" else None
-            setattr(env, name, self._timed(original, before))
+        for name in ("detect", "quarantine_outputs"):
+            original = getattr(env.faults, name)
+            before = (lambda: env.agent.robot.state.qpos) if name == "detect" else None
+            setattr(env.faults, name, self._timed(original, before))
 
     def _timed(self, fn, before=None):
         def wrapper(*args, **kwargs):

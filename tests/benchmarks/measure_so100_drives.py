@@ -52,12 +52,12 @@ class _Bench(BaseEnv):
         return {"success": torch.zeros(self.num_envs, dtype=torch.bool)}
 
 
-def measure(stiffness: float, ratio: float, speed_limit: bool = True) -> dict:
+def measure(stiffness: float, ratio: float, speed_limit: bool = True, armature: float = so100.ARMATURE) -> dict:
     """The figures of the module docstring for one candidate."""
     damping = stiffness / ratio
     speed = so100.SERVO_SPEED if speed_limit else None
-    arm = JointDrive(stiffness, damping, so100.ARM_DRIVE.force_limit, speed)
-    grip = JointDrive(stiffness, damping, so100.GRIPPER_DRIVE.force_limit, speed)
+    arm = JointDrive(stiffness, damping, so100.ARM_DRIVE.force_limit, speed, armature)
+    grip = JointDrive(stiffness, damping, so100.GRIPPER_DRIVE.force_limit, speed, armature)
     saved = so100.SO100.drives
     so100.SO100.drives = (arm,) * len(so100.ARM_JOINTS) + (grip,)
     try:
@@ -101,7 +101,7 @@ def measure(stiffness: float, ratio: float, speed_limit: bool = True) -> dict:
     trace = run(target, 20)[1:]
     grip_steps = next((k + 1 for k, (q, _) in enumerate(trace) if abs(float(q[5]) - so100.GRIPPER_CLOSED) < 0.05), None)
     env.close()
-    return {"k": stiffness, "d": damping, "step@1": done1, "step@2": done2, "over": over, "sag": sag,
+    return {"k": stiffness, "d": damping, "armature": armature, "step@1": done1, "step@2": done2, "over": over, "sag": sag,
             "v1rad": speed, "grip": grip_steps}
 
 
@@ -110,14 +110,16 @@ def main() -> None:
     parser.add_argument("--stiffness", type=float, nargs="+", default=[100.0, 300.0, 1000.0, 3000.0])
     parser.add_argument("--ratio", type=float, nargs="+", default=[10.0, 30.0, 100.0])
     parser.add_argument("--no-speed-limit", action="store_true", help="PhysX's default joint speed limit (100 rad/s)")
+    parser.add_argument("--armature", type=float, nargs="+", default=[so100.ARMATURE],
+                        help="joint armature [kg m^2] (the agent's: the servo's reflected rotor inertia)")
     args = parser.parse_args()
     print(f"force limits: arm {so100.ARM_DRIVE.force_limit} Nm, gripper {so100.GRIPPER_DRIVE.force_limit} Nm; "
           f"joint speed limit: {'none' if args.no_speed_limit else so100.SERVO_SPEED} rad/s")
-    print(f"{'k':>7} {'d':>7} {'step@1':>7} {'step@2':>7} {'over%':>6} {'sag deg':>8} {'v1rad':>7} {'grip':>5}")
-    for k in args.stiffness:
-        for ratio in args.ratio:
-            m = measure(k, ratio, not args.no_speed_limit)
-            print(f"{m['k']:7.0f} {m['d']:7.2f} {m['step@1']:7.3f} {m['step@2']:7.3f} {m['over']:6.1f} "
+    print(f"{'k':>7} {'d':>7} {'armat.':>7} {'step@1':>7} {'step@2':>7} {'over%':>6} {'sag deg':>8} {'v1rad':>7} {'grip':>5}")
+    for k, ratio, armature in ((k, r, a) for k in args.stiffness for r in args.ratio for a in args.armature):
+        m = measure(k, ratio, not args.no_speed_limit, armature)
+        if True:
+            print(f"{m['k']:7.0f} {m['d']:7.2f} {m['armature']:7.3f} {m['step@1']:7.3f} {m['step@2']:7.3f} {m['over']:6.1f} "
                   f"{m['sag']:8.3f} {m['v1rad']:7.2f} {m['grip']!s:>5}")
 
 
