@@ -29,8 +29,7 @@ LEROBOT_RECORD_KEYS = {"observation.state", "action", "observation.images.front"
 @pytest.fixture(scope="module")
 def real_schema_demos(tmp_path_factory) -> str:
     out = str(tmp_path_factory.mktemp("real") / "demos")
-    options = RecordingOptions(fps=30, sim_freq=120, cameras=(parse_camera("front=base_camera:64x48"),),
-                               next_features=False)
+    options = RecordingOptions(fps=30, cameras=(parse_camera("front=base_camera:64x48"),), next_features=False)
     summary = collect(CollectSettings(env_id="SO100Lift-v1", num_episodes=2, out=out, num_envs=2, obs_mode="rgb",
                                       keep_failures=True, recording=options), progress=False)
     assert summary["episodes"] == 2 and summary["error"] is None
@@ -106,8 +105,8 @@ def test_bad_recording_options_are_one_clear_error_before_any_work(tmp_path, cap
         return subprocess.CompletedProcess(args, exit_.value.code, "", capsys.readouterr().err)
 
     out = tmp_path / "never"
-    proc = cli("--env-id", "SO100Lift-v1", "--num-episodes", "1", "--out", str(out), "--fps", "30")
-    assert proc.returncode == 2 and "steps its physics at 100 Hz, which 30 does not divide" in proc.stderr
+    proc = cli("--env-id", "FrankaLift-v1", "--num-episodes", "1", "--out", str(out), "--fps", "30")
+    assert proc.returncode == 2 and "FrankaLift-v1 steps its physics at 100 Hz, which 30 does not divide" in proc.stderr
     assert "--sim-freq 120" in proc.stderr and proc.stderr.count("error:") == 1
     proc = cli("--env-id", "SO100Lift-v1", "--num-episodes", "1", "--out", str(out), "--obs-mode", "rgb",
                "--camera", "wrist=wrist_cam:64x48")
