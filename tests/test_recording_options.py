@@ -111,7 +111,7 @@ def test_bad_recording_options_are_one_clear_error_before_any_work(tmp_path, cap
     proc = cli("--env-id", "SO100Lift-v1", "--num-episodes", "1", "--out", str(out), "--obs-mode", "rgb",
                "--camera", "wrist=wrist_cam:64x48")
     assert proc.returncode == 2 and "'wrist_cam'" in proc.stderr and "no such camera" in proc.stderr
-    assert "['base_camera']" in proc.stderr  # the cameras it has
+    assert "['base_camera', 'wrist_camera']" in proc.stderr  # the cameras it has
     proc = cli("--env-id", "SO100Lift-v1", "--num-episodes", "1", "--out", str(out), "--camera", "front:640by480")
     assert proc.returncode == 2 and "NAME[=SENSOR][:WxH]" in proc.stderr
     proc = cli("--env-id", "SO100Lift-v1", "--num-episodes", "1", "--out", str(out), "--format", "hdf5", "--no-next")

@@ -84,7 +84,7 @@ def test_replay_keeps_the_real_arms_schema_unless_asked(tmp_path):
     assert summary["episodes"] == 2
     ds = load_dataset(same)
     assert ds.state_names == SO100_NAMES and ds.action_names == SO100_NAMES and ds.robot_type == "so_follower"
-    assert ds.cameras == {"base_camera": (32, 32, 3)}
+    assert ds.cameras == {"base_camera": (32, 32, 3), "wrist_camera": (32, 32, 3)}
     for a, b in zip(recorded, ds):  # degrees and 0..100 again: the gripper opens at 100, not 1.1 rad
         assert np.abs(a.observation_state.numpy() - b.observation_state.numpy()).max() < 0.25  # float32 targets
         assert np.array_equal(a.action.numpy(), b.action.numpy())
