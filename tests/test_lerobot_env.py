@@ -43,8 +43,9 @@ def test_observation_is_lerobots_pixels_and_agent_pos(so100):
     np.testing.assert_allclose(obs["agent_pos"], _follower_reading(so100.base_env.agent.robot.state.qpos), atol=1e-3)
     assert obs["agent_pos"][0, 5] == pytest.approx(100.0, abs=1e-3)  # rest: gripper open
     assert info["is_success"].dtype == bool and info["is_success"].shape == (2,) and not info["is_success"].any()
+    assert sorted(obs["pixels"]) == ["base_camera", "wrist_camera"]  # the arm's wrist camera too
     assert so100.single_observation_space.contains({k: v[0] for k, v in obs.items() if k == "agent_pos"} | {
-        "pixels": {"base_camera": image[0]}})
+        "pixels": {name: v[0] for name, v in obs["pixels"].items()}})
 
 
 def test_the_env_describes_itself_as_lerobot_reads_it(so100):
@@ -54,7 +55,8 @@ def test_the_env_describes_itself_as_lerobot_reads_it(so100):
     assert so100.call("task_description") == ("Lift a cube with LeRobot's SO-100 arm.",) * 2
     assert so100.get_attr("task_description") == so100.call("task_description")
     assert so100.features == {"action": ("ACTION", (6,)), "agent_pos": ("STATE", (6,)),
-                              "pixels/base_camera": ("VISUAL", (128, 128, 3))}
+                              "pixels/base_camera": ("VISUAL", (128, 128, 3)),
+                              "pixels/wrist_camera": ("VISUAL", (128, 128, 3))}
     low, high = so100.single_action_space.low, so100.single_action_space.high
     assert low[5] == 0.0 and high[5] == 100.0  # the gripper's 0-100
     assert high[0] == pytest.approx(math.degrees(2.0), abs=1e-3)  # shoulder_pan limit, degrees

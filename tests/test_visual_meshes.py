@@ -176,7 +176,7 @@ def test_stl_without_material_is_simplified(tmp_path):
         warnings.simplefilter("error")
         out = visual_mesh_file(str(path), "fast", folder=str(tmp_path / "cache"))
     mesh = trimesh.load(out, force="mesh", process=False)
-    assert 200 <= len(mesh.faces) <= 600
+    assert 1300 <= len(mesh.faces) <= 1700  # cad_fraction: 30 % of 5,120
     assert np.allclose(np.linalg.norm(mesh.vertices, axis=1), 1.0, atol=0.05)
 
 
@@ -186,3 +186,20 @@ def test_seal_refuses_what_is_not_a_glb():
     glb = trimesh.creation.box().export(file_type="glb")
     sealed = mesh_cache.seal(glb, "k")
     assert trimesh.load(io.BytesIO(sealed), file_type="glb", force="mesh").faces.shape == (12, 3)
+
+
+def test_cad_exports_keep_their_larger_share_of_triangles():
+    """STL (a CAD export, the SO-100's base motor) keeps ``cad_fraction`` (30 %) of its triangles,
+    where glTF meshes keep ``fraction`` (8 %): at 8 % the SO-100's small parts shred (robot IoU 0.92)."""
+    import io
+    import trimesh
+    from simulo_envs.agents.base_agent import mani_skill_asset
+    path = mani_skill_asset("so100/meshes/Base_Motor.stl")
+    source = open(path, "rb").read()
+    faces = len(trimesh.load(io.BytesIO(source), file_type="stl", process=False).faces)
+    copy = trimesh.load(io.BytesIO(visual_meshes.simplify_mesh_file(source, "stl")), file_type="glb", force="scene")
+    kept = sum(len(g.faces) for g in copy.geometry.values()) / faces
+    assert 0.25 <= kept <= 0.31, kept
+    assert MeshDetail().cad_fraction == 0.3 and MeshDetail().fraction == 0.08
+    with pytest.raises(ValueError, match="cad_fraction"):
+        MeshDetail(cad_fraction=0.0)

@@ -13,8 +13,8 @@ is a texture or per-vertex colours is kept whole:
 1. vertices at the same position are merged (ignoring normals and texture coordinates): the
    files store one vertex per triangle corner, and decimating that unmerged soup tears the
    surface apart;
-2. quadric-error edge collapse down to ``fraction`` of the triangles, never below
-   ``min_triangles``, open borders kept in place (fast-simplification, a binding of Sven
+2. quadric-error edge collapse down to ``fraction`` of the triangles (``cad_fraction`` for the
+   CAD exports, STL and PLY), never below ``min_triangles``, open borders kept in place (fast-simplification, a binding of Sven
    Forstmann's Fast-Quadric-Mesh-Simplification; Garland & Heckbert, SIGGRAPH 1997);
 3. normals smoothed across edges sharper than ``crease_angle`` kept sharp (trimesh);
 4. every geometry but the largest of its file pushed ``shell_offset`` outwards along its normals:
@@ -54,7 +54,11 @@ class MeshDetail:
     """How far visual meshes are simplified (part of every cache entry's key).
 
     Attributes:
-        fraction: share of each geometry's triangles kept, in (0, 1].
+        fraction: share of each geometry's triangles kept, in (0, 1] (glTF files).
+        cad_fraction: the same for STL and PLY files, CAD exports: tessellated at the CAD tool's
+            chord tolerance, they spend few triangles on flat faces and most on fillets, holes
+            and small parts, so cutting them to ``fraction`` shreds those (the SO-100 at 8 %:
+            robot IoU 0.92 at 128x128 and at 640x480; at 30 %: 0.98, ``docs/cameras.md``).
         min_triangles: no geometry is cut below this many triangles (smaller ones stay whole).
         crease_angle: edges between faces turning more than this keep sharp normals [rad].
         shell_offset: outward push of every geometry but the largest of a file [m].
@@ -65,13 +69,15 @@ class MeshDetail:
     """
 
     fraction: float = 0.08
+    cad_fraction: float = 0.3
     min_triangles: int = 200
     crease_angle: float = 0.5236
     shell_offset: float = 0.0015
 
     def __post_init__(self) -> None:
-        if not 0.0 < self.fraction <= 1.0:
-            raise ValueError(f"MeshDetail.fraction must be in (0, 1], got {self.fraction!r}")
+        for name in ("fraction", "cad_fraction"):
+            if not 0.0 < getattr(self, name) <= 1.0:
+                raise ValueError(f"MeshDetail.{name} must be in (0, 1], got {getattr(self, name)!r}")
         if self.min_triangles < 1:
             raise ValueError(f"MeshDetail.min_triangles must be >= 1, got {self.min_triangles!r}")
         if not 0.0 <= self.crease_angle <= 3.1416 or self.shell_offset < 0:
@@ -212,12 +218,13 @@ def simplify_mesh_file(source: bytes, file_type: str = "glb", detail: MeshDetail
     if not meshes:
         raise ValueError("no triangle mesh in the file")
     largest = max(meshes, key=lambda name: len(meshes[name].faces))
+    fraction = detail.cad_fraction if file_type in ("stl", "ply") else detail.fraction
     for name, mesh in meshes.items():
         if _keeps_whole(mesh):
             continue
         merged = trimesh.Trimesh(mesh.vertices, mesh.faces, process=False)
         merged.merge_vertices(merge_tex=True, merge_norm=True)
-        target = max(int(len(merged.faces) * detail.fraction), min(len(merged.faces), detail.min_triangles))
+        target = max(int(len(merged.faces) * fraction), min(len(merged.faces), detail.min_triangles))
         vertices, faces = merged.vertices, merged.faces
         if target < len(faces):
             vertices, faces = fast_simplification.simplify(vertices, faces, target_count=target, preserve_border=True)
