@@ -79,6 +79,8 @@ def test_the_dataset_and_the_checkpoint_rebuild_the_recorded_env(moved_camera_de
     pose = look_at(EYE, TARGET)
     assert recorded["sensor_configs"]["base_camera"]["pose"] == {"__type__": "Pose", "position": list(pose.position),
                                                                 "quaternion": list(pose.quaternion)}
+    # the frequencies the episodes ran at, also the task's default physics one the user did not set
+    assert recorded["sim_config"] == {"control_freq": 25, "sim_freq": 100, "isolate_envs": True}
     ds = load_dataset(moved_camera_demos)
     assert ds.fps == 25
     demos = load_demonstrations(moved_camera_demos, "rgb")

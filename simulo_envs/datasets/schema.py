@@ -238,7 +238,7 @@ def schema_from_env(env, env_id: str, env_kwargs: Optional[dict] = None, task: O
     agent = base.agent
     names = _state_names(raw, agent)
     cameras = {cam: tuple(int(s) for s in tex["rgb"].shape[1:]) for cam, tex in _sensor_data(raw).items() if "rgb" in tex}
-    kwargs = encode_env_kwargs(env_kwargs or {})
+    kwargs = encode_env_kwargs(_with_frequencies(env_kwargs or {}, base.sim_config))
     kwargs.update(obs_mode=base.obs_mode, control_mode=base.control_mode, reward_mode=base.reward_mode)
     return DatasetSchema(
         env_id=env_id, obs_mode=base.obs_mode, control_mode=base.control_mode, reward_mode=base.reward_mode,
@@ -246,6 +246,18 @@ def schema_from_env(env, env_id: str, env_kwargs: Optional[dict] = None, task: O
         state_names=tuple(names), action_names=tuple(action_names(agent, base.single_action_space.shape[0])),
         cameras=cameras, task=task or task_instruction(type(base), env_id),
         max_episode_steps=base.max_episode_steps, env_kwargs=kwargs)
+
+
+def _with_frequencies(env_kwargs: dict, sim_config) -> dict:
+    """``env_kwargs`` with the env's physics and control frequencies written into its
+    ``sim_config`` keyword (a dict, or a ``SimConfig`` that holds them already): the dataset
+    records the frequencies its episodes ran at, not only those the user changed, so a replay
+    or an evaluation rebuilds them even where a task's defaults have changed since."""
+    given = env_kwargs.get("sim_config")
+    if given is not None and not isinstance(given, dict):
+        return dict(env_kwargs)  # a whole SimConfig: recorded as it is
+    frequencies = {"sim_freq": int(sim_config.sim_freq), "control_freq": int(sim_config.control_freq)}
+    return {**env_kwargs, "sim_config": {**(given or {}), **frequencies}}
 
 
 def _sensor_data(raw) -> dict:
