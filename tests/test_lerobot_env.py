@@ -42,10 +42,11 @@ def test_observation_is_lerobots_pixels_and_agent_pos(so100):
     assert obs["agent_pos"].dtype == np.float32 and obs["agent_pos"].shape == (2, 6)
     np.testing.assert_allclose(obs["agent_pos"], _follower_reading(so100.base_env.agent.robot.state.qpos), atol=1e-3)
     assert obs["agent_pos"][0, 5] == pytest.approx(100.0, abs=1e-3)  # rest: gripper open
+    assert set(obs["pixels"]) == {"base_camera", "wrist_camera"}  # the front view and the one on the jaw
+    assert obs["pixels"]["wrist_camera"].shape == (2, 128, 128, 3) and obs["pixels"]["wrist_camera"].std() > 5
     assert info["is_success"].dtype == bool and info["is_success"].shape == (2,) and not info["is_success"].any()
-    assert sorted(obs["pixels"]) == ["base_camera", "wrist_camera"]  # the arm's wrist camera too
-    assert so100.single_observation_space.contains({k: v[0] for k, v in obs.items() if k == "agent_pos"} | {
-        "pixels": {name: v[0] for name, v in obs["pixels"].items()}})
+    assert so100.single_observation_space.contains(
+        {"agent_pos": obs["agent_pos"][0], "pixels": {k: v[0] for k, v in obs["pixels"].items()}})
 
 
 def test_the_env_describes_itself_as_lerobot_reads_it(so100):
@@ -121,8 +122,13 @@ def test_bad_actions_are_refused(so100):
     (dict(task="SO100Lift-v1", robot="panda"), r"robot='panda' for SO100Lift-v1: .*supports \['so100'\]"),
     (dict(task="SO100Lift-v1", robot="ur5"), r"unknown agent 'ur5'"),
     (dict(task="SO100Lift-v1", cameras="front=base_camra"), r"camera 'base_camra' \(did you mean 'base_camera'\?\)"),
-    (dict(task="FrankaLift-v1", cameras=["wrist"]), r"camera 'wrist': FrankaLift-v1 has the sensor cameras \['base_camera'\]"),
-    (dict(task="SO100Lift-v1", fps=7), r"fps=7 for SO100Lift-v1: the physics runs at (\d+) Hz .* fps must divide \1 \(e.g. \["),
+    (dict(task="FrankaLift-v1", cameras=["wrist_camera"]),
+     r"camera 'wrist_camera' .*: FrankaLift-v1 has the sensor cameras \['base_camera'\]"),
+    (dict(task="SO101Lift-v1", cameras="front=base_camera,wrist=wrist"),
+     r"camera 'wrist' \(did you mean 'wrist_camera'\?\): SO101Lift-v1 has the sensor cameras \['base_camera', 'wrist_camera'\]"),
+    (dict(task="SO101PickPlace-v1", robot="so100"), r"robot='so100' for SO101PickPlace-v1: .*supports \['so101'\]"),
+    (dict(task="SO100Lift-v1", fps=7), r"fps=7 for SO100Lift-v1: the physics runs at 120 Hz .* fps must divide 120 "
+                                       r"\(e.g. \[5, 6, 8, 10, 12, 15, 20, 24, 30, 40, 60\]\)"),
     (dict(task="FrankaLift-v1", fps=30), r"fps=30 for FrankaLift-v1: the physics runs at 100 Hz .* fps must divide 100 "
                                          r"\(e.g. \[5, 10, 20, 25, 50\]\)"),
     (dict(task="SO100Lift-v1", fps=0), r"fps must be an int >= 1"),
@@ -168,3 +174,25 @@ def test_describe_says_what_make_env_builds(task, kwargs):
     assert ("pixels/front" in expected) == ("cameras" in kwargs)
     if "cameras" in kwargs:
         assert expected["pixels/front"] == ("VISUAL", (128, 96, 3))
+
+
+def test_so101_at_lerobot_records_rate_in_its_followers_units():
+    """SO101Lift-v1 at 30 Hz (``lerobot-record``'s rate): ``so101_follower``'s readings, degrees
+    and the gripper 0-100 over its calibrated range (-10 deg closed to 100 deg open in
+    ``so101_new_calib.urdf``), and joint-target actions in the same units."""
+    env = make_env("SO101Lift-v1", n_envs=2, fps=30, cameras="front=base_camera,wrist=wrist_camera")
+    try:
+        assert env.metadata["render_fps"] == 30 and env.call("task_description")[0] == "Lift a cube with LeRobot's SO-101 arm."
+        assert env.features == {"action": ("ACTION", (6,)), "agent_pos": ("STATE", (6,)),
+                                "pixels/front": ("VISUAL", (128, 128, 3)), "pixels/wrist": ("VISUAL", (128, 128, 3))}
+        obs, _ = env.reset(seed=[0, 1])
+        q = env.base_env.agent.robot.state.qpos.numpy().astype(np.float64)
+        closed, opened = math.radians(-10.0), math.radians(100.0)
+        reading = np.concatenate([np.degrees(q[:, :5]), 100.0 * (q[:, 5:] - closed) / (opened - closed)], axis=1)
+        np.testing.assert_allclose(obs["agent_pos"], reading, atol=1e-3)
+        target = np.array([[10, -20, 15, 80, 5, 30]] * 2, np.float32)
+        for _ in range(20):
+            obs, *_ = env.step(target)
+        np.testing.assert_allclose(obs["agent_pos"], target, atol=1.0)
+    finally:
+        env.close()

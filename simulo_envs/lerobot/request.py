@@ -213,6 +213,6 @@ def check_camera_names(task: str, pairs, known: Sequence[str]) -> None:
     """Raise ValueError for the first camera of ``pairs`` that ``known`` lacks."""
     for name, ours in pairs:
         if ours not in known:
-            close = difflib.get_close_matches(ours, list(known), n=1)
+            close = difflib.get_close_matches(ours, list(known), n=1) or [k for k in known if k.startswith(ours)][:1]
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ValueError(f"camera {ours!r}{hint}: {task} has the sensor cameras {list(known)}")

@@ -1,6 +1,6 @@
 """Fixtures of the plugin's tests, run in the LeRobot venv (``make test-lerobot``): LeRobot's real
-classes and commands drive our envs. Scripted-expert demonstrations of SO100Lift-v1 are collected
-once per run with our ``scripts/collect_demos.py`` (LeRobot v3.0 format, the SO-100 follower's
+classes and commands drive our envs. Scripted-expert demonstrations of SO101Lift-v1 are collected
+once per run with our ``scripts/collect_demos.py`` (LeRobot v3.0 format, the SO-101 follower's
 schema), into a temporary folder."""
 
 from __future__ import annotations
@@ -34,11 +34,11 @@ def venv_command(name: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def so100_demos(tmp_path_factory) -> str:
-    """Two scripted-expert episodes of SO100Lift-v1 (seeds 0 and 1, both successes), with the
-    128x128 ``base_camera`` images: a LeRobot v3.0 dataset folder."""
-    out = str(tmp_path_factory.mktemp("so100_demos") / "dataset")
-    run([sys.executable, os.path.join(REPO, "scripts", "collect_demos.py"), "--env-id", "SO100Lift-v1",
+def so101_demos(tmp_path_factory) -> str:
+    """Two scripted-expert episodes of SO101Lift-v1 (seeds 0 and 1, both successes), with the
+    128x128 ``base_camera`` and ``wrist_camera`` images: a LeRobot v3.0 dataset folder."""
+    out = str(tmp_path_factory.mktemp("so101_demos") / "dataset")
+    run([sys.executable, os.path.join(REPO, "scripts", "collect_demos.py"), "--env-id", "SO101Lift-v1",
          "--num-episodes", "2", "--num-envs", "2", "--obs-mode", "rgb", "--format", "lerobot", "--out", out,
          "--no-progress"], cwd=REPO)
     return out

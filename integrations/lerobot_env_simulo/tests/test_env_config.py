@@ -51,7 +51,11 @@ def test_the_config_gives_lerobots_policy_features():
         "action": (FeatureType.ACTION, (6,)),
         "observation.state": (FeatureType.STATE, (6,)),
         "observation.images.base_camera": (FeatureType.VISUAL, (3, 128, 128)),
+        "observation.images.wrist_camera": (FeatureType.VISUAL, (3, 128, 128)),
     }
+    so101 = make_env_config("simulo", task="SO101Lift-v1", fps=30, cameras="front=base_camera,wrist=wrist_camera")
+    assert so101.fps == 30 and set(env_to_policy_features(so101)) == {
+        "action", "observation.state", "observation.images.front", "observation.images.wrist"}
     renamed = make_env_config("simulo", task="FrankaLift-v1", cameras="front=base_camera")
     assert set(env_to_policy_features(renamed)) == {"action", "observation.state", "observation.images.front"}
     assert renamed.features["agent_pos"].shape == (36,)  # no follower: the flat state
@@ -60,8 +64,11 @@ def test_the_config_gives_lerobots_policy_features():
 def test_a_bad_config_is_refused_with_the_reason():
     with pytest.raises(ValueError, match=r"unknown task 'SO100Lfit-v1' \(did you mean 'SO100Lift-v1'\?\)"):
         make_env_config("simulo", task="SO100Lfit-v1")
-    with pytest.raises(ValueError, match=r"camera 'wrist': SO100Lift-v1 has the sensor cameras \['base_camera'\]"):
+    with pytest.raises(ValueError, match=r"camera 'wrist' \(did you mean 'wrist_camera'\?\): SO100Lift-v1 has the "
+                                         r"sensor cameras \['base_camera', 'wrist_camera'\]"):
         make_env_config("simulo", task="SO100Lift-v1", cameras="wrist")
+    with pytest.raises(ValueError, match=r"robot='so100' for SO101Lift-v1"):
+        make_env_config("simulo", task="SO101Lift-v1", robot="so100")
     with pytest.raises(ValueError, match=r"fps=7 for SO100Lift-v1: the physics runs at \d+ Hz"):
         make_env_config("simulo", task="SO100Lift-v1", fps=7)
 
@@ -87,7 +94,7 @@ def test_lerobot_preprocesses_our_observation(so100_env):
     _, _, env = so100_env
     obs, _ = env.reset(seed=[0, 1])
     batch = preprocess_observation(obs)
-    assert set(batch) == {"observation.images.base_camera", "observation.state"}
+    assert set(batch) == {"observation.images.base_camera", "observation.images.wrist_camera", "observation.state"}
     image = batch["observation.images.base_camera"]
     assert image.dtype == torch.float32 and image.shape == (2, 3, 128, 128)
     torch.testing.assert_close(image, torch.from_numpy(obs["pixels"]["base_camera"]).permute(0, 3, 1, 2) / 255.0)
@@ -132,16 +139,16 @@ class ReplayDemo(torch.nn.Module):
         return torch.stack(rows)
 
 
-def test_success_reaches_lerobots_rollout(so100_demos):
+def test_success_reaches_lerobots_rollout(so101_demos):
     """The expert's recorded joint targets (degrees, gripper 0-100, read back with LeRobot's
     ``LeRobotDataset``), replayed from the recorded seeds through LeRobot's ``rollout``, lift the
     cube again: LeRobot sees success at the step the dataset recorded it."""
-    dataset = LeRobotDataset("local/so100_demos", root=so100_demos, video_backend="pyav")
+    dataset = LeRobotDataset("local/so101_demos", root=so101_demos, video_backend="pyav")
     episodes = dataset.meta.episodes
     seeds = [int(episodes[i]["seed"]) for i in range(2)]
     actions = [torch.stack([torch.as_tensor(r["action"]) for r in dataset.hf_dataset if r["episode_index"] == i])
                for i in range(2)]
-    cfg = make_env_config("simulo", task="SO100Lift-v1")
+    cfg = make_env_config("simulo", task="SO101Lift-v1")
     env = make_env(cfg, n_envs=2)["simulo"][0]
     try:
         env_pre, env_post = make_env_pre_post_processors(cfg, None)  # the env's own: identity
