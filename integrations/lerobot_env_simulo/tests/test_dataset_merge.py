@@ -1,4 +1,4 @@
-"""Simulated SO arm demonstrations merge with a real SO-101 follower's recording, by LeRobot's own
+"""Simulated SO-101 demonstrations (SO101Lift-v1) merge with a real SO-101 follower's recording, by LeRobot's own
 tools: a dataset written by LeRobot's ``LeRobotDataset.create/add_frame/save_episode`` in the
 ``so101_follower`` schema (``lerobot-record``'s: 30 fps, robot_type ``so_follower``, the six
 ``<motor>.pos`` features in degrees and 0..100, a front and a wrist camera, no ``next.*``; synthetic
@@ -71,7 +71,7 @@ def test_sim_demos_merge_with_a_real_recording_and_train(tmp_path, monkeypatch):
     from simulo_envs.datasets import load_dataset
 
     sim, real, merged = str(tmp_path / "sim"), str(tmp_path / "real"), str(tmp_path / "merged")
-    command([sys.executable, os.path.join(REPO, "scripts", "collect_demos.py"), "--env-id", "SO100Lift-v1",
+    command([sys.executable, os.path.join(REPO, "scripts", "collect_demos.py"), "--env-id", "SO101Lift-v1",
              "--num-episodes", "2", "--num-envs", "2", "--obs-mode", "rgb", "--format", "lerobot", "--out", sim,
              "--fps", "30", *[f"--camera={name}={sensor}:{WIDTH}x{HEIGHT}" for name, sensor in CAMERAS.items()],
              "--no-next", "--no-progress"], cwd=REPO)
