@@ -1,7 +1,7 @@
 """The committed RL policies still do their tasks: FrankaLift-v1 (``tasks/franka_lift_ppo.pt``),
-SO100Lift-v1 (``tasks/so100_lift_ppo.pt``), FrankaPush-v1 (``tasks/franka_push_ppo.pt``),
-FrankaPickPlace-v1 (``tasks/franka_pick_place_ppo.pt``), FrankaOpenDrawer-v1
-(``tasks/franka_open_drawer_ppo.pt``) and FrankaStack-v2 (``tasks/franka_stack_v2_ppo.pt``), each
+SO100Lift-v1 (``tasks/so100_lift_ppo.pt``), SO101Lift-v1 (``tasks/so101_lift_ppo.pt``),
+FrankaPush-v1 (``tasks/franka_push_ppo.pt``), FrankaPickPlace-v1 (``tasks/franka_pick_place_ppo.pt``),
+FrankaOpenDrawer-v1 (``tasks/franka_open_drawer_ppo.pt``) and FrankaStack-v2 (``tasks/franka_stack_v2_ppo.pt``), each
 trained by the recipe beside it (``tasks/*_ppo.py``; ``docs/training.md``).
 
 A change to a task, an arm, its controller, the grasp test or the physics that breaks a trained
@@ -35,6 +35,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 @pytest.mark.parametrize(
     "checkpoint, env_id, shortest, longest",
     [("franka_lift_ppo.pt", "FrankaLift-v1", 5, 40), ("so100_lift_ppo.pt", "SO100Lift-v1", 8, 50),
+     ("so101_lift_ppo.pt", "SO101Lift-v1", 8, 50),
      ("franka_pick_place_ppo.pt", "FrankaPickPlace-v1", 5, 50),
      ("franka_open_drawer_ppo.pt", "FrankaOpenDrawer-v1", 3, 30)],
 )
