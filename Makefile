@@ -10,17 +10,18 @@ TORCH_CPU := torch==2.13.0
 
 # LeRobot 0.6 needs Python >= 3.12 and torch < 2.12, so it lives in a venv of its own
 # (docs/lerobot.md): Python 3.12 (pyenv's 3.12.1 here; elsewhere any python3.12 on PATH, or
-# LEROBOT_PYTHON=/path/to/python3.12), LeRobot with its dataset and training extras (the
-# lerobot-train command needs accelerate), torch 2.11 from the package index (a CUDA build that
-# also runs on a CPU), this package and the LeRobot plugin
+# LEROBOT_PYTHON=/path/to/python3.12), LeRobot with the extras its commands need here (dataset;
+# training: accelerate for lerobot-train; async: gRPC for the async inference robot client and
+# policy server; feetech: the SO arms' servo driver, for a real leader arm), torch 2.11 from the
+# package index (a CUDA build that also runs on a CPU), this package and the LeRobot plugins
 # (integrations/) editable.
 LEROBOT_PYTHON ?= python3.12
 LEROBOT_PYENV  ?= 3.12.1
 LEROBOT_VENV   := .venv-lerobot
 LEROBOT_BIN    := $(LEROBOT_VENV)/bin
 LEROBOT_STAMP  := $(LEROBOT_VENV)/.simulo-installed
-LEROBOT_PINS   := 'lerobot[dataset,training]==0.6.1' 'torch==2.11.*'
-LEROBOT_PLUGINS := integrations/lerobot_env_simulo
+LEROBOT_PINS   := 'lerobot[dataset,training,async,feetech]==0.6.1' 'torch==2.11.*'
+LEROBOT_PLUGINS := integrations/lerobot_env_simulo integrations/lerobot_robot_simulo integrations/lerobot_teleoperator_simulo
 
 setup: $(STAMP)
 
@@ -48,17 +49,21 @@ lerobot-setup: $(LEROBOT_STAMP)
 $(LEROBOT_STAMP): pyproject.toml Makefile $(addsuffix /pyproject.toml,$(LEROBOT_PLUGINS))
 	@test -x $(LEROBOT_BIN)/python || PYENV_VERSION=$(LEROBOT_PYENV) $(LEROBOT_PYTHON) -m venv $(LEROBOT_VENV) \
 		|| (echo "[lerobot-setup] LeRobot 0.6 needs Python 3.12: put python3.12 on PATH or set LEROBOT_PYTHON" >&2; exit 1)
-	@echo "[lerobot-setup] installing LeRobot 0.6.1, torch 2.11, simulo-envs and the plugin into $(LEROBOT_VENV) (log: $(LEROBOT_VENV)/setup.log)"
+	@echo "[lerobot-setup] installing LeRobot 0.6.1, torch 2.11, simulo-envs and the plugins into $(LEROBOT_VENV) (log: $(LEROBOT_VENV)/setup.log)"
 	@$(LEROBOT_BIN)/python -m pip install -q --upgrade pip > $(LEROBOT_VENV)/setup.log 2>&1 || (cat $(LEROBOT_VENV)/setup.log; exit 1)
 	@$(LEROBOT_BIN)/pip install -q $(LEROBOT_PINS) -e '.[datasets]' $(addprefix -e ,$(LEROBOT_PLUGINS)) 'pytest>=8' \
 		>> $(LEROBOT_VENV)/setup.log 2>&1 || (cat $(LEROBOT_VENV)/setup.log; exit 1)
-	@$(LEROBOT_BIN)/python -c "import lerobot, torch, simulo_envs, lerobot_env_simulo; print('[lerobot-setup] lerobot', lerobot.__version__, '+ torch', torch.__version__, '+ simulo_envs ready')" \
+	@$(LEROBOT_BIN)/python -c "import lerobot, torch, simulo_envs, lerobot_env_simulo, lerobot_robot_simulo, lerobot_teleoperator_simulo; print('[lerobot-setup] lerobot', lerobot.__version__, '+ torch', torch.__version__, '+ simulo_envs ready')" \
 		|| (echo "[lerobot-setup] the LeRobot venv failed to install" >&2; exit 1)
 	@touch $(LEROBOT_STAMP)
 
-# The LeRobot plugins' own tests, against LeRobot's real classes, in the LeRobot venv.
+# The LeRobot plugins' own tests, against LeRobot's real classes, in the LeRobot venv: one pytest
+# run per plugin, since their test folders each hold a conftest.py and --doctest-modules (addopts)
+# imports every conftest.py as the module `conftest`, which two folders cannot share in one run.
+LEROBOT_TESTS = for plugin in $(LEROBOT_PLUGINS); do $(LEROBOT_BIN)/python -m pytest -q $$plugin/tests || exit 1; done
+
 test-lerobot: setup lerobot-setup
-	$(LEROBOT_BIN)/python -m pytest -q $(addsuffix /tests,$(LEROBOT_PLUGINS))
+	$(LEROBOT_TESTS)
 
 demo: setup
 	$(BIN)/python scripts/demo.py --policy expert --video videos/FrankaLift-v1.mp4
@@ -72,7 +77,7 @@ TEST_WORKERS_MAX ?= 4
 
 test: setup lerobot-setup
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --maxprocesses $(TEST_WORKERS_MAX) --dist loadfile --no-loadscope-reorder
-	$(LEROBOT_BIN)/python -m pytest -q $(addsuffix /tests,$(LEROBOT_PLUGINS))
+	$(LEROBOT_TESTS)
 
 bench: setup
 	$(BIN)/python scripts/benchmark.py

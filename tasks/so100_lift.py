@@ -3,11 +3,18 @@
 Goal: grasp the 25 mm, 10 g cube (sized for the SO-100's jaws, as ManiSkill's SO-100 tasks) and
 raise its centre at least ``lift_height`` (0.05 m) above its spawn height. The arm's base sits at
 the env origin facing +x (``agents/so100.py``); the cube spawns at (0.265, 0, 0.0125) env-local,
-under the TCP's rest position.
+under the TCP's rest position. Instruction: "Lift the red cube." (the episode's colour).
 
 Randomisation per reset env (env-local metres): cube x in 0.265 +- 0.03, y in 0 +- 0.08, upright,
 zero velocity: the region where the arm grasps from above with its jaw within about 15 deg of
-vertical; the robot returns to its rest pose at rest.
+vertical; then its colour, one of red, green, blue, yellow (images only); the robot returns to
+its rest pose at rest.
+
+Variants (``variant=``, ``tasks/so_suite.py``): ``"train"`` (the above, no distractor);
+``"heldout"`` changes every axis: colours orange, purple, cyan, pink; a cylinder (25 mm across
+and tall) instead of the cube; one distractor of the same shape in another colour; the cube
+(and distractor) in two side sectors of the reach, 0.19-0.31 m from the base at bearings of
+0.55-0.9 rad either side, turned to face the base. ``"heldout_<axis>"`` changes one axis.
 
 Success: ``cube z - spawn z >= lift_height``, read from the cube's own pose. Fail: the cube's
 centre left the ring around the base the arm reaches (planar distance outside [0.08, 0.40] m; the
@@ -15,36 +22,45 @@ TCP reaches 0.06-0.40 m at table height): pushed out of reach. The episode termi
 it is truncated after ``max_episode_steps`` (80).
 
 Observation (``state``): agent qpos (6), qvel (6); extra: TCP pose (7, env-local), cube pose
-(7, env-local), TCP-to-cube vector (3), is_grasped (1) -> 30 floats.
+(7, env-local), TCP-to-cube vector (3), is_grasped (1) -> 30 floats, in every variant.
 
 Dense reward = ``reach + grasp + lift`` terms (weights in the config), ``success_reward`` on
-success, 0 on fail; ``normalized_dense = dense / success_reward`` in [0, 1]. Every term is in
-``info["reward_terms"]``. The predicates and the reward are FrankaLift-v1's (``lift_predicates``,
-``lift_reward``) with this task's numbers, plus the fail ring.
+success, 0 on fail; ``normalized_dense = dense / success_reward`` in [0, 1]; sparse: +1 success,
+-1 fail. Every term is in ``info["reward_terms"]``. The predicates and the reward are
+FrankaLift-v1's (``lift_predicates``, ``lift_reward``) with this task's numbers, plus the fail ring.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Mapping, Optional
 
 from simulo_envs.envs.registration import register_env
 from simulo_envs.tasks.franka_lift import lift_predicates, lift_reward
-from simulo_envs.tasks.so100_tabletop import SO100TableTopConfig, SO100TableTopEnv
+from simulo_envs.tasks.so_suite import HELDOUT_COLORS, Region, SuiteConfig, SuiteEnv
 from simulo_envs.tensors import as_float32
 
 
 @dataclass(frozen=True)
-class SO100LiftConfig(SO100TableTopConfig):
-    """Every tunable of SO100Lift-v1, with units; env-local metres. The cube, its spawn region,
-    the reach ring, the reach term and ``max_episode_steps`` (80) are ``SO100TableTopConfig``'s."""
+class SO100LiftConfig(SuiteConfig):
+    """Every tunable of SO100Lift-v1, with units; env-local metres. The cube, its spawn box, the
+    reach ring, the reach term and ``max_episode_steps`` (80) are ``SO100TableTopConfig``'s, the
+    colours and the layout ``SuiteConfig``'s."""
 
+    region: Optional[Region] = None  # train: the cube in SO100TableTopConfig's box, yaw 0
+    heldout: Mapping = field(default_factory=lambda: {
+        "colors": {"colors": HELDOUT_COLORS},
+        "shapes": {"shapes": ("cylinder",)},
+        "distractors": {"distractors": 1},
+        "positions": {"region": Region((0.19, 0.31), (0.55, 0.9))},
+    })
     lift_height: float = 0.05       # success: cube centre this far above its spawn height [m]
     lift_scale: float = 20.0        # lift term = grasp * (1 - tanh(lift_scale * height still to go)) [1/m]
     lift_weight: float = 2.0
 
 
 @register_env("SO100Lift-v1", max_episode_steps=SO100LiftConfig.max_episode_steps)
-class SO100LiftEnv(SO100TableTopEnv):
+class SO100LiftEnv(SuiteEnv):
     """Lift a cube with the SO-100 (see the module docstring)."""
 
     cfg = SO100LiftConfig()
@@ -53,13 +69,23 @@ class SO100LiftEnv(SO100TableTopEnv):
 
     def _load_scene(self, options: dict) -> None:
         super()._load_scene(options)  # the ground
-        self.block = self.add_cube("Block", self.cfg.cube_size, self.cfg.cube_mass)
+        self.block = self.add_object("Block")
+        self.distractors = self.add_distractors()
 
     def _after_reconfigure(self, options: dict) -> None:
         self.spawn_z = self.block.default_pose[:, 2]  # world frame, per env
 
     def _initialize_episode(self, env_idx, options: dict) -> None:
-        self.spawn(self.block, env_idx)
+        clearance = self.cfg.object_clearance
+        others = [(prop, clearance) for prop in self.distractors]
+        if self.cfg.region is None:  # the cube in the box, then the others around it
+            cube = self.spawn(self.block, env_idx)
+            self.layout(env_idx, others, fixed=cube[:, :3], fixed_clearance=clearance)
+        else:
+            self.layout(env_idx, [(self.block, clearance)] + others)
+        self.draw_colors(env_idx, 1 + len(self.distractors))
+        for role, prop in enumerate([self.block] + self.distractors):
+            self.paint(prop, env_idx, role)
         self.agent.reset(env_idx)
 
     def evaluate(self) -> dict:
@@ -85,6 +111,10 @@ class SO100LiftEnv(SO100TableTopEnv):
         dense, info["reward_terms"] = lift_reward(self.xp, self.k, info["tcp_to_block"], info["height_gain"], grasped,
                                                   info["success"])
         return self.xp.where(info["fail"] & ~info["success"], 0.0, dense)
+
+    def instructions(self) -> list[str]:
+        """"Lift the <colour> <shape>." per env (``SuiteEnv``)."""
+        return [f"Lift the {color} {shape}." for color, shape in zip(self.color_names(0), self.shape_names(self.block))]
 
     def _get_obs_extra(self, info: dict) -> dict:
         return {

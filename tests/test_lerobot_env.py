@@ -11,6 +11,7 @@ joint's zero here), 0-100 for the gripper (0 closed, -1.1 rad; 100 open, +1.1 ra
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -53,8 +54,12 @@ def test_the_env_describes_itself_as_lerobot_reads_it(so100):
     assert so100.metadata["render_fps"] == 20
     assert so100.call("_max_episode_steps") == (80, 80)
     assert so100.call("task") == ("SO100Lift-v1", "SO100Lift-v1")
-    assert so100.call("task_description") == ("Lift a cube with LeRobot's SO-100 arm.",) * 2
-    assert so100.get_attr("task_description") == so100.call("task_description")
+    so100.reset(seed=[0, 1])
+    sentences = so100.call("task_description")  # each episode's own, naming the colour it drew
+    assert sentences == tuple(so100.base_env.instructions()) and len(sentences) == 2
+    assert all(re.fullmatch(r"Lift the (red|green|blue|yellow) cube\.", s) for s in sentences), sentences
+    assert so100.get_attr("task_description") == sentences
+    assert so100.task_description == "Lift a cube with LeRobot's SO-100 arm."  # the task's sentence
     assert so100.features == {"action": ("ACTION", (6,)), "agent_pos": ("STATE", (6,)),
                               "pixels/base_camera": ("VISUAL", (128, 128, 3)),
                               "pixels/wrist_camera": ("VISUAL", (128, 128, 3))}
@@ -182,7 +187,7 @@ def test_so101_at_lerobot_records_rate_in_its_followers_units():
     ``so101_new_calib.urdf``), and joint-target actions in the same units."""
     env = make_env("SO101Lift-v1", n_envs=2, fps=30, cameras="front=base_camera,wrist=wrist_camera")
     try:
-        assert env.metadata["render_fps"] == 30 and env.call("task_description")[0] == "Lift a cube with LeRobot's SO-101 arm."
+        assert env.metadata["render_fps"] == 30 and env.task_description == "Lift a cube with LeRobot's SO-101 arm."
         assert env.features == {"action": ("ACTION", (6,)), "agent_pos": ("STATE", (6,)),
                                 "pixels/front": ("VISUAL", (128, 128, 3)), "pixels/wrist": ("VISUAL", (128, 128, 3))}
         obs, _ = env.reset(seed=[0, 1])

@@ -21,6 +21,7 @@ import pytest
 
 from simulo_envs.envs.base_env import BaseEnv
 from simulo_envs.envs.faults import Faults
+from simulo_envs.envs.randomization import Randomizer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -31,7 +32,7 @@ MUTATORS = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "u
 FRAMEWORK = [cls for cls in BaseEnv.__mro__ if cls.__module__.startswith("simulo_envs.envs.")]
 # Plain components an env holds (``env.faults``, ...): they keep the env as ``self._env``, own
 # their own attributes, and write none of the env's.
-COMPONENTS = [Faults]
+COMPONENTS = [Faults, Randomizer]
 
 
 def _class_tree(cls: type) -> ast.ClassDef:
@@ -136,19 +137,52 @@ def test_a_class_writes_only_what_it_owns(cls):
                        "body); call a method of the owner instead:\n" + "\n".join(wrong))
 
 
+def writes_through(tree: ast.AST, receiver) -> list[tuple[int, str, str]]:
+    """``(line, attribute, code)`` for each write of ``<r>.x`` where ``receiver(r, x)`` is true
+    (``r``: the expression as source text): assignment, augmented assignment or deletion of it or
+    of an item or attribute under it, an in-place method call on it (``r.x.add_(...)``,
+    ``r.x.append(...)``), and ``setattr(r, "x", ...)``/``delattr(r, "x")``."""
+    found = []
+    for node in ast.walk(tree):
+        targets = []
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and (node.func.attr in MUTATORS or re.fullmatch(r"[a-z][a-z_]*[a-z]_", node.func.attr))):
+            targets = [node.func.value]
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr")
+              and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+            if receiver(ast.unparse(node.args[0]), node.args[1].value):
+                found.append((node.lineno, node.args[1].value, ast.unparse(node)))
+            continue
+        for target in targets:
+            for leaf in (target.elts if isinstance(target, ast.Tuple) else [target]):
+                node_ = leaf
+                while isinstance(node_, (ast.Subscript, ast.Attribute)):
+                    if isinstance(node_, ast.Attribute) and receiver(ast.unparse(node_.value), node_.attr):
+                        found.append((node.lineno, node_.attr, ast.unparse(leaf)))
+                        break
+                    node_ = node_.value
+    return found
+
+
+def test_the_outside_reader_finds_writes():
+    tree = ast.parse("def f(env, args):\n env._a = 1\n env._b[0] += 1\n env._c.zero_()\n env._d.append(1)\n"
+                     " setattr(env, '_e', 1)\n delattr(env, '_f')\n env.base._g.h = 1\n x = env._i\n"
+                     " env._j.clone()\n args._k = 1\n")
+    found = {name for _, name, _ in writes_through(tree, lambda r, x: r.startswith("env") and x.startswith("_"))}
+    assert found == {"_a", "_b", "_c", "_d", "_e", "_f", "_g"}
+    assert ENV_NAME.fullmatch("venv.unwrapped") and ENV_NAME.fullmatch("self._env") and not ENV_NAME.fullmatch("args")
+    assert "max_episode_steps" in SETTERS and "agent" not in SETTERS
+
+
 @pytest.mark.parametrize("cls", COMPONENTS, ids=lambda c: c.__name__)
 def test_a_component_writes_none_of_the_envs_attributes(cls):
     tree = _class_tree(cls)
-    wrong = []
-    for node in ast.walk(tree):
-        targets = (node.targets if isinstance(node, (ast.Assign, ast.Delete)) else
-                   [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
-        for target in targets:
-            while isinstance(target, (ast.Subscript, ast.Attribute)) and not _is_env(target.value, "self._env"):
-                target = target.value
-            if isinstance(target, ast.Attribute) and _is_env(target.value, "self._env"):
-                wrong.append(f"{cls.__name__} writes env.{target.attr}")
-    assert not wrong and "_env" in written(tree), wrong
+    wrong = [f"{cls.__name__} line {line}: {code}" for line, _, code in writes_through(tree, lambda r, x: r == "self._env")]
+    assert not wrong and "_env" in written(tree), "a component writes none of the env's attributes:\n" + "\n".join(wrong)
 
 
 def test_tasks_write_none_of_the_frameworks_attributes():
@@ -163,26 +197,29 @@ def test_tasks_write_none_of_the_frameworks_attributes():
     assert not wrong, "tasks write framework state:\n" + "\n".join(wrong)
 
 
-def test_no_other_code_writes_an_envs_private_state():
-    # Outside the env's classes an env is ``env``, ``venv.env``, ...: a write of an owned private
-    # attribute (``env._last_obs = ...``, ``env._elapsed_steps[i] = 0``) through any name but self.
-    private = {name for name in OWNER if name.startswith("_")}
+# Names an env goes by outside its classes: ``env``, ``base``, ``self.env``, ``venv.unwrapped``, ...
+ENV_NAME = re.compile(r"(.*\.)?(env|\w*_env|base|unwrapped)")
+SETTERS = {name for cls in FRAMEWORK for name in declared(cls) if isinstance(getattr(cls, name, None), property)}
+
+
+def test_no_other_code_writes_an_envs_state():
+    # Outside the env's classes: a write of an owned private attribute (``env._last_obs = ...``,
+    # ``env._elapsed_steps.zero_()``) through any name but self, or of an owned public one through
+    # a name of an env (``env.agent = ...``). A property with a setter (``env.max_episode_steps =
+    # k``) is the owner's method, so it may be assigned.
+    def receiver(expr: str, name: str) -> bool:
+        return (name in OWNER and name not in SETTERS and expr != "self"
+                and (name.startswith("_") or ENV_NAME.fullmatch(expr) is not None))
+
     wrong = []
-    for folder in ("simulo_envs", "tasks", "agents", "scripts"):
+    for folder in ("simulo_envs", "tasks", "agents", "scripts", "integrations"):
         for dirpath, _, filenames in os.walk(os.path.join(ROOT, folder)):
             for filename in sorted(f for f in filenames if f.endswith(".py")):
                 path = os.path.join(dirpath, filename)
                 with open(path) as f:
                     tree = ast.parse(f.read())
-                for node in ast.walk(tree):
-                    targets = (node.targets if isinstance(node, (ast.Assign, ast.Delete)) else
-                               [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
-                    for target in targets:
-                        while isinstance(target, ast.Subscript):
-                            target = target.value
-                        if (isinstance(target, ast.Attribute) and target.attr in private
-                                and not (isinstance(target.value, ast.Name) and target.value.id == "self")):
-                            wrong.append(f"{os.path.relpath(path, ROOT)}:{node.lineno}: {ast.unparse(target)}")
+                wrong += [f"{os.path.relpath(path, ROOT)}:{line}: {code} (owned by {OWNER[name].__name__})"
+                          for line, name, code in writes_through(tree, receiver)]
     assert not wrong, "code outside the env writes its state (call a method of the owner):\n" + "\n".join(wrong)
 
 

@@ -39,9 +39,12 @@ def one_line_error(capsys, main, argv) -> str:
 
 
 @pytest.mark.e2e
-def test_train_then_evaluate_scripts(tmp_path):
-    """The command lines end to end: one iteration in which no episode finishes, then evaluation of
-    both checkpoints with a video; nothing prints nan or the networks."""
+def test_train_then_evaluate_scripts(tmp_path, capsys, one_torch_thread):
+    """The command lines end to end, each in its own process: one iteration in which no episode
+    finishes, then evaluation of both checkpoints; then the video of the final one, with evaluate.py's
+    command line run by its ``main`` in this process (a fresh process pays about 10 s of
+    CPU for its renderer's first picture; this one pays it once for all its tests). Nothing prints
+    nan or the networks."""
     log_dir = tmp_path / "run"
     train_run = subprocess.run(
         [sys.executable, "scripts/train.py", "--env-id", "FrankaReach-v1", "--num-envs", "4",
@@ -61,10 +64,9 @@ def test_train_then_evaluate_scripts(tmp_path):
     assert any(name.startswith("events.out.tfevents") for name in os.listdir(log_dir))
 
     table = tmp_path / "tables" / "evaluations.csv"   # a folder not there yet: made, as checked up front
-    evaluation = subprocess.run(
-        [sys.executable, "scripts/evaluate.py", "--checkpoint", str(log_dir / "model_final.pt"),
-         str(log_dir / "model_0.pt"), "--episodes", "3", "--video-dir", str(tmp_path / "videos"), "--csv", str(table)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    checkpoints = ["--checkpoint", str(log_dir / "model_final.pt"), str(log_dir / "model_0.pt"), "--episodes", "3"]
+    evaluation = subprocess.run([sys.executable, "scripts/evaluate.py", *checkpoints, "--csv", str(table)],
+                                cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert evaluation.returncode == 0, evaluation.stdout[-2000:] + evaluation.stderr[-4000:]
     assert "Actor" not in evaluation.stdout and "MLPModel" not in evaluation.stdout
     assert "3/3" in evaluation.stderr and "evaluating FrankaReach-v1" in evaluation.stderr   # the progress bar
@@ -72,6 +74,12 @@ def test_train_then_evaluate_scripts(tmp_path):
     assert [os.path.basename(r["checkpoint"]) for r in summaries] == ["model_0.pt", "model_final.pt"]
     assert all(r["env_steps"] == "100" and r["episodes"] == "3" and 0 <= float(r["success_rate"]) <= 1
                for r in summaries)
+    capsys.readouterr()
+    load_script("evaluate").main(["--checkpoint", str(log_dir / "model_final.pt"), "--episodes", "3",
+                                  "--video-dir", str(tmp_path / "videos")])
+    filmed = capsys.readouterr().out.strip().splitlines()
+    assert filmed[0].startswith("FrankaReach-v1: success rate") and filmed[-1].startswith("video: ")
+    assert filmed[-1].endswith("FrankaReach-v1.mp4")
     import imageio.v3 as iio
 
     video = iio.imread(tmp_path / "videos" / "FrankaReach-v1.mp4")

@@ -198,10 +198,14 @@ def read_tasks(root: str) -> list[str]:
         table = pq.read_table(path)
     except Exception as error:  # pyarrow raises ArrowInvalid / OSError for damaged files
         raise DatasetLayoutError(f"{path} is not a readable parquet file: {error}") from None
-    if TASK_INDEX_COLUMN not in table.column_names or "task_index" not in table.column_names:
-        raise DatasetLayoutError(f"{path} must have the columns task_index and {TASK_INDEX_COLUMN} (the task text)")
+    # The task text is the frame's pandas index: unnamed (LeRobot 0.4's writer and ours) or named
+    # "task" (LeRobot 0.6's ``write_tasks``).
+    text = next((c for c in (TASK_INDEX_COLUMN, "task") if c in table.column_names), None)
+    if text is None or "task_index" not in table.column_names:
+        raise DatasetLayoutError(f"{path} must have the columns task_index and {TASK_INDEX_COLUMN} or task "
+                                 "(the task text)")
     order = np.argsort(table["task_index"].to_numpy())
-    texts = table[TASK_INDEX_COLUMN].to_pylist()
+    texts = table[text].to_pylist()
     return [texts[i] for i in order]
 
 

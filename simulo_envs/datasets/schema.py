@@ -42,16 +42,13 @@ Everything comes from the env and its agent, never from a robot named here:
 
 from __future__ import annotations
 
-import inspect
-import re
-import sys
 from dataclasses import asdict, dataclass, field
 from typing import Optional
 
 import numpy as np
 
 from simulo_envs.datasets.action_noise import check_noise_std
-from simulo_envs.envs.registration import REGISTERED
+from simulo_envs.envs.instructions import task_instruction
 
 POSE_PARTS = ("x", "y", "z", "qw", "qx", "qy", "qz")
 """Names of a pose's 7 components (scalar-first quaternion, the framework's convention)."""
@@ -307,24 +304,6 @@ def action_names(agent, action_dim: int) -> list[str]:
         else:
             names += [f"{part}.{i}" for i in range(int(getattr(ctrl, "action_dim", 0)))]
     return names if len(names) == action_dim else [f"action.{i}" for i in range(action_dim)]
-
-
-def task_instruction(env_cls: type, env_id: str = "") -> str:
-    """The task's one-sentence instruction (see the module docstring); ``""`` when none is found."""
-    for cls in inspect.getmro(env_cls):
-        text = getattr(cls, "task_instruction", None)
-        if isinstance(text, str) and text:
-            return text
-        module = sys.modules.get(cls.__module__)
-        doc = (getattr(module, "__doc__", None) or "").strip()
-        match = re.match(r"^([\w.-]+):\s*(.+?\.)(\s|$)", doc, re.S)
-        if not match:
-            continue
-        sentence = " ".join(match.group(2).split())
-        if any(sentence.startswith(other) for other in REGISTERED):
-            continue  # a variant described from another task: its parent class has the sentence
-        return sentence[0].upper() + sentence[1:]
-    return ""
 
 
 def _leaves(node, path: tuple):

@@ -24,9 +24,12 @@ num_envs=N)`` applies the registered limit per env, ``gym.make(..., max_episode_
 
 Where the parts live: construction and keyword checks here (``env_options.py``, ``sensors.py``);
 building the scene ``reconfigure.py``; ``reset`` ``reset.py``; ``step``, its outputs and the
-per-env step counter (``elapsed_steps``, ``set_elapsed_steps``) ``step.py`` (CPU fast path
-``fast_step.py``); observation assembly ``observations.py``; the mixins named in ``BaseEnv``'s
-bases for state, randomization, faults, rendering, the viewer and the seed's remaining names.
+per-env step counter (``elapsed_steps``, ``set_elapsed_steps``, ``max_episode_steps``) ``step.py``
+(CPU fast path ``fast_step.py``); observation assembly ``observations.py``; the mixins named in
+``BaseEnv``'s bases for state, rendering, the viewer and the seed's remaining names; the
+components the env holds for domain randomization (``env.randomization``, ``randomization.py``)
+and faults (``env.faults``, ``faults.py``). Each attribute has one owner that alone writes it
+(docs/architecture.md, "Who owns BaseEnv's state").
 
 Reset options: ``reset`` accepts the keys declared in ``reset_option_keys`` over the class
 hierarchy (``BaseEnv``: ``env_idx``, ``reconfigure``; a task adds the keys its
@@ -48,10 +51,11 @@ from simulo_envs.cloner.plan import CloneCfg
 from simulo_envs.envs.actions import dict_action_bounds
 from simulo_envs.envs.env_options import check_env_options
 from simulo_envs.envs.fast_step import NumpyStepMixin
+from simulo_envs.envs.instructions import task_instruction
 from simulo_envs.envs.faults import Faults
 from simulo_envs.envs.maniskill_api import ManiSkillApiMixin
 from simulo_envs.envs.observations import ObservationMixin
-from simulo_envs.envs.randomization import RandomizationMixin
+from simulo_envs.envs.randomization import Randomizer
 from simulo_envs.envs.reconfigure import ReconfigureMixin
 from simulo_envs.envs.rendering import RenderingMixin
 from simulo_envs.envs.reset import ResetMixin, episode_seeds
@@ -68,7 +72,7 @@ from simulo_envs.tensors import as_float32
 __all__ = ["BaseEnv", "episode_seeds"]
 
 
-class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpyStepMixin, RandomizationMixin,
+class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpyStepMixin,
               RenderingMixin, HumanViewerMixin, StateMixin, ManiSkillApiMixin, gym.Env):
     """Superclass of simulo_envs tasks.
 
@@ -142,6 +146,8 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
     """The control mode when ``control_mode`` is None (None: the agent's own default)."""
     default_visual_detail: ClassVar[str] = "fast"
     """``visual_detail`` when the keyword is None: ``"fast"`` or ``"full"``."""
+    default_randomization: ClassVar[tuple] = ()
+    """The task's randomization table (a tuple of ``Randomize``); ``randomization=`` replaces it."""
     #: ``reset(options=...)`` keys this class reads; each subclass (or mixin) lists only its own
     #: additions, the accepted set is the union over the MRO (``reset_options.known_reset_option_keys``).
     reset_option_keys: ClassVar[tuple[str, ...]] = ("env_idx", "reconfigure", "reset_to_env_states")
@@ -160,6 +166,7 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
     # ------------------------------------------------------------------ the state BaseEnv owns
     # Each attribute of an env is declared once, by the class that owns it (this one or a mixin
     # of its bases), and written only by that class's code; docs/architecture.md has the table.
+    # (``metadata``, above, is one too: the class's, replaced per instance in __init__.)
     # Set in __init__ from the keywords, then fixed:
     num_envs: int
     obs_mode: str
@@ -190,6 +197,9 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
     """Per-env episode and main random streams (``episode_rng``)."""
     faults: Faults
     """Fault detection and quarantine (``simulo_envs/envs/faults.py``)."""
+    randomization: Randomizer
+    """The domain randomization table and its draws: ``terms``, ``values()``, ``privileged()``,
+    ``privileged_names`` (``simulo_envs/envs/randomization.py``)."""
     _closed: bool
     # The action space and its bounds, from the agent once the first scene is built:
     action_space: Any
@@ -279,7 +289,7 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
         self._closed = False
         self._enhanced_determinism = extra.enhanced_determinism
         self._rng = EpisodeRNG(self.num_envs)  # main seeds MAIN_SEED + i
-        self._init_randomization(randomization)
+        self.randomization = Randomizer(self, self.default_randomization if randomization is None else randomization)
         self.faults = Faults(self)
         self._init_fast_path()
         self._init_step_counter(limit)  # validates the limit, before the scene is built
@@ -328,6 +338,16 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
     def quarantined(self) -> torch.Tensor:
         """bool (N,): envs quarantined by a fault, until their next reset; fresh."""
         return self.faults.quarantined
+
+    @property
+    def lights(self):
+        """Per-env lights (``simulo_envs.envs.visuals.Lights``); usable where the env renders."""
+        return self.randomization.lights
+
+    @property
+    def sensor_cameras(self) -> dict:
+        """Sensor camera name -> ``SensorCamera`` (per-env poses); a copy of the mapping."""
+        return self.randomization.sensor_cameras
 
     @property
     def episode_rng(self) -> EpisodeRNG:
@@ -414,6 +434,13 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
     def _get_obs_extra(self, info: dict) -> dict:
         """Task observations (env-local frame), a dict of (N, ...) tensors."""
         return {}
+
+    def instructions(self) -> list[str]:
+        """Each env's one-sentence instruction for its current episode (``num_envs`` str): the
+        task string a language-conditioned policy gets. Default: the task's sentence
+        (``simulo_envs/envs/instructions.py``) in every env; a task whose sentence depends on
+        the episode overrides it."""
+        return [task_instruction(type(self))] * self.num_envs
 
     # The control- and simulation-step hooks (``_before_control_step`` ...) are in ``step.py``.
 

@@ -29,6 +29,7 @@ from simulo_envs.tensors import all_finite
 class NumpyStepMixin:
     """``BaseEnv``'s side of the fast path (module docstring)."""
 
+    # ------------------------------------------------------------------ the state NumpyStepMixin owns
     xp: Any = torch
     """The array module the step hooks compute with: ``torch`` (tensors on ``device``), or
     ``numpy`` while the CPU fast path runs them (only for a class that sets ``xp_hooks``). Hooks
@@ -36,13 +37,14 @@ class NumpyStepMixin:
     return arrays of it. Read it, never set it: ``_numpy_outputs`` sets it around the hooks (a
     plain attribute, not a property: hooks read it several times a step)."""
 
+    _numpy_views: dict
+    """``id(tensor) -> (tensor, its numpy view)`` remembered by ``as_xp``."""
+
+    # The hooks the fast path runs on numpy (class settings):
     _NUMPY_STEP_HOOKS = ("evaluate", "get_info", "get_obs", "get_reward", "compute_dense_reward",
                          "compute_normalized_dense_reward", "compute_sparse_reward", "_get_obs_state_dict",
                          "_get_obs_agent", "_get_obs_extra", "_flatten_raw_obs", "_terminated")
     _NUMPY_STEP_HOOK_SET = frozenset(_NUMPY_STEP_HOOKS)
-
-    _numpy_views: dict
-    """``id(tensor) -> (tensor, its numpy view)`` remembered by ``as_xp``."""
 
     def _init_fast_path(self) -> None:
         """At construction: nothing remembered yet."""

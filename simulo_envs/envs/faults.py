@@ -237,6 +237,7 @@ class Faults:
     def __init__(self, env):
         n, device = env.num_envs, env.device
         self._env = env
+        self._n = n
         self._enabled = bool(env.sim_config.detect_faults)
         self._quarantined = torch.zeros(n, dtype=torch.bool, device=device)
         self._reason = torch.zeros(n, dtype=torch.int32, device=device)
@@ -263,17 +264,17 @@ class Faults:
     @property
     def scanner(self) -> Optional[FaultScanner]:
         """The state check of the current build (made at its first step); None before."""
-        return self._scanner if self._scanner_backend is self._env.backend else None
+        return self._scanner if self._scanner_backend is self._env._backend else None
 
     def record_home(self) -> None:
         """After the reset that (re)built the scene: every env's state, to park and restore
         faulted envs with (a checked state dict, numpy rows)."""
         env = self._env
         self._home_state = env._check_state_dict(env.get_state_dict(), np.arange(env.num_envs))
-        self._home_backend = env.backend
+        self._home_backend = env._backend
 
     def _has_home(self) -> bool:
-        return self._home_state is not None and self._home_backend is self._env.backend
+        return self._home_state is not None and self._home_backend is self._env._backend
 
     def _home_rows(self, ids: np.ndarray) -> dict:
         home = self._home_state
@@ -285,7 +286,7 @@ class Faults:
         if not self._enabled:
             return
         env = self._env
-        backend = env.backend
+        backend = env._backend
         if self._scanner_backend is not backend:
             self._scanner = FaultScanner(env.scene, backend, env.sim_config)
             self._scanner_backend = backend
@@ -313,7 +314,7 @@ class Faults:
         """The step's outputs with every quarantined env's rows replaced (module docstring);
         adds ``sim_fault``, ``sim_fault_reason``, ``sim_fault_count`` to ``info``. ``finite``:
         True when the caller already knows every obs and reward entry is finite."""
-        n = self._quarantined.shape[0]
+        n = self._n
         if self._enabled and not (finite or _all_finite(obs, reward)):
             bad = ~(_finite_rows(obs, n, reward.device) & torch.isfinite(reward))
             if any_true(bad):

@@ -56,7 +56,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 import torch
@@ -65,8 +65,7 @@ from simulo_envs.envs.distributions import Choice, Distribution, Gaussian, LogUn
 from simulo_envs.envs.randomization_params import Parameter, out_of_range, parameters_of, result_range
 from simulo_envs.envs.visuals import Lights, SensorCamera
 
-__all__ = ["Randomize", "Uniform", "LogUniform", "Gaussian", "Choice", "Randomizer", "RandomizationStreams",
-           "RandomizationMixin"]
+__all__ = ["Randomize", "Uniform", "LogUniform", "Gaussian", "Choice", "Randomizer", "RandomizationStreams"]
 
 WHEN = ("startup", "reset", "interval")
 OPERATIONS = ("set", "scale", "add")
@@ -156,28 +155,57 @@ class _Bound:
 
 
 class Randomizer:
-    """Applies a table to one built scene of ``env`` (a new one per build). Made by ``BaseEnv``.
+    """An env's domain randomization (the module docstring), held by ``BaseEnv`` as
+    ``env.randomization``: the table (``terms``), each env's random stream, the per-env lights and
+    sensor-camera handles (``env.lights``, ``env.sensor_cameras``), and the table bound to the
+    objects of the current build. ``BaseEnv`` calls ``build`` and ``attach`` at each scene build,
+    ``seed`` and ``reset`` in ``reset``, ``interval`` and ``add_privileged`` in ``step``. It
+    writes only its own attributes (and the randomized parameters, through the objects' setters).
 
     Args:
-        env: the env. terms: the table. streams: the env's ``RandomizationStreams``.
+        env: the ``BaseEnv`` (its ``num_envs`` fixed by then).
+        terms: the table, a sequence of ``Randomize`` entries.
+
+    Raises:
+        TypeError: ``terms`` is not a sequence of ``Randomize`` entries.
     """
 
-    def __init__(self, env, terms: Sequence[Randomize], streams: RandomizationStreams):
+    def __init__(self, env, terms: Sequence[Randomize]):
+        if isinstance(terms, Randomize) or not all(isinstance(t, Randomize) for t in terms):
+            raise TypeError("randomization must be a sequence of Randomize entries")
         self._env = env
         self.terms = tuple(terms)
-        self._streams = streams
+        self._streams = RandomizationStreams(env.num_envs)
+        self._lights = Lights(env)
+        self._sensor_cameras: dict = {}
         self._bound: list[_Bound] = []
         self._records: dict[tuple, np.ndarray] = {}
         self._labels: dict[tuple, list] = {}  # joint names of per-joint records
         self._flat: Optional[np.ndarray] = None
         self._intervals: list[_Bound] = []
 
+    @property
+    def lights(self) -> Lights:
+        """Per-env lights (``simulo_envs.envs.visuals.Lights``); usable where the env renders."""
+        return self._lights
+
+    @property
+    def sensor_cameras(self) -> dict:
+        """Sensor camera name -> ``SensorCamera`` of this build (per-env poses); a copy of the mapping."""
+        return dict(self._sensor_cameras)
+
     # ------------------------------------------------------------------ building
     def build(self) -> None:
-        """Resolve every entry against the env's objects (before the scene is attached) and
+        """In each scene build, once the task's objects exist and before the scene is attached:
+        make this build's sensor-camera handles, resolve every entry against the env's objects and
         apply the build-time ``startup`` entries. Raises ValueError naming a bad entry."""
+        from simulo_envs.envs.sensors import apply_overrides
+
         env = self._env
-        self._bound = []
+        self._sensor_cameras = {name: SensorCamera(env, name, cfg.pose.to_list()) for name, cfg in
+                                apply_overrides(env._all_default_sensor_configs, env._sensor_overrides).items()
+                                if cfg.mount is None}  # a camera on a link moves with it
+        self._bound, self._records, self._labels, self._flat = [], {}, {}, None
         for term in self.terms:
             *path, name = term.param.split(".")
             target = _resolve(env, path, term)
@@ -202,8 +230,8 @@ class Randomizer:
         self._apply(built, np.arange(env.num_envs))
 
     def attach(self) -> None:
-        """After the scene is attached: read each entry's default, check the table's ranges,
-        then apply the ``startup`` entries to every env."""
+        """In each scene build, after the scene is attached and the sensors exist: read each
+        entry's default, check the table's ranges, then apply the ``startup`` entries to every env."""
         env = self._env
         for b in self._bound:
             if b.param.build_time:
@@ -242,6 +270,33 @@ class Randomizer:
             hint = " (give the Gaussian clip=(low, high))" if isinstance(term.dist, Gaussian) and term.dist.clip is None else ""
             raise ValueError(f"Randomize({term.param!r}{unit}, operation={term.operation!r}): the written value "
                              f"{problem}{hint}")
+
+    # ------------------------------------------------------------------ seeds
+    def seed(self, env_idx: np.ndarray, seeds: Sequence[int], redraw_startup: bool = False) -> None:
+        """In ``reset``, when the episode seeds of ``env_idx`` change (before a rebuild): restart
+        their streams. With ``redraw_startup`` (a ``reset(seed=...)`` that does not rebuild the
+        scene) their ``startup`` entries are drawn again from the new seeds, as a build would."""
+        self._streams.seed(env_idx, seeds)
+        if redraw_startup:
+            self.redraw_startup(env_idx)
+
+    def seeded_reset_rebuilds(self, env_idx: np.ndarray) -> bool:
+        """Whether ``reset(seed=...)`` of ``env_idx`` must rebuild the scene: a seed fixes every
+        randomized value of the envs it reseeds, and a build-time entry (a prop's ``scale``)
+        changes only by rebuilding, which resets every env.
+
+        Raises:
+            ValueError: a seeded reset of some envs only, with a build-time entry in the table
+                (nothing changes).
+        """
+        params = self.build_time_params
+        if not params:
+            return False
+        if len(env_idx) != self._env.num_envs:
+            raise ValueError(f"reset: a seed fixes every randomized value of the envs it reseeds, and "
+                             f"{', '.join(params)} is drawn when the scene is built, for every env at once; reset "
+                             f"every env with the seed (the scene is rebuilt), or these envs without one")
+        return True
 
     # ------------------------------------------------------------------ applying
     @property
@@ -351,6 +406,11 @@ class Randomizer:
             return torch.from_numpy(flat.copy())
         return torch.from_numpy(flat).to(self._env.device)
 
+    def add_privileged(self, info: dict) -> None:
+        """With a table, ``info["privileged"] = privileged()`` (``step``'s and ``reset``'s info)."""
+        if self.terms:
+            info["privileged"] = self.privileged()
+
     def privileged_array(self):
         """``privileged()`` as a fresh float32 numpy array (the CPU fast path's ``info``)."""
         return self._flat_values().copy()
@@ -379,92 +439,3 @@ def _resolve(env, path: list, term: Randomize):
         raise ValueError(f"Randomize({term.param!r}): {'.'.join(path)} is a {type(obj).__name__}, which has no "
                          "randomizable parameters (a Prop, Robot, env.lights or env.sensor_cameras[name] has)")
     return obj
-
-
-class RandomizationMixin:
-    """``BaseEnv``'s side of domain randomization: the table, the per-env handles of lights and
-    sensor cameras, and the hooks ``BaseEnv`` calls (build, startup, reset, interval)."""
-
-    default_randomization: ClassVar[tuple] = ()
-    """The task's randomization table (a tuple of ``Randomize``); ``randomization=`` replaces it."""
-
-    # ------------------------------------------------------------------ the state RandomizationMixin owns
-    _randomization_terms: tuple
-    """The table in use (``randomization=`` or ``default_randomization``)."""
-    _randomization_streams: RandomizationStreams
-    """Per-env random streams of the table's draws."""
-    _lights: Lights
-    """Per-env lights (``lights``)."""
-    _sensor_cameras: dict
-    """Sensor camera name -> ``SensorCamera`` of this build (``sensor_cameras``)."""
-    _randomizer: Optional[Randomizer]
-    """The table bound to this build's objects (``randomization``); None before the first build."""
-
-    def _init_randomization(self, terms: Optional[Sequence[Randomize]]) -> None:
-        terms = self.default_randomization if terms is None else terms
-        if isinstance(terms, Randomize) or not all(isinstance(t, Randomize) for t in terms):
-            raise TypeError("randomization must be a sequence of Randomize entries")
-        self._randomization_terms = tuple(terms)
-        self._randomization_streams = RandomizationStreams(self.num_envs)
-        self._lights = Lights(self)
-        self._sensor_cameras = {}
-        self._randomizer = None
-
-    @property
-    def randomization(self) -> Randomizer:
-        """The env's randomizer: ``terms``, ``values()``, ``privileged()``, ``privileged_names``."""
-        return self._randomizer
-
-    @property
-    def lights(self) -> Lights:
-        """Per-env lights (``simulo_envs.envs.visuals.Lights``); usable where the env renders."""
-        return self._lights
-
-    @property
-    def sensor_cameras(self) -> dict:
-        """Sensor camera name -> ``SensorCamera`` (per-env poses); a copy of the mapping."""
-        return dict(self._sensor_cameras)
-
-    def _randomize_build(self) -> None:
-        """In ``_reconfigure``, once the task's objects exist and before the scene is attached."""
-        from simulo_envs.envs.sensors import apply_overrides
-
-        self._sensor_cameras = {name: SensorCamera(self, name, cfg.pose.to_list()) for name, cfg in
-                                apply_overrides(self._all_default_sensor_configs, self._sensor_overrides).items()
-                                if cfg.mount is None}  # a camera on a link moves with it
-        self._randomizer = Randomizer(self, self._randomization_terms, self._randomization_streams)
-        self._randomizer.build()
-
-    def _randomize_startup(self) -> None:
-        """In ``_reconfigure``, after the scene is attached and the sensors exist."""
-        self._randomizer.attach()
-
-    def _randomize_seed(self, env_idx: np.ndarray, seeds: Sequence[int], redraw_startup: bool = False) -> None:
-        """In ``reset``, when the episode seeds of ``env_idx`` change (before a rebuild). With
-        ``redraw_startup`` (a ``reset(seed=...)`` that does not rebuild the scene) the ``startup``
-        entries of ``env_idx`` are drawn again from the new seeds, as a build would draw them."""
-        self._randomization_streams.seed(env_idx, seeds)
-        if redraw_startup:
-            self._randomizer.redraw_startup(env_idx)
-
-    def _seeded_reset_rebuilds(self, env_idx: np.ndarray) -> bool:
-        """Whether ``reset(seed=...)`` of ``env_idx`` must rebuild the scene: a seed fixes every
-        randomized value of the envs it reseeds, and a build-time entry (a prop's ``scale``)
-        changes only by rebuilding, which resets every env.
-
-        Raises:
-            ValueError: a seeded reset of some envs only, with a build-time entry in the table
-                (nothing changes).
-        """
-        params = self._randomizer.build_time_params if self._randomizer is not None else []
-        if not params:
-            return False
-        if len(env_idx) != self.num_envs:
-            raise ValueError(f"reset: a seed fixes every randomized value of the envs it reseeds, and "
-                             f"{', '.join(params)} is drawn when the scene is built, for every env at once; reset "
-                             f"every env with the seed (the scene is rebuilt), or these envs without one")
-        return True
-
-    def _add_privileged(self, info: dict) -> None:
-        if self._randomization_terms:
-            info["privileged"] = self._randomizer.privileged()

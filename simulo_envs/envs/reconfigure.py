@@ -56,13 +56,13 @@ class ReconfigureMixin:
         self._check_agent_uids()
         self._load_scene(options)
         self._load_lighting(options)
-        self._randomize_build()
+        self.randomization.build()
         origins = self.scene.env_origins.cpu().numpy()
         self._backend = make_backend(self.sim_backend, self.num_envs, origins, self.sim_config, render=self._render,
                                      render_config=self._render_config)
         self.scene.attach(self._backend)
         self._setup_sensors(options)
-        self._randomize_startup()
+        self.randomization.attach()
         self._env_origins = self.scene.env_origins
         self.agent.on_attached(self._env_origins)
         # Origins padded to pose width: pose_world - _origin_poses is the env-local pose (N, 7).

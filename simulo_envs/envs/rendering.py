@@ -36,7 +36,12 @@ class RenderingMixin:
     """Rendering half of ``BaseEnv``; expects ``self._backend``, ``self.scene``, ``self.device``."""
 
     # ------------------------------------------------------------------ the state RenderingMixin owns
-    # (with _hidden_objects and _sensor_pictures_taken, declared beside their methods below)
+    _hidden_objects: list = []
+    """Props hidden from the sensor cameras (observations, ``render_sensors``) but shown by
+    ``render_rgb_array`` and the viewer, e.g. a goal marker (ManiSkill's name); emptied at each
+    scene build (``_clear_hidden_objects``), filled by ``hide_from_sensors``."""
+    _sensor_pictures_taken: bool = False
+    """True between ``_begin_sensor_capture`` and the capture that reads its pictures."""
     _sensor_rigs: dict
     """Sensor camera name -> its camera rig of this build (``_setup_sensors``)."""
     _human_rigs: dict
@@ -176,11 +181,6 @@ class RenderingMixin:
                     mapping.update({seg_id: f"{path}:{link}" for link, seg_id in zip(obj.link_names, per_env)})
         return mapping
 
-    _hidden_objects: list = []
-    """Props hidden from the sensor cameras (observations, ``render_sensors``) but shown by
-    ``render_rgb_array`` and the viewer, e.g. a goal marker (ManiSkill's name); emptied at each
-    scene build (``_clear_hidden_objects``), filled by ``hide_from_sensors``."""
-
     def _clear_hidden_objects(self) -> None:
         """A new scene build hides nothing until ``hide_from_sensors`` is called again."""
         self._hidden_objects = []
@@ -201,9 +201,6 @@ class RenderingMixin:
         the module docstring; ``apply_texture_transforms`` is accepted for the seed's signature:
         our textures always come in those layouts). ``_hidden_objects`` are not in the pictures."""
         return self._capture_sensors(self._textures)
-
-    _sensor_pictures_taken: bool = False
-    """True between ``_begin_sensor_capture`` and the capture that reads its pictures."""
 
     def _begin_sensor_capture(self) -> None:
         """Start drawing every sensor camera's picture of the current state, to be read by the

@@ -57,8 +57,8 @@ def episode_seeds(seed, env_idx: np.ndarray) -> Optional[list[int]]:
 
 
 class ResetMixin:
-    """``reset`` for ``BaseEnv``; expects the state, randomization and fault mixins beside it
-    and ``_reconfigure`` (``reconfigure.py``). It owns no state: what it changes, it changes
+    """``reset`` for ``BaseEnv``; expects the state mixin beside it, ``_reconfigure``
+    (``reconfigure.py``), and the env's ``randomization`` and ``faults``. It owns no state: what it changes, it changes
     through the owners' methods (docs/architecture.md)."""
 
     def reset(self, seed: Union[None, int, Sequence[int]] = None, options: Optional[dict] = None):
@@ -106,7 +106,7 @@ class ResetMixin:
         if len(env_idx) == self.num_envs:
             reconfigure = reconfigure or self._rebuild_due()  # every reconfiguration_freq-th full reset rebuilds
         if seed is not None and restore is None:  # a seed decides build-time draws too (randomization.py)
-            reconfigure = reconfigure or self._seeded_reset_rebuilds(env_idx)
+            reconfigure = reconfigure or self.randomization.seeded_reset_rebuilds(env_idx)
         if reconfigure:
             env_idx = np.arange(self.num_envs)  # rebuilding the scene resets every env
         seeds = episode_seeds(seed, env_idx + self._first_env)  # validated before anything changes
@@ -122,8 +122,8 @@ class ResetMixin:
         elif reconfigure or self._enhanced_determinism:
             self._rng.draw_episode_seeds(env_idx)
         if seeds is not None or reconfigure or self._enhanced_determinism:
-            self._randomize_seed(env_idx, self._rng.episode_seeds[env_idx],  # new episode seeds
-                                 redraw_startup=seeds is not None and not reconfigure and restore is None)
+            self.randomization.seed(env_idx, self._rng.episode_seeds[env_idx],  # new episode seeds
+                                    redraw_startup=seeds is not None and not reconfigure and restore is None)
         if reconfigure:
             with self._torch_draws(env_idx):
                 self._reconfigure(options)
@@ -135,7 +135,7 @@ class ResetMixin:
             self._restart_step_counts(idx)
             self.faults.restore(env_idx)  # a quarantined env gets its home state back first
             if restore is None:
-                self._randomizer.reset(env_idx)  # before the task's episode draws
+                self.randomization.reset(env_idx)  # before the task's episode draws
                 with self._torch_draws(env_idx):
                     self._initialize_episode(idx, options)
             else:

@@ -89,8 +89,9 @@ class StepMixin:
             elapsed += 1
         else:
             self._elapsed_steps.add_(self._one)
-        if self._randomizer.has_interval:
-            self._randomizer.interval(self._elapsed_steps)
+        randomization = self.randomization
+        if randomization.has_interval:
+            randomization.interval(self._elapsed_steps)
         self.faults.detect()  # quarantines envs whose physics went bad (faults.py)
         info, obs, reward, terminated, finite = self._step_outputs(action)
         if self._max_episode_steps is None:
@@ -279,11 +280,11 @@ class StepMixin:
         info = self.evaluate()
         if self.xp is torch:
             info["elapsed_steps"] = self._elapsed_steps.clone()
-            self._add_privileged(info)
+            self.randomization.add_privileged(info)
             return info
         info["elapsed_steps"] = self._elapsed_np.copy()  # numpy throughout (fast_step.py)
-        if self._randomization_terms:
-            info["privileged"] = self._randomizer.privileged_array()
+        if self.randomization.terms:
+            info["privileged"] = self.randomization.privileged_array()
         return info
 
     def get_reward(self, obs, action, info) -> torch.Tensor:

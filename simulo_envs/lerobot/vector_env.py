@@ -26,9 +26,11 @@ LeRobot reads                            here
 ``info["final_info"]["is_success"]``     on a step where some env finished: the finished
                                          episodes' success (autoreset ``SAME_STEP``, the mode
                                          ``EnvConfig.create_envs`` asks Gymnasium for)
-``call("task_description")``, ``call("task")``  the task's one-sentence instruction (the same
-                                         sentence our datasets store as the task) and its id,
-                                         one per env
+``call("task_description")``, ``call("task")``  each env's one-sentence instruction for its
+                                         current episode (``BaseEnv.instructions``: the task's
+                                         sentence, or the episode's where it names what the
+                                         episode drew, "Put the red cube in the bowl.") and the
+                                         task id, one per env
 ``call("_max_episode_steps")``           the episode limit, one per env
 ``call("render")``                       one uint8 ``(H, W, 3)`` frame per env
 ``metadata["render_fps"]``               the control rate [Hz]: one frame per step
@@ -57,7 +59,7 @@ from simulo_envs.vector.vector_env import SimuloVectorEnv
 
 NEW_ROLLOUT_OPTION = "lerobot_new_rollout"
 """The ``reset`` option LeRobot's ``rollout`` passes (``lerobot/envs/utils.py``); dropped here."""
-_PER_ENV_ATTRIBUTES = ("task", "task_description", "_max_episode_steps", "max_episode_steps")
+_PER_ENV_ATTRIBUTES = ("task", "_max_episode_steps", "max_episode_steps")
 
 
 class LeRobotVectorEnv(VectorEnv):
@@ -197,13 +199,21 @@ class LeRobotVectorEnv(VectorEnv):
             return self.render()
         if name in _PER_ENV_ATTRIBUTES:
             return (getattr(self, name),) * self.num_envs
+        if name == "task_description":
+            return self.task_descriptions()
         return self._per_env(self.venv.call(name, *args, **kwargs))
 
     def get_attr(self, name: str) -> tuple:
         """Attribute ``name``, one value per env (as ``call`` without calling)."""
         if name in _PER_ENV_ATTRIBUTES:
             return (getattr(self, name),) * self.num_envs
+        if name == "task_description":
+            return self.task_descriptions()
         return self._per_env(self.venv.get_attr(name))
+
+    def task_descriptions(self) -> tuple:
+        """Each env's instruction for its current episode (``BaseEnv.instructions``), one str per env."""
+        return tuple(self.venv.base_env.instructions())
 
     def _per_env(self, value: Any) -> tuple:
         value = to_numpy(value)

@@ -20,6 +20,18 @@ from simulo_envs.policies.push_expert import PushExpert, PushExpertConfig
 _SO_LIFT = partial(LiftExpert, config=LiftExpertConfig(hover=0.04, lift_height=0.08, reach_tol=0.005, close_time=0.4))
 _SO_PICK_PLACE = partial(PickPlaceExpert, config=PickExpertConfig(hover=0.04, reach_tol=0.005, close_time=0.4,
                                                                   grasp_offset=0.0, drop_tol=0.02))
+
+
+def _so_push(pusher_offset: tuple, contact: float, push_height: float = 0.022, push_speed: float = 0.15):
+    """The SO arms' push/pull expert: the closed jaw's centre (``pusher_offset``, TCP frame) pushes."""
+    return partial(PushExpert, config=PushExpertConfig(
+        standoff=contact + 0.011, contact=contact, hover=0.07, push_height=push_height, advance=0.03, max_offset=0.015,
+        reach_tol=0.006, close_time=0.4, pusher_offset=pusher_offset, push_speed=push_speed, finish_tol=0.012))
+
+
+_SO100_PUSH = _so_push((0.017, 0.0, 0.0), 0.026, 0.03, 0.08)   # the SO-100's TCP frame: +x towards the fixed jaw
+_SO101_PUSH = _so_push((-0.019, 0.0, 0.0), 0.021)  # the SO-101's: -x towards the fixed jaw
+_SO100_PULL = _so_push((0.017, 0.0, 0.0), 0.026, 0.02, 0.08)
 EXPERTS = {
     "FrankaLift-v1": LiftExpert,
     "FrankaLiftMixed-v1": LiftExpert,
@@ -33,6 +45,10 @@ EXPERTS = {
     "SO100PickPlace-v1": _SO_PICK_PLACE,
     "SO101Lift-v1": _SO_LIFT,
     "SO101PickPlace-v1": _SO_PICK_PLACE,
+    "SO100Push-v1": _SO100_PUSH,
+    "SO101Push-v1": _SO101_PUSH,
+    "SO100Pull-v1": _SO100_PULL,
+    "SO101Pull-v1": _SO101_PUSH,
 }
 
 __all__ = ["EXPERTS", "PhaseExpert", "DrawerExpert", "DrawerExpertConfig", "LiftExpert", "LiftExpertConfig", "PushExpert", "PushExpertConfig",

@@ -7,7 +7,8 @@ PPO, SAC and TD3 (``sb3_train.py``, ``sb3_off_policy.py``), and the pieces they 
 named on a command line (``task_lookup.py``), training starts from expert states
 (``start_states.py``), the log folder and its files (``run_files.py``), stop signals
 (``interrupt.py``), the progress bar (``progress.py``), ``torch.distributed`` ranks
-(``distributed.py``) and checkpoint evaluation (``evaluation.py``). The envs come from
+(``distributed.py``), checkpoint evaluation (``evaluation.py``) and the SO-101 suite's benchmark
+protocol (``suite_benchmark.py``, run by ``scripts/benchmark_suite.py``). The envs come from
 ``simulo_envs.vector`` and the library adapters from ``simulo_envs.wrappers``; importing this
 package imports no RL library.
 """

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import os
 import zipfile
-from typing import Any, Callable, Union
+from typing import Any, Callable, Optional, Union
 
 import torch
 
@@ -78,10 +78,11 @@ def _policy(env, infos: dict, checkpoint: str, device: str) -> Callable:
 
 
 def load_policy(checkpoint: str, num_envs: int, seed: int, device: str = "cpu", full_episodes: bool = False,
-                num_workers: Union[int, str] = 1):
+                num_workers: Union[int, str] = 1, env_kwargs: Optional[dict] = None):
     """``(env, policy, infos)``: an evaluation env (terminations on; off with ``full_episodes``;
     its envs in ``num_workers`` processes) and the deterministic policy, in this process, from a
-    checkpoint of any number of ranks and workers.
+    checkpoint of any number of ranks and workers. ``env_kwargs`` override the task keywords the
+    checkpoint was trained with (``variant="heldout"`` for a suite task's held-out variant).
 
     Raises:
         FileNotFoundError / ValueError: as ``read_checkpoint``; KeyError: its task is unknown here.
@@ -89,14 +90,17 @@ def load_policy(checkpoint: str, num_envs: int, seed: int, device: str = "cpu", 
     from simulo_envs.training.rsl_rl_env import make_rsl_env   # rsl-rl-lib (and tensordict) when evaluating only
 
     infos = read_checkpoint(checkpoint, device)
-    env = make_rsl_env(infos["env_id"], num_envs, infos["train_config"], seed, evaluation=True,
+    config = infos["train_config"]
+    if env_kwargs:
+        config = {**config, "env_kwargs": {**config.get("env_kwargs", {}), **env_kwargs}}
+    env = make_rsl_env(infos["env_id"], num_envs, config, seed, evaluation=True,
                        full_episodes=full_episodes, num_workers=num_workers)
     return env, _policy(env, infos, checkpoint, device), infos
 
 
 def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int = 100, device: str = "cpu",
              progress: bool = False, full_episodes: bool = False,
-             num_workers: Union[int, str] = 1) -> dict[str, Any]:
+             num_workers: Union[int, str] = 1, env_kwargs: Optional[dict] = None) -> dict[str, Any]:
     """Run ``episodes`` episodes with the deterministic policy, one per env, in batches of at most
     ``max_envs`` envs (batch ``b`` reseeds the envs with ``seed + episodes done so far``, so episode
     ``k`` always uses seed ``seed + k``).
@@ -106,7 +110,8 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
     terminates there). ``full_episodes=True`` ignores terminations, so every episode runs to the time
     limit: ``success_rate`` is still success at some step (the same episodes up to it), and
     ``success_at_end`` says whether the success still holds at the last step (a lifted cube still up).
-    ``num_workers``: worker processes of the evaluation env (``make_vector_env``).
+    ``num_workers``: worker processes of the evaluation env (``make_vector_env``); ``env_kwargs``:
+    as ``load_policy``.
 
     Raises:
         ValueError: ``episodes`` or ``max_envs`` < 1; as ``load_policy``.
@@ -115,7 +120,8 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be an int >= 1, got {value!r}")
     results: list[tuple[bool, bool, float, int]] = []
-    env, policy, infos = load_policy(checkpoint, min(max_envs, episodes), seed, device, full_episodes, num_workers)
+    env, policy, infos = load_policy(checkpoint, min(max_envs, episodes), seed, device, full_episodes, num_workers,
+                                     env_kwargs)
     bar = ProgressBar(total=episodes, unit="episode", desc=f"evaluating {infos['env_id']}", disable=not progress)
     try:
         while len(results) < episodes:

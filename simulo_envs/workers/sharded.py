@@ -380,7 +380,17 @@ class ShardedEnv(ShardFieldsMixin, WorkerLinkMixin, gym.Env):
         return [reply[1] for reply in self._exchange([pickle.dumps(("stats",))] * self.num_workers, "stats",
                                                      pickled_replies=True)]
 
+    def instructions(self) -> list[str]:
+        """Each env's instruction for its current episode (``BaseEnv.instructions``): the shards'
+        lists joined in env order (num_envs str)."""
+        message = pickle.dumps(("call", "instructions", (), {}))
+        return [text for part in self._replies([message] * self.num_workers, "instructions") for text in part]
+
     def _queries(self, messages: list, what: str) -> Any:
+        return combine(self._replies(messages, what), [stop - start for start, stop in self.bounds])
+
+    def _replies(self, messages: list, what: str) -> list:
+        """Each shard's answer to its message, in shard order; a worker's exception is re-raised."""
         self._require_usable()
         replies = self._exchange(messages, what, pickled_replies=True)
         for s, reply in enumerate(replies):
@@ -388,4 +398,4 @@ class ShardedEnv(ShardFieldsMixin, WorkerLinkMixin, gym.Env):
                 exc = reply[1]
                 note(exc, f"(raised by the env of shard {s}, envs {self._env_range(s)}; its traceback:\n{reply[2]})")
                 raise exc
-        return combine([reply[1] for reply in replies], [stop - start for start, stop in self.bounds])
+        return [reply[1] for reply in replies]
