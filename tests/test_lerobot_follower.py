@@ -10,6 +10,7 @@ the gripper over its -0.1745 .. 1.745 rad range (``agents/so101.py``).
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -35,7 +36,7 @@ def _hold(sim) -> dict:
 def test_joints_are_the_so_followers_keys_and_units(follower):
     follower.reset(seed=7)
     obs = follower.observe()
-    assert list(obs) == NAMES and follower.robot_type == "so101_follower"
+    assert list(obs) == NAMES and follower.robot_type == "so_follower"  # SOFollower.name, what a recording carries
     qpos = follower.env.agent.robot.state.qpos[0].numpy().astype(np.float64)
     expected = [math.degrees(q) for q in qpos[:5]] + [100.0 * (qpos[5] + 0.174533) / (1.74533 + 0.174533)]
     assert np.allclose([obs[n] for n in NAMES], expected, atol=1e-3)
@@ -114,8 +115,9 @@ def test_the_trace_records_observations_and_applied_actions(follower):
 
 
 def test_a_task_the_robot_does_not_support_is_refused_with_the_tasks_it_does():
-    assert tasks_for_robot("so101") == ["SO101Lift-v1", "SO101PickPlace-v1"]
-    with pytest.raises(ValueError, match=r"SO100LiftEnv supports \['so100'\].*\['SO101Lift-v1', 'SO101PickPlace-v1'\]"):
+    so101 = ["SO101Lift-v1", "SO101PickPlace-v1", "SO101Pull-v1", "SO101Push-v1"]
+    assert tasks_for_robot("so101") == so101
+    with pytest.raises(ValueError, match=r"SO100LiftEnv supports \['so100'\].*" + re.escape(str(so101))):
         SimFollower("SO100Lift-v1", "so101")
     with pytest.raises(ValueError, match="unknown task 'SO101Pick-v1'"):
         SimFollower("SO101Pick-v1", "so101")
