@@ -31,6 +31,15 @@ writes ``DIR/<env_id>.mp4`` (needs a Vulkan driver; ``make`` installs a software
 when every env has finished its episode, at its success for a task that terminates on success;
 ``--video-full-episodes`` (implied by ``--full-episodes``) films every episode to the time limit.
 
+Episodes are reproducible: by default every env runs in a PhysX system of its own
+(``sim_config.isolate_envs``), rebuilt before each batch, and the policy acts env by env, so each
+episode, and the summary, is the same bit for bit whatever ``--max-envs`` and ``--num-workers``
+(README, "Reproducibility"). ``--shared-physics`` puts all envs in one PhysX system with one
+batched policy call instead: faster, but episodes then change with the batch at float-rounding
+level, which can flip a contact-rich episode. The summary records what reproduces it
+(``provenance``: software versions, repository commit, env settings, seeds) and, with
+``--json``, each episode's ``[seed, success, success at end, return, length]`` (``per_episode``).
+
 ``--device`` and every output (``--video-dir``, ``--csv``) are checked before anything is
 evaluated; each result is printed as soon as it is computed, before the video and the CSV file
 are written. A checkpoint trained on a GPU evaluates on ``--device cpu``.
@@ -79,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--num-workers", type=num_workers_arg, default=1, metavar="P",
                         help="worker processes stepping the evaluation envs: an int or 'auto' (default 1: in process)")
+    parser.add_argument("--shared-physics", action="store_true",
+                        help="all envs in one PhysX system, one batched policy call: faster, but results then "
+                             "depend on --max-envs at float-rounding level (default: one system per env, exact)")
     parser.add_argument("--json", action="store_true", help="print each summary as one JSON line")
     parser.add_argument("--csv", default=None, help="write one row per checkpoint to this CSV file")
     parser.add_argument("--no-progress", action="store_true")
@@ -110,7 +122,8 @@ def main(argv=None) -> None:
             limit = {} if args.max_episode_steps is None else {"max_episode_steps": args.max_episode_steps}
             summary = evaluate(checkpoint, args.episodes, seed=args.seed, max_envs=args.max_envs,
                                device=args.device, progress=not (args.no_progress or args.json),
-                               full_episodes=args.full_episodes, num_workers=args.num_workers, **limit)
+                               full_episodes=args.full_episodes, num_workers=args.num_workers,
+                               isolate=not args.shared_physics, **limit)
             summary["checkpoint"] = checkpoint
             summaries.append(summary)
             filming = args.video_dir and checkpoint == checkpoints[-1]

@@ -31,11 +31,21 @@ it replays with ``--use-env-states`` only, and any other replay of it is refused
 ManiSkill HDF5 recording of our envs). The last line is a one-line summary, or with ``--json``
 one JSON object (episodes, success_rate, frames, seconds, out, ...). ``docs/datasets.md`` has
 the conversion success per task and target mode.
+
+``--verify`` writes nothing: it re-simulates each episode from its seed and recorded actions in
+the recorded settings and compares every step with the recording
+(``simulo_envs/datasets/verify.py``). A dataset recorded with one PhysX system per env (what
+``collect_demos.py`` does by default) must match bit for bit; one recorded in a shared system
+must stay within ``--tolerance`` (largest deviation; default 1e-3). One line per episode, then
+a summary (or ``--json``); the exit status is 1 when an episode does not match.
+
+    python scripts/replay.py --source demos/lift --verify
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 import torch
@@ -48,7 +58,7 @@ from simulo_envs.datasets.replay_job import ReplaySettings, replay
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--source", required=True, help="recorded dataset: a LeRobot or HDF5 folder, or a .h5 file")
-    parser.add_argument("--out", required=True, help="dataset folder to write (new or empty; with --append, a dataset)")
+    parser.add_argument("--out", default=None, help="dataset folder to write (new or empty; with --append, a dataset)")
     parser.add_argument("--format", choices=("lerobot", "hdf5"), default="lerobot")
     parser.add_argument("--obs-mode", default=None, help="target observation mode (default: the recorded one)")
     parser.add_argument("--target-control-mode", default=None, help="target control mode (default: the recorded one)")
@@ -66,6 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the written state and actions: the source's (default), the env's own (radians, object "
                              "poses), or the real robot's (LeRobot's units; SO arms)")
     cli.add_recording_options(parser)
+    parser.add_argument("--verify", action="store_true",
+                        help="write nothing: re-simulate every episode and check it against the recording (bit for "
+                             "bit for a recording with one PhysX system per env); exit status 1 on a mismatch")
+    parser.add_argument("--tolerance", type=float, default=None,
+                        help="--verify of a shared-system recording: largest deviation accepted (default 1e-3)")
     cli.add_report_options(parser)
     return parser
 
@@ -74,6 +89,10 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
+    if args.verify:
+        return _verify(parser, args)
+    if args.out is None:
+        parser.error("--out is required (or --verify)")
     settings = ReplaySettings(
         source=args.source, out=args.out, fmt=args.format, obs_mode=args.obs_mode,
         control_mode=args.target_control_mode, env_id=args.env_id, num_envs=args.num_envs,
@@ -81,6 +100,31 @@ def main(argv=None) -> int:
         append=args.append, count=args.count, max_retries=args.max_retries, env_kwargs=cli.camera_kwargs(args),
         schema=args.schema, recording=cli.recording_options(args, parser))
     return cli.run_job(parser, args, replay, settings, describe, cli.ERRORS + (NotImplementedError,))
+
+
+def _verify(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    from simulo_envs.datasets.verify import verify
+
+    try:
+        report = verify(args.source, num_envs=args.num_envs, count=args.count, tolerance=args.tolerance,
+                        progress=not (args.no_progress or args.json))
+    except cli.ERRORS as error:
+        parser.error(str(error.args[0]) if error.args else repr(error))
+    if not args.json:
+        for row in report["per_episode"]:
+            verdict = "bitwise equal" if row["bitwise"] else f"largest deviation {row['max_deviation']:.3g}"
+            print(f"episode {row['index']} (seed {row['seed']}, {row['steps']} steps): {verdict}"
+                  f"{'' if row['match'] else ' -- MISMATCH'}")
+    how = "bit for bit (one PhysX system per env)" if report["isolate_envs"] else \
+        f"within {report['tolerance']:g} (shared PhysX system)"
+    line = (f"{report['env_id']}: {report['matched']}/{report['episodes']} episodes reproduce {how}; largest "
+            f"deviation {report['max_deviation']:.3g}")
+    if report["software_differences"]:
+        line += f"; recorded with other software: {', '.join(report['software_differences'])}"
+    print(line, flush=True)
+    if args.json:
+        print(json.dumps(report), flush=True)
+    return 1 if report["mismatched"] else 0
 
 
 def describe(s: dict) -> str:

@@ -187,28 +187,45 @@ class PropParamsMixin:
             values = np.concatenate([values, current[:, 3:4]], axis=1)
         self._write_rigid("color", values, ids)
 
-    def set_scale(self, scale) -> None:
-        """Build the prop scaled, per env, when the scene is attached (call it before: in
-        ``_load_scene`` or a startup randomization term). Shape dimensions are multiplied by the
-        factor, about the bottom of the shape at its spawn pose: a prop that rests on a surface
-        at spawn still does. An explicit ``Physics.rigid(mass=...)`` keeps its mass; a density
-        gives the scaled volume's mass.
+    def set_scale(self, scale, env_ids: EnvIds = None) -> None:
+        """Scale the prop's shape per env. Shape dimensions are multiplied by the factor, about
+        the bottom of the shape at its spawn pose: a prop that rests on a surface at spawn still
+        does. An explicit ``Physics.rigid(mass=...)`` keeps its mass; a density gives the scaled
+        volume's mass.
+
+        Before the scene is built (in ``_load_scene`` or a startup randomization term) it sets the
+        factors the bodies are built at, for every env (``env_ids`` must be None). Once built, it
+        rebuilds the bodies of ``env_ids`` (None: every env) at the new factors and leaves the
+        other envs' bodies alone: each rebuilt body starts at its spawn pose, at rest, and keeps
+        its friction, restitution, damping, colour and any mass written to it (the backend's
+        ``rebuild_rigid``). Factors are absolute (relative to the authored shape), not relative
+        to the current build.
 
         Args:
-            scale: a float (every env) or one factor > 0 per env, shape (num_envs,).
+            scale: a float (every listed env) or one factor > 0 per env, shape (num_envs,) before
+                the build, (len(env_ids),) after it.
+            env_ids: after the build, the envs to rebuild (any ``normalize_env_ids`` form).
 
         Raises:
-            ValueError: NaN/inf or a factor <= 0 (checked now), or a length other than num_envs
-                (checked when the scene is built). RuntimeError: the prop is already built
-                (geometry is fixed then; rebuild with ``reset(options={"reconfigure": True})``).
+            ValueError: NaN/inf or a factor <= 0, or a length other than the envs' (checked now
+                after the build, when the scene is built before it); ``env_ids`` before the build.
+            RuntimeError: a backend that cannot rebuild one env's bodies (``physx_cuda``: the
+                whole scene must be rebuilt). Nothing changes when it raises.
         """
-        if self._backend is not None:
-            raise RuntimeError(f"prop {self._name!r} is already built: its scale is fixed; set it before the scene "
-                               "is attached (in _load_scene or a startup randomization term)")
         raw = scale.detach().cpu().numpy() if isinstance(scale, torch.Tensor) else scale
         ndim = np.ndim(raw)
         if ndim > 1:
             raise ValueError(f"scale must be a float or a 1-D sequence (num_envs,), got shape {np.shape(raw)}")
+        if self._backend is not None:
+            ids = self._ids(env_ids)
+            values = per_env_values(raw, len(ids), (), "scale")
+            check_range(values, "scale", "", low=0.0, low_open=True)
+            if len(ids):
+                self._rebuild_scaled(ids, values.astype(np.float32))
+            return
+        if env_ids is not None:
+            raise ValueError(f"prop {self._name!r}: set_scale(env_ids=...) rebuilds envs of a built scene; before the "
+                             "build, give one factor per env (or one for all) without env_ids")
         values = per_env_values(raw, 1 if ndim == 0 else len(raw), (), "scale")
         check_range(values, "scale", "", low=0.0, low_open=True)
         self._pending_scale = values if ndim else float(values[0])

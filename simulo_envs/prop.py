@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from simulo_envs.authoring import Capsule, Cuboid, Cylinder, PrimitiveShape, Sphere
+from simulo_envs.authoring.scaling import scaled_shape
 from simulo_envs.env_ids import EnvIds, normalize_env_ids
 from simulo_envs.physical_params import PropParamsMixin
 from simulo_envs.scene_object import SceneObject
@@ -230,10 +231,26 @@ class Prop(PropParamsMixin, SceneObject):
         self._device = torch.device(device)
         self._variant_of_env = torch.tensor(variant_of_env, dtype=torch.long)
         self._gid = backend.add_rigid(shapes, self._name or "prop")
+        self._origins_cpu = env_origins.to("cpu", torch.float32).clone()
         default = torch.tensor([s.pose.to_list() for s in shapes], dtype=torch.float32)
-        default[:, :3] += env_origins.to("cpu", torch.float32)
+        default[:, :3] += self._origins_cpu
         self._default_pose = default.to(self._device)
         self._backend = backend
+
+    def _rebuild_scaled(self, ids: np.ndarray, factors: np.ndarray) -> None:
+        """Rebuild the bodies of envs ``ids`` (int64 (k,)) at ``factors`` (float32 (k,)) of their
+        variant's authored shape (``set_scale`` after the build); updates ``scale`` and
+        ``default_pose`` of those rows."""
+        variants = self._variant_of_env.tolist()
+        shapes = [self.variants[variants[i]] for i in ids.tolist()]
+        shapes = [s if f == 1.0 else scaled_shape(s, float(f)) for s, f in zip(shapes, factors.tolist())]
+        self._backend.rebuild_rigid(self._gid, ids, shapes)
+        rows = torch.from_numpy(ids)
+        self._built_scale[rows] = torch.from_numpy(factors)
+        self._dynamic[ids] = [s.collision and s.physics.kind == "rigid" for s in shapes]
+        default = torch.tensor([s.pose.to_list() for s in shapes], dtype=torch.float32)
+        default[:, :3] += self._origins_cpu[rows]
+        self._default_pose[rows.to(self._device)] = default.to(self._device)
 
     def __repr__(self) -> str:
         return f"Prop(name={self._name!r}, path={self._path!r}, shape={type(self._shape).__name__})"

@@ -15,10 +15,12 @@ from simulo_envs.tasks.so101_lift import SO101LiftEnv
 from simulo_envs.tasks.so101_pick_place import SO101PickPlaceEnv
 from simulo_envs.tasks.so101_pull import SO100PullEnv, SO101PullConfig, SO101PullEnv
 from simulo_envs.tasks.so101_push import SO100PushEnv, SO101PushConfig, SO101PushEnv
+from simulo_envs.tasks.so101_sort import SO100SortEnv, SO101SortConfig, SO101SortEnv
 
 __all__ = ["FrankaLiftEnv", "FrankaLiftConfig", "FrankaLiftMixedEnv", "FrankaLiftRandomizedEnv", "FrankaLiftRandomizedConfig",
            "FrankaOpenDrawerEnv", "FrankaOpenDrawerConfig", "FrankaPickPlaceEnv", "FrankaPickPlaceConfig", "FrankaPushEnv", "FrankaPushConfig", "FrankaReachEnv",
            "FrankaReachConfig", "FrankaStackEnv", "FrankaStackConfig", "FrankaStackV2Env",
            "FrankaStackV2Config", "SO100LiftEnv", "SO100LiftConfig",
            "SO100PickPlaceEnv", "SO100PickPlaceConfig", "SO101LiftEnv", "SO101PickPlaceEnv",
-           "SO101PushEnv", "SO101PushConfig", "SO100PushEnv", "SO101PullEnv", "SO101PullConfig", "SO100PullEnv"]
+           "SO101PushEnv", "SO101PushConfig", "SO100PushEnv", "SO101PullEnv", "SO101PullConfig", "SO100PullEnv",
+           "SO101SortEnv", "SO101SortConfig", "SO100SortEnv"]

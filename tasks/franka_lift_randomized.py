@@ -6,8 +6,9 @@ Goal, spawn area, success, reward and observations are FrankaLift-v1's; the scri
 (``simulo_envs/envs/randomization.py``), with the ranges of ``FrankaLiftRandomizedConfig``:
 
 - cube edge: 0.05 m x U(0.8, 1.2), i.e. 0.04-0.06 m, drawn when the scene is built (at
-  creation and on ``reset(options={"reconfigure": True})``): each env builds its own cube,
-  resting on the ground (``Prop.set_scale``), so geometry never changes inside a built scene;
+  creation and on ``reset(options={"reconfigure": True})``) and when an env is reset with a
+  seed (its cube alone is rebuilt): each env builds its own cube, resting on the ground
+  (``Prop.set_scale``), so geometry never changes during an episode;
 - cube mass U(0.03, 0.15) kg, friction (static = dynamic) U(0.5, 1.5), colour RGB U(0.1, 1.0)
   per channel: every reset;
 - robot PD drives: stiffness and damping x LogUniform(0.7, 1.4), per joint: every reset;

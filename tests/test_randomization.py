@@ -143,8 +143,15 @@ def test_scaled_cubes_are_built_resting_on_the_ground():
     for _ in range(3):
         env.step(None)
     assert torch.allclose(env.block.state.pose[:, 2], 0.025 * scale, atol=2e-4)  # neither sinks nor drops
-    with pytest.raises(RuntimeError, match="already built"):
-        env.block.set_scale(1.1)
+    # After the build, set_scale rebuilds the listed envs' cubes only, resting on the ground.
+    others = env.block.state.pose[1:]
+    env.block.set_scale(1.1, env_ids=[0])
+    assert env.block.scale.tolist() == pytest.approx([1.1] + scale[1:].tolist(), abs=1e-7)
+    assert float(env.block.state.pose[0, 2]) == pytest.approx(0.025 * 1.1, abs=1e-6)
+    assert float(env.block.inertia[0, 0]) == pytest.approx(0.05 * (0.05 * 1.1) ** 2 / 6, rel=1e-4)
+    torch.testing.assert_close(env.block.state.pose[1:], others, rtol=0, atol=0)
+    with pytest.raises(ValueError, match=r"scale\[0\] = -1 is outside"):
+        env.block.set_scale(-1.0, env_ids=[0])
     env.close()
 
 

@@ -76,15 +76,42 @@ def test_unseeded_resets_keep_the_startup_values():
         env.close()
 
 
-def test_a_seeded_partial_reset_with_a_build_time_entry_is_refused_and_changes_nothing():
-    env = make(3, (BUILT, RESET))
+@pytest.mark.parametrize("isolate", [True, False], ids=["isolated", "shared"])
+def test_a_seeded_partial_reset_rebuilds_the_build_time_values_of_its_envs_only(isolate):
+    """Env 1 reset with seed 5 draws its cube's scale from 5 + 1 (as one env seeded 6 does) and
+    gets that cube, resting on the ground; the other envs keep their cubes and values."""
+    table = (BUILT, STARTUP, RESET)
+    env = make(3, table, sim_config={"isolate_envs": isolate})
     before, pose = values(env), env.block.state.pose
-    with pytest.raises(ValueError, match=r"block\.scale is drawn when the scene is built.*reset every env with the seed"):
+    _, info = env.reset(seed=5, options={"env_idx": [1]})
+    assert not info["reconfigure"]    # only env 1's cube was rebuilt
+    after = values(env)
+    single = make(1, table, sim_config={"isolate_envs": isolate})
+    single.reset(seed=6)
+    for key, value in values(single).items():
+        assert after[key][1] == value[0], key
+        np.testing.assert_array_equal(np.delete(after[key], 1, axis=0), np.delete(before[key], 1, axis=0))
+    assert after["block.scale"][1] != before["block.scale"][1]
+    assert env.block.scale[1] == pytest.approx(float(after["block.scale"][1]), abs=0)
+    torch.testing.assert_close(env.block.state.pose[[0, 2]], pose[[0, 2]], rtol=0, atol=0)
+    # Built at that size, resting on the ground: its centre is half its scaled 5 cm edge up.
+    assert float(env.block.state.pose[1, 2]) == pytest.approx(0.025 * after["block.scale"][1], abs=2e-4)
+    for e in (env, single):
+        e.close()
+
+
+def test_a_seeded_partial_reset_with_a_build_time_entry_on_the_gpu_system_is_refused_and_changes_nothing():
+    env = make(3, (BUILT, RESET), sim_backend="physx_cuda_emulated")
+    before, pose = values(env), env.block.state.pose
+    with pytest.raises(ValueError, match=r"block\.scale is drawn when bodies are built; physx_cuda_emulated cannot "
+                                         r"rebuild some envs' bodies.*Reset every env with the seed"):
         env.reset(seed=5, options={"env_idx": [1]})
     for key, value in values(env).items():
         np.testing.assert_array_equal(value, before[key])
     torch.testing.assert_close(env.block.state.pose, pose, rtol=0, atol=0)
     env.reset(options={"env_idx": [1]})   # without a seed it is an ordinary partial reset
+    _, info = env.reset(seed=5)           # every env with the seed: the scene is rebuilt
+    assert info["reconfigure"]
     env.close()
 
 

@@ -3,10 +3,13 @@
 ``collect(settings)`` runs the task's batched expert (``simulo_envs.policies.EXPERTS``) on
 ``num_envs`` envs, in this process or split over ``num_workers`` worker processes (each a
 batched env of its share), and queues every finished episode for the writer thread the moment
-it ends (``pipeline.py``). Episode attempt ``k`` is reset with seed ``seed + k`` (taken from one
-counter shared by every env and worker), so each episode reproduces from its recorded seed; which
-seeds end up in the dataset depends on which episodes finish first. By default (``exact``) every
-episode runs in fresh physics, so replaying its seed and actions reproduces it bit for bit. Without
+it ends, in seed order (``pipeline.py``). Episode attempt ``k`` is reset with seed ``seed + k``
+(taken from one counter shared by every env and worker), so each episode reproduces from its
+recorded seed; episodes are kept and counted in seed order (one that finishes early waits for
+the lower seeds), so which seeds end up in the dataset does not depend on ``num_envs`` or
+``num_workers``. By default (``exact``) every episode runs in fresh physics, so replaying its seed
+and actions reproduces it bit for bit, and the dataset is the same whatever the batch. Every
+episode records its provenance (``Episode.provenance``). Without
 ``keep_failures`` only successful episodes are written, until ``num_episodes`` are; with it,
 every finished episode counts. The success rate is successes / finished episodes.
 
@@ -40,6 +43,7 @@ from simulo_envs.datasets.pipeline import READY, WorkerPool, WriterThread, close
 from simulo_envs.datasets.robot_units import real_robot_frames
 from simulo_envs.datasets.rollout import run_expert
 from simulo_envs.datasets.schema import schema_from_env
+from simulo_envs.envs.provenance import provenance
 from simulo_envs.envs.registration import REGISTERED
 from simulo_envs.policies import EXPERTS
 
@@ -171,9 +175,12 @@ def collect(s: CollectSettings, progress: bool = True) -> dict:
                              action_noise_columns=tuple(schema.action_names[c] for c in columns))
         writer = open_writer(s.fmt, s.out, schema, append=s.append)
         seed = s.seed if s.seed is not None else _next_free_seed(s.out, s.append)
+        record = provenance(probe, env_id=s.env_id, env_kwargs=kwargs, num_workers=s.num_workers,
+                            action_noise=float(s.action_noise), policy=f"{s.env_id} scripted expert")
+        record["env"]["num_envs"] = s.num_envs
         if not in_process:
             probe.close()
-        return _run(s, probe if in_process else None, writer, seed, started, progress)
+        return _run(s, probe if in_process else None, writer, seed, started, progress, record)
     finally:
         probe.close()
 
@@ -187,7 +194,19 @@ def _next_free_seed(out: str, append: bool) -> int:
     return int(seeds.max()) + 1 if len(seeds) else 0
 
 
-def _run(s: CollectSettings, env, writer, first_seed: int, started: float, progress: bool) -> dict:
+def in_seed_order(episodes, first_seed: int):
+    """``episodes`` (each seeded ``first_seed``, ``first_seed + 1``, ... exactly once, in any
+    order) yielded in seed order: an episode waits until every lower seed has come."""
+    pending, wanted = {}, first_seed
+    for episode in episodes:
+        pending[int(episode.seed)] = episode
+        while wanted in pending:
+            yield pending.pop(wanted)
+            wanted += 1
+
+
+def _run(s: CollectSettings, env, writer, first_seed: int, started: float, progress: bool,
+         record: Optional[dict] = None) -> dict:
     from tqdm import tqdm
 
     target = s.num_episodes
@@ -214,7 +233,9 @@ def _run(s: CollectSettings, env, writer, first_seed: int, started: float, progr
             source = pool.items()
         if pool is None:
             mark = (t0, 0, 0)
-        for episode in source:
+        for episode in in_seed_order(source, first_seed):
+            if record is not None:
+                episode.provenance = {**record, "seeds": [int(episode.seed)]}
             if mark is None and all(pool.ready_at):
                 mark = (max(pool.ready_at), counts["queued"], counts["frames"])
             counts["tries"] += 1

@@ -33,6 +33,9 @@ class Episode:
         env_states: ``{"actors": {key: (T + 1, 13)}, "articulations": {key: (T + 1, 13 + 2 dof)}}``
             float32 (``BaseEnv.get_state_dict`` rows) in the env's own frame: positions relative
             to the env origin, i.e. the world frame of a one-env batch; None when not recorded.
+        provenance: what reproduces the episode (``simulo_envs.envs.provenance.provenance``:
+            software versions, repository commit, the env's settings, ``"seeds": [seed]``), a
+            JSON-ready dict written with the episode; None when unknown.
     """
 
     seed: int
@@ -43,6 +46,7 @@ class Episode:
     truncated: np.ndarray
     success: np.ndarray
     env_states: Optional[dict] = None
+    provenance: Optional[dict] = None
 
     @property
     def length(self) -> int:

@@ -183,7 +183,8 @@ class HDF5Writer:
             atomic.sync_folders([os.path.join(self.folder, EPISODE_DIR), self.folder])
             records = [{"episode_id": index, "episode_seed": int(ep.seed), "control_mode": self.schema.control_mode,
                         "elapsed_steps": ep.length, "reset_kwargs": {"seed": int(ep.seed), "options": {}},
-                        "success": ep.succeeded} for index, ep in zip(ids, episodes)]
+                        "success": ep.succeeded, **({"provenance": ep.provenance} if ep.provenance else {})}
+                       for index, ep in zip(ids, episodes)]
             data = dict(self._json, episodes=self._json["episodes"] + records)
             atomic.write_json(self._sidecar, data, indent=2)  # the commit
         except OSError as error:

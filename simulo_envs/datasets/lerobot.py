@@ -53,7 +53,8 @@ whole dataset), per camera ``videos/<key>/chunk_index``, ``videos/<key>/file_ind
 ``videos/<key>/from_timestamp`` and ``videos/<key>/to_timestamp`` [s] in its file,
 ``meta/episodes/chunk_index``, ``meta/episodes/file_index``, ``stats/<feature>/<stat>`` (the
 episode's statistics), and ours (extra columns LeRobot carries along): ``seed`` (int64, the
-reset seed) and ``success`` (bool, success at the last step).
+reset seed), ``success`` (bool, success at the last step) and ``provenance`` (string: the JSON
+record of what reproduces the episode, ``simulo_envs.envs.provenance``; ``null`` when unknown).
 
 Files: chunk ``CCC`` holds at most ``chunks_size`` files; a file takes episodes until it holds
 ``episodes_per_file`` of them or passes its size limit, then the next file starts (LeRobot also

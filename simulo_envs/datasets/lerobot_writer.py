@@ -166,7 +166,8 @@ class LeRobotWriter:
                 episode_stats = {k: stats.vector_stats(v) for k, v in columns.items()}
                 episode_stats.update({k: stats.image_stats(ep_frames[k]) for k in self._video_keys})
                 row.update({f"stats/{f}/{s}": v for f, d in episode_stats.items() for s, v in d.items()})
-                row.update(seed=int(episode.seed), success=episode.succeeded)
+                row.update(seed=int(episode.seed), success=episode.succeeded,
+                           provenance=json.dumps(episode.provenance, sort_keys=True))
                 meta_rows.append(row)
                 total = episode_stats if total is None else stats.aggregate([total, episode_stats])
                 frame_count += length
@@ -266,7 +267,8 @@ class LeRobotWriter:
             table = table.set_column(table.schema.get_field_index("meta/episodes/file_index"),
                                      "meta/episodes/file_index", pa.array([file], pa.int64()))
         current = self._tables[kind]
-        self._tables[kind] = table if current is None else pa.concat_tables([current, table])
+        # promote: episodes written before a column existed (``provenance``) read it as null
+        self._tables[kind] = table if current is None else pa.concat_tables([current, table], promote_options="default")
         self._counts[kind] += 1
         staged[self._path(kind)] = ("parquet", self._tables[kind])
         if meta:
@@ -373,6 +375,8 @@ def _meta_table(rows: list[dict]):
             columns[key] = pa.array(values, pa.list_(pa.string()))
         elif isinstance(values[0], bool):
             columns[key] = pa.array(values, pa.bool_())
+        elif isinstance(values[0], str):
+            columns[key] = pa.array(values, pa.string())
         elif isinstance(values[0], (int, np.integer)):
             columns[key] = pa.array(values, pa.int64())
         else:

@@ -141,10 +141,14 @@ class EpisodeRecorder:
 
 def seeded_resets_per_env(env) -> bool:
     """Whether envs of ``env`` may be reset one by one with seeds of their own; False when the
-    env's randomization draws something at scene build for every env at once (a prop's scale):
-    then every env is reset together, with one seed each (``BaseEnv.reset``)."""
-    randomization = getattr(env.unwrapped, "randomization", None)
-    return not (randomization is not None and getattr(randomization, "build_time_params", None))
+    env's randomization draws something at scene build for every env (a prop's scale) and its
+    backend cannot rebuild some envs' bodies (PhysX's GPU system): then every env is reset
+    together, with one seed each (``BaseEnv.reset``)."""
+    base = env.unwrapped
+    randomization = getattr(base, "randomization", None)
+    if not (randomization is not None and getattr(randomization, "build_time_params", None)):
+        return True
+    return bool(getattr(getattr(base, "backend", None), "rebuilds_env_bodies", False))
 
 
 def fresh_scenes(env) -> bool:

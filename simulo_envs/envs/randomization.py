@@ -40,9 +40,12 @@ same values whatever ``num_envs``, whichever other envs reset with it, and wheth
 renders or not (visual entries are drawn even where nothing renders, and written only where it
 does). A seed decides every value of the envs it reseeds, ``startup`` ones included: ``reset(seed=...)``
 draws the reseeded envs' ``startup`` entries again from their new streams (before the ``reset``
-entries, the order of a build), and, when the table has a build-time entry (``scale``), it rebuilds
-the scene as ``reset(seed=..., options={"reconfigure": True})`` does; a seeded reset of only some
-envs is then refused (a build is for every env at once). A restore (``reset(options={"reset_to_env_states": ...})``) draws nothing: parameters are
+entries, the order of a build). A build-time entry (``scale``) is drawn again too: a seeded reset
+of every env rebuilds the scene as ``reset(seed=..., options={"reconfigure": True})`` does; one of
+some envs rebuilds only their props' bodies (``Prop.set_scale`` after the build) and leaves the
+other envs' bodies alone (bit for bit with ``SimConfig.isolate_envs``; in a shared PhysX system
+the others' next steps may differ at float-rounding level). The GPU backend cannot rebuild some
+envs' bodies: there such a reset raises ValueError before anything changes. A restore (``reset(options={"reset_to_env_states": ...})``) draws nothing: parameters are
 not part of the simulation state (``get_state``), they keep their values.
 
 Privileged observations: ``info["privileged"]`` (float32 (N, D)) holds each randomized
@@ -69,6 +72,8 @@ __all__ = ["Randomize", "Uniform", "LogUniform", "Gaussian", "Choice", "Randomiz
 
 WHEN = ("startup", "reset", "interval")
 OPERATIONS = ("set", "scale", "add")
+_FOLLOW_GEOMETRY = ("mass",)
+"""Prop parameters a rebuild at another scale changes (their ``scale``/``add`` defaults are read again)."""
 STREAM_TAG = 0x444F4D52
 """Mixed into each env's seed for its randomization stream (``SeedSequence([seed, STREAM_TAG])``)."""
 
@@ -275,28 +280,37 @@ class Randomizer:
     def seed(self, env_idx: np.ndarray, seeds: Sequence[int], redraw_startup: bool = False) -> None:
         """In ``reset``, when the episode seeds of ``env_idx`` change (before a rebuild): restart
         their streams. With ``redraw_startup`` (a ``reset(seed=...)`` that does not rebuild the
-        scene) their ``startup`` entries are drawn again from the new seeds, as a build would."""
+        scene) their build-time entries are drawn again from the new seeds, rebuilding those envs'
+        props (``rebuild``), then their ``startup`` entries: the order of a build."""
         self._streams.seed(env_idx, seeds)
         if redraw_startup:
+            self.rebuild(env_idx)
             self.redraw_startup(env_idx)
 
     def seeded_reset_rebuilds(self, env_idx: np.ndarray) -> bool:
-        """Whether ``reset(seed=...)`` of ``env_idx`` must rebuild the scene: a seed fixes every
-        randomized value of the envs it reseeds, and a build-time entry (a prop's ``scale``)
-        changes only by rebuilding, which resets every env.
+        """Whether ``reset(seed=...)`` of ``env_idx`` must rebuild the whole scene: a seed fixes
+        every randomized value of the envs it reseeds, build-time entries (a prop's ``scale``)
+        included. A seeded reset of every env rebuilds the scene; one of some envs rebuilds only
+        their props (``seed``), where the backend can (``rebuilds_env_bodies``).
 
         Raises:
-            ValueError: a seeded reset of some envs only, with a build-time entry in the table
-                (nothing changes).
+            ValueError: a seeded reset of some envs only, with a build-time entry in the table,
+                on a backend that cannot rebuild one env's bodies (PhysX's GPU system); nothing
+                changes.
         """
         params = self.build_time_params
         if not params:
             return False
-        if len(env_idx) != self._env.num_envs:
+        if len(env_idx) == self._env.num_envs:
+            return True
+        backend = self._env.backend
+        if not getattr(backend, "rebuilds_env_bodies", False):
             raise ValueError(f"reset: a seed fixes every randomized value of the envs it reseeds, and "
-                             f"{', '.join(params)} is drawn when the scene is built, for every env at once; reset "
-                             f"every env with the seed (the scene is rebuilt), or these envs without one")
-        return True
+                             f"{', '.join(params)} is drawn when bodies are built; {backend.name} cannot rebuild "
+                             f"some envs' bodies (PhysX's GPU system takes no new body once initialised). Reset "
+                             f"every env with the seed (the scene is rebuilt), these envs without a seed, or use "
+                             f"sim_backend='physx_cpu'")
+        return False
 
     # ------------------------------------------------------------------ applying
     @property
@@ -312,6 +326,21 @@ class Randomizer:
         """Draw and write the ``startup`` entries that are not fixed at build time for ``env_ids``
         only (int64 (k,)), as the build would have with their streams as they are now."""
         self._apply([b for b in self._bound if b.term.when == "startup" and not b.param.build_time], env_ids)
+
+    def rebuild(self, env_ids: np.ndarray) -> None:
+        """Draw and write the build-time entries (a prop's ``scale``) for ``env_ids`` only (int64
+        (k,)), which rebuilds those envs' bodies (``Prop.set_scale`` after the build), as a build
+        would have drawn them with their streams as they are now; the recorded default of a
+        parameter that follows the geometry (a rebuilt prop's ``mass``) is read again for them."""
+        built = [b for b in self._bound if b.param.build_time]
+        if not built or not len(env_ids):
+            return
+        self._apply(built, env_ids)
+        rebuilt = {id(b.target) for b in built}
+        for b in self._bound:
+            if id(b.target) in rebuilt and not b.param.build_time and b.term.param.rsplit(".", 1)[1] in _FOLLOW_GEOMETRY:
+                fresh = np.asarray(b.param.default(b.target, b.term.joints), dtype=np.float64)
+                b.default[env_ids] = fresh.reshape(self._env.num_envs, *b.shape)[env_ids]
 
     @property
     def build_time_params(self) -> list[str]:

@@ -104,6 +104,12 @@ def _lights_shape(per_light: tuple) -> Callable:
     return lambda lights, _joints: (lights.num_directional, *per_light)
 
 
+def _write_scale(prop, values, env_ids, _joints) -> None:
+    """A prop's scale: the factors it is built at (before the build, every env), or a rebuild of
+    the bodies of ``env_ids`` (after it: a seeded reset of some envs)."""
+    prop.set_scale(values, env_ids if prop.is_attached else None)
+
+
 PARAMETERS: dict[type, dict[str, Parameter]] = {
     Prop: {
         "mass": Parameter("kg", 0.0, None, _scalar, _read("mass"), lambda p, v, ids, _j: p.set_mass(v, ids),
@@ -119,7 +125,7 @@ PARAMETERS: dict[type, dict[str, Parameter]] = {
                                      lambda p, v, ids, _j: p.set_damping(angular=v, env_ids=ids)),
         "color": Parameter("", 0.0, 1.0, _fixed((3,)), _prop_color, lambda p, v, ids, _j: p.set_color(v, ids),
                            visual=True),
-        "scale": Parameter("", 0.0, None, _scalar, lambda p, _j: None, lambda p, v, ids, _j: p.set_scale(v),
+        "scale": Parameter("", 0.0, None, _scalar, lambda p, _j: None, _write_scale,
                            low_open=True, build_time=True),
     },
     ArticulationObject: {  # a Robot or an ArticulatedProp

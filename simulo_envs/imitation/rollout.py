@@ -15,15 +15,19 @@ A recorded env without a time limit (a control conversion's dataset) is refused 
 ``max_episode_steps`` is given: its episodes could run forever. Seeds the demonstrations were
 recorded with are refused, so a success rate is never measured on a training start state. The
 denoising noise of Diffusion Policy comes from a generator seeded with ``seed``: an evaluation
-repeats exactly.
+repeats exactly. With ``isolate`` (``evaluate``'s default) each env also has a PhysX system of its
+own, rebuilt before each batch, and plans alone with a generator seeded by its episode's seed, so
+each episode is the same bit for bit whatever ``max_envs`` and ``num_workers``.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, Optional, Union
 
 import torch
 
+from simulo_envs.envs.provenance import file_sha256, provenance
 from simulo_envs.imitation.checkpoint import load_policy_from, read_checkpoint
 from simulo_envs.imitation.spec import PolicySpec, env_kwargs, policy_inputs
 
@@ -35,14 +39,21 @@ class ChunkRunner:
 
     ``act(state, image, fresh)``: ``state`` float32 (N, D), ``image`` uint8 (N, 3, H, W) or None,
     ``fresh`` bool (N,) the envs whose episode begins with this observation -> float32 (N, A).
+
+    ``seeds`` (one int per env): each env plans alone (a batch of 1) with a generator of its own
+    seeded by its seed, so its actions do not depend on the other envs (a batched product rounds
+    differently with the batch size); else every env that needs a plan plans in one batched call
+    with ``generator``.
     """
 
-    def __init__(self, policy, num_envs: int, generator: Optional[torch.Generator] = None):
+    def __init__(self, policy, num_envs: int, generator: Optional[torch.Generator] = None,
+                 seeds: Optional[list[int]] = None):
         self.policy = policy
         self.num_envs = num_envs
         self.obs_horizon = policy.config.obs_horizon
         self.action_horizon = policy.config.action_horizon
         self.generator = generator
+        self.generators = None if seeds is None else [torch.Generator().manual_seed(int(s)) for s in seeds]
         self.state = self.image = self.queue = None
         self.cursor = torch.full((num_envs,), self.action_horizon, dtype=torch.long)
 
@@ -64,7 +75,7 @@ class ChunkRunner:
         self.cursor[fresh] = self.action_horizon
         need = self.cursor >= self.action_horizon
         if need.any():
-            chunk = self.policy.plan(self.state[need], None if image is None else self.image[need], self.generator)
+            chunk = self._plan(need, image is not None)
             if self.queue is None:
                 self.queue = torch.zeros(self.num_envs, *chunk.shape[1:])
             self.queue[need] = chunk
@@ -72,6 +83,13 @@ class ChunkRunner:
         action = self.queue[torch.arange(self.num_envs), self.cursor]
         self.cursor += 1
         return action
+
+    def _plan(self, need: torch.Tensor, images: bool) -> torch.Tensor:
+        if self.generators is None:
+            return self.policy.plan(self.state[need], self.image[need] if images else None, self.generator)
+        rows = need.nonzero().flatten().tolist()
+        return torch.cat([self.policy.plan(self.state[i:i + 1], self.image[i:i + 1] if images else None,
+                                           self.generators[i]) for i in rows])
 
 
 def check_action_space(env, spec: PolicySpec) -> None:
@@ -102,10 +120,11 @@ def eval_env_kwargs(spec: PolicySpec, max_episode_steps: Optional[int] = None) -
 
 
 def make_eval_env(spec: PolicySpec, num_envs: int, full_episodes: bool = False,
-                  num_workers: Union[int, str] = 1, max_episode_steps: Optional[int] = None, **extra):
+                  num_workers: Union[int, str] = 1, max_episode_steps: Optional[int] = None,
+                  isolate: bool = False, **extra):
     """A vector env of ``spec``'s recorded env, observation kind and control mode
-    (``eval_env_kwargs``; ``record_metrics`` on; terminations ignored with ``full_episodes``), its
-    actions checked against the spec.
+    (``eval_env_kwargs``; ``record_metrics`` on; terminations ignored with ``full_episodes``; one
+    PhysX system per env with ``isolate``), its actions checked against the spec.
 
     Raises:
         KeyError: the task is not registered here. ValueError: the env's actions do not fit; see
@@ -118,10 +137,14 @@ def make_eval_env(spec: PolicySpec, num_envs: int, full_episodes: bool = False,
     if spec.env_id not in REGISTERED:
         raise KeyError(f"the checkpoint's task {spec.env_id!r} is not registered here; registered: "
                        f"{', '.join(sorted(REGISTERED))}")
-    kwargs = eval_env_kwargs(spec, max_episode_steps)
+    kwargs = {**eval_env_kwargs(spec, max_episode_steps), **extra}
+    if isolate:
+        from simulo_envs.training.evaluation import isolated_kwargs
+
+        kwargs = isolated_kwargs(kwargs)
     try:
         env = make_vector_env(spec.env_id, num_envs=num_envs, record_metrics=True, ignore_terminations=full_episodes,
-                              num_workers=num_workers, **kwargs, **extra)
+                              num_workers=num_workers, **kwargs)
     except (TypeError, ValueError) as error:
         raise ValueError(f"{spec.env_id} cannot be rebuilt with the keywords the policy's demonstrations were "
                          f"recorded with ({sorted(kwargs)}): {error}") from error
@@ -150,15 +173,16 @@ def _load(checkpoint: str, expected_env_id: Optional[str]):
 
 def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int = 100, device: str = "cpu",
              progress: bool = False, full_episodes: bool = False, num_workers: Union[int, str] = 1,
-             expected_env_id: Optional[str] = None, max_episode_steps: Optional[int] = None) -> dict[str, Any]:
+             expected_env_id: Optional[str] = None, max_episode_steps: Optional[int] = None,
+             isolate: bool = True) -> dict[str, Any]:
     """Success of an imitation checkpoint over ``episodes`` episodes (one per env, batches of at
     most ``max_envs``).
 
     Returns ``{"env_id", "episodes", "success_rate", "success_at_end", "mean_return",
     "mean_length", "env_steps", "full_episodes", "policy", "obs", "iterations", "train_wall_s",
-    "train_cpu_s"}``
-    (``env_steps`` is None: the policy never stepped an env in training). Success, success at end
-    and ``full_episodes``: as ``simulo_envs.training.evaluation.evaluate``.
+    "train_cpu_s", "isolate_envs", "per_episode", "provenance"}``
+    (``env_steps`` is None: the policy never stepped an env in training). Success, success at end,
+    ``full_episodes``, ``isolate`` and ``per_episode``: as ``simulo_envs.training.evaluation.evaluate``.
 
     Raises:
         FileNotFoundError / CheckpointError: as ``read_checkpoint``; CheckpointError also when
@@ -176,12 +200,16 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
     raw, policy, spec = _load(checkpoint, expected_env_id)
     _check_seeds(raw, seed, episodes)
     results: list[tuple] = []
-    env = make_eval_env(spec, min(max_envs, episodes), full_episodes, num_workers, max_episode_steps)
+    env = make_eval_env(spec, min(max_envs, episodes), full_episodes, num_workers, max_episode_steps, isolate=isolate)
+    record = provenance(env, env_id=spec.env_id, env_kwargs=env_kwargs(spec), seeds=range(seed, seed + episodes),
+                        checkpoint=os.path.abspath(checkpoint), checkpoint_sha256=file_sha256(checkpoint),
+                        max_envs=max_envs, num_workers=num_workers, full_episodes=bool(full_episodes))
     bar = tqdm(total=episodes, unit="episode", desc=f"evaluating {spec.env_id}", disable=not progress)
     try:
         while len(results) < episodes:
             batch = min(env.num_envs, episodes - len(results))
-            results.extend(_run_episodes(env, policy, spec, seed + len(results), batch, bar))
+            results.extend(_run_episodes(env, policy, spec, seed + len(results), batch, bar, isolate,
+                                         rebuild=isolate and bool(results)))
     finally:
         bar.close()
         env.close()
@@ -191,14 +219,20 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
             "success_at_end": sum(columns[1]) / n, "mean_return": sum(columns[2]) / n,
             "mean_length": sum(columns[3]) / n, "env_steps": None, "full_episodes": bool(full_episodes),
             "policy": raw["config"]["policy"], "obs": spec.obs, "iterations": int(raw["iteration"]),
-            "train_wall_s": float(raw["wall_s"]), "train_cpu_s": float(raw.get("cpu_s", 0.0))}
+            "train_wall_s": float(raw["wall_s"]), "train_cpu_s": float(raw.get("cpu_s", 0.0)),
+            "isolate_envs": bool(isolate), "per_episode": [[seed + k, *row] for k, row in enumerate(results)],
+            "provenance": record}
 
 
-def _run_episodes(env, policy, spec: PolicySpec, seed: int, count: int, bar) -> list[tuple]:
-    """Reset every env (env ``i`` seeded ``seed + i``) and step until envs ``0 .. count-1`` have each
-    finished one episode; their ``(success_once, success_at_end, return, length)`` in env order."""
-    obs, _ = env.reset(seed=seed)
-    runner = ChunkRunner(policy, env.num_envs, torch.Generator().manual_seed(seed))
+def _run_episodes(env, policy, spec: PolicySpec, seed: int, count: int, bar, per_env: bool = False,
+                  rebuild: bool = False) -> list[tuple]:
+    """Reset every env (env ``i`` seeded ``seed + i``; the scene rebuilt with ``rebuild``) and step
+    until envs ``0 .. count-1`` have each finished one episode; their ``(success_once,
+    success_at_end, return, length)`` in env order. ``per_env``: each env plans alone, its noise
+    seeded by its episode's seed (``ChunkRunner``)."""
+    obs, _ = env.reset(seed=seed, options={"reconfigure": True} if rebuild else None)
+    seeds = [seed + i for i in range(env.num_envs)] if per_env else None
+    runner = ChunkRunner(policy, env.num_envs, torch.Generator().manual_seed(seed), seeds=seeds)
     finished = torch.zeros(env.num_envs, dtype=torch.bool)
     fresh = torch.ones(env.num_envs, dtype=torch.bool)
     wanted = torch.arange(env.num_envs) < count

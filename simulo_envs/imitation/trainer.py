@@ -33,12 +33,13 @@ from typing import Callable, Optional
 
 import torch
 
+from simulo_envs.envs.provenance import provenance
 from simulo_envs.imitation.checkpoint import CheckpointError, read_checkpoint, save_checkpoint
 from simulo_envs.imitation.config import ILConfig
 from simulo_envs.imitation.demos import Demonstrations, Windows
 from simulo_envs.imitation.encoders import Normalizer
 from simulo_envs.imitation.policies import build_policy, check_settings
-from simulo_envs.imitation.spec import PolicySpec, spec_mismatch
+from simulo_envs.imitation.spec import PolicySpec, env_kwargs, spec_mismatch
 
 __all__ = ["train", "TrainResult", "OutputInUse", "check_output_dir"]
 
@@ -228,6 +229,7 @@ def _train(demos, config, out_dir, seed, minutes, checkpoint_every, raw, progres
         group["lr"] = config.lr
         group.pop("initial_lr", None)
     lr_scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, budget.factor)
+    record = provenance(env_id=demos.spec.env_id, env_kwargs=env_kwargs(demos.spec), seeds=[seed])
     demo_info = {"source": demos.source, "episodes": len(demos.episodes), "frames": demos.frames, "seeds": demos.seeds}
 
     def save(name: str) -> str:
@@ -235,6 +237,7 @@ def _train(demos, config, out_dir, seed, minutes, checkpoint_every, raw, progres
         save_checkpoint(path, {
             "spec": demos.spec.to_dict(), "config": config.to_dict(), "model": _acting_weights(policy, ema),
             "iteration": iteration, "wall_s": wall_s, "cpu_s": cpu_s, "seed": seed, "demos": demo_info,
+            "provenance": record,
             "train_state": {"weights": policy.state_dict(), "ema": ema.state_dict(), "optimizer": optimizer.state_dict(),
                             "sampler": sampler.get_state(), "rng": torch.get_rng_state(),
                             "encoder_frozen": frozen or stage is False}})

@@ -14,7 +14,7 @@ from functools import partial
 from simulo_envs.policies.drawer_expert import DrawerExpert, DrawerExpertConfig
 from simulo_envs.policies.lift_expert import LiftExpert, LiftExpertConfig
 from simulo_envs.policies.phase_expert import PhaseExpert
-from simulo_envs.policies.pick_experts import PickExpertConfig, PickPlaceExpert, StackExpert
+from simulo_envs.policies.pick_experts import PickExpertConfig, PickPlaceExpert, SortExpert, StackExpert
 from simulo_envs.policies.push_expert import PushExpert, PushExpertConfig
 
 _SO_LIFT = partial(LiftExpert, config=LiftExpertConfig(hover=0.04, lift_height=0.08, reach_tol=0.005, close_time=0.4))
@@ -32,6 +32,8 @@ def _so_push(pusher_offset: tuple, contact: float, push_height: float = 0.022, p
 _SO100_PUSH = _so_push((0.017, 0.0, 0.0), 0.026, 0.03, 0.08)   # the SO-100's TCP frame: +x towards the fixed jaw
 _SO101_PUSH = _so_push((-0.019, 0.0, 0.0), 0.021)  # the SO-101's: -x towards the fixed jaw
 _SO100_PULL = _so_push((0.017, 0.0, 0.0), 0.026, 0.02, 0.08)
+_SO_SORT = partial(SortExpert, config=PickExpertConfig(hover=0.04, reach_tol=0.005, close_time=0.4, open_time=0.3,
+                                                       grasp_offset=0.0, drop_tol=0.02, carry_z=0.07))
 EXPERTS = {
     "FrankaLift-v1": LiftExpert,
     "FrankaLiftMixed-v1": LiftExpert,
@@ -49,7 +51,9 @@ EXPERTS = {
     "SO101Push-v1": _SO101_PUSH,
     "SO100Pull-v1": _SO100_PULL,
     "SO101Pull-v1": _SO101_PUSH,
+    "SO100Sort-v1": _SO_SORT,
+    "SO101Sort-v1": _SO_SORT,
 }
 
-__all__ = ["EXPERTS", "PhaseExpert", "DrawerExpert", "DrawerExpertConfig", "LiftExpert", "LiftExpertConfig", "PushExpert", "PushExpertConfig",
+__all__ = ["EXPERTS", "PhaseExpert", "DrawerExpert", "DrawerExpertConfig", "LiftExpert", "LiftExpertConfig", "PushExpert", "PushExpertConfig", "SortExpert",
            "PickExpertConfig", "PickPlaceExpert", "StackExpert"]

@@ -1,5 +1,6 @@
 """Batched scripted experts that grasp a cube from above on ``pd_ee_delta_pos``: ``PickPlaceExpert``
-(FrankaPickPlace-v1, SO100PickPlace-v1) and ``StackExpert`` (FrankaStack-v1).
+(FrankaPickPlace-v1, SO100PickPlace-v1), ``StackExpert`` (FrankaStack-v1) and ``SortExpert``
+(SO101Sort-v1).
 
 Both begin like ``LiftExpert``, per env (``PhaseExpert``):
 
@@ -12,6 +13,11 @@ and ``StackExpert`` lifts it clear of the other cube (LIFT), moves above it (OVE
 onto it (PLACE, until it rests there), opens the gripper (RELEASE, ``open_time`` seconds) and rises away (RETREAT). A
 cube that falls out of the gripper on the way (its grip point ``drop_tol`` from the TCP) sends
 the env back to APPROACH.
+
+``SortExpert`` works on the first cube not yet in its bin (A, then B): it lifts it to ``carry_z``
+(LIFT), moves it over its bin's centre (OVER), opens the gripper (RELEASE, ``open_time``
+seconds) and rises straight up to ``carry_z`` (RAISE), then starts again on the next cube (or
+the same one, had it missed). With both cubes in, it holds still, gripper open.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from simulo_envs.policies.phase_expert import CLOSED, OPEN, PhaseExpert
 APPROACH, DESCEND, CLOSE = 0, 1, 2
 CARRY = 3
 LIFT, OVER, PLACE, RELEASE, RETREAT = 3, 4, 5, 6, 7
+SORT_LIFT, SORT_OVER, SORT_RELEASE, SORT_RAISE = 3, 4, 5, 6
 
 
 @dataclass(frozen=True)
@@ -42,6 +49,7 @@ class PickExpertConfig:
     align_tol: float = 0.006     # stacking: lower once the held cube is this close above the other in the plane;
                                  # let go once it is this close to its resting place [m]
     place_slowdown: float = 0.5  # stacking: fraction of the usual speed while lowering the cube
+    carry_z: float = 0.07        # sorting: the TCP's height while carrying and after releasing [m]
     gain: float = 0.6            # fraction of the remaining error commanded per step
     pos_bound: Optional[float] = None  # the controller's translation per unit action [m]; None: the env's
 
@@ -125,4 +133,36 @@ class StackExpert(_GraspExpert):
         action[:, :3] = self.move_to(goal, tcp)
         action[:, :3] *= torch.where(phase == PLACE, cfg.place_slowdown, 1.0).unsqueeze(1)  # lower gently
         action[:, 3] = torch.where((phase >= CLOSE) & (phase < RELEASE), CLOSED, OPEN)
+        return action
+
+
+class SortExpert(_GraspExpert):
+    """Batched scripted expert for SO101Sort-v1 (each cube into the bin of its colour); see the
+    module docstring."""
+
+    def __init__(self, env, config: PickExpertConfig = PickExpertConfig(grasp_offset=0.0)):
+        super().__init__(env, config)
+
+    def _act(self, info: dict) -> torch.Tensor:
+        cfg = self.cfg
+        on_b = info["a_in_bin"][:, None]  # A is in its bin: work on B
+        cube = torch.where(on_b, info["b_pose"][:, :3], info["a_pose"][:, :3])
+        over = torch.where(on_b, info["b_bin_pos"], info["a_bin_pos"]).clone()
+        over[:, 2] = cfg.carry_z
+        tcp = info["tcp_pose"][:, :3]
+        up = tcp.clone()
+        up[:, 2] = cfg.carry_z
+        goal = self.pick(self.phase, {**self._grasp_goals(cube, tcp), SORT_LIFT: up, SORT_OVER: over,
+                                      SORT_RELEASE: tcp, SORT_RAISE: up})
+        phase = self.phase
+        reached = self._grasp_advance(goal, cube, tcp)
+        self._advance(((phase == SORT_LIFT) | (phase == SORT_OVER)) & reached
+                      | ((phase == SORT_RELEASE) & (self.timer >= self.steps_for(cfg.open_time))))
+        self._advance((phase == SORT_RAISE) & reached, to=APPROACH)
+        self._advance(((phase == SORT_LIFT) | (phase == SORT_OVER)) & self._dropped(cube, tcp), to=APPROACH)
+        done = info["a_in_bin"] & info["b_in_bin"] & (phase == APPROACH)  # both in: hold still, open
+        goal = torch.where(done[:, None], up, goal)
+        action = torch.empty(self.num_envs, 4, device=self.device)
+        action[:, :3] = self.move_to(goal, tcp)
+        action[:, 3] = torch.where((phase >= CLOSE) & (phase <= SORT_OVER), CLOSED, OPEN)
         return action

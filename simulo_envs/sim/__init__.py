@@ -119,4 +119,15 @@ def make_backend(name: str, num_envs: int, env_origins: np.ndarray, config: SimC
                             name="physx_cuda", render_config=render_config)
 
 
-__all__ = ["SimConfig", "SimBackend", "make_backend", "resolve_backend_name", "backend_device", "sim_backend_arg", "BACKENDS"]
+def engine_versions() -> dict:
+    """``{"sapien": SAPIEN's version, "physx": the PhysX version SAPIEN bundles}``, e.g.
+    ``{"sapien": "3.0.3", "physx": "5.3.1"}`` (from ``sapien.physx.version()``,
+    ``"105.1-physx-5.3.1.patch0"``: the part after ``physx-``, patch level dropped)."""
+    import sapien
+    import sapien.physx
+
+    physx_version = sapien.physx.version()
+    return {"sapien": sapien.__version__, "physx": physx_version.split("physx-")[-1].split(".patch")[0]}
+
+
+__all__ = ["engine_versions", "SimConfig", "SimBackend", "make_backend", "resolve_backend_name", "backend_device", "sim_backend_arg", "BACKENDS"]

@@ -17,25 +17,55 @@ _X_TO_Z = sapien.Pose(q=[0.7071067811865476, 0.0, -0.7071067811865476, 0.0])
 def build_shape(scene: sapien.Scene, shape: PrimitiveShape, name: str, groups: list[int], visual: bool = False) -> sapien.Entity:
     """One entity for ``shape`` in ``scene`` with collision groups ``groups``; with ``visual``,
     also its render geometry in the shape's colour. Not yet placed (pose identity)."""
-    builder = scene.create_actor_builder()
-    physics = shape.physics
-    # A visual-only marker has no collision shape, so it cannot be a dynamic body: make it kinematic.
-    kind = physics.kind if shape.collision else "kinematic"
-    builder.set_physx_body_type({"rigid": "dynamic", "kinematic": "kinematic", "static": "static"}[kind])
-    add_shape(builder, shape, sapien.Pose(), visual)
+    builder, kind = _shape_builder(scene, shape, visual)
     if kind == "static":
         entity = builder.build_static(name=name)
     elif kind == "kinematic":
         entity = builder.build_kinematic(name=name)
     else:
         entity = builder.build(name=name)
-    for comp in entity.components:
+    _finish_body(entity.components, shape, kind, groups)
+    return entity
+
+
+def rebuild_shape(entity: sapien.Entity, shape: PrimitiveShape, groups: list[int], visual: bool = False):
+    """Replace the physics (and, with ``visual``, the render) component of ``entity``, an entity
+    ``build_shape`` made and still in its scene, by those ``build_shape`` would make for
+    ``shape``: new geometry and mass, the same entity (hence the same name and segmentation id,
+    ``per_scene_id``). The new body is at the entity's pose, at rest. Returns the new physics
+    component. The body kind (dynamic, kinematic, static) must be the old one's."""
+    builder, kind = _shape_builder(entity.scene, shape, visual)
+    components = [builder.build_physx_component()]
+    if visual and builder.visual_records:
+        components.append(builder.build_render_component())
+    for old in list(entity.components):
+        if isinstance(old, physx.PhysxRigidBaseComponent) or (visual and isinstance(old, sapien.render.RenderBodyComponent)):
+            entity.remove_component(old)
+    for component in components:
+        entity.add_component(component)
+    _finish_body(components, shape, kind, groups)
+    return components[0]
+
+
+def _shape_builder(scene: sapien.Scene, shape: PrimitiveShape, visual: bool) -> tuple:
+    """``(actor builder holding shape's geometry, body kind)`` for ``build_shape``/``rebuild_shape``."""
+    builder = scene.create_actor_builder()
+    physics = shape.physics
+    # A visual-only marker has no collision shape, so it cannot be a dynamic body: make it kinematic.
+    kind = physics.kind if shape.collision else "kinematic"
+    builder.set_physx_body_type({"rigid": "dynamic", "kinematic": "kinematic", "static": "static"}[kind])
+    add_shape(builder, shape, sapien.Pose(), visual)
+    return builder, kind
+
+
+def _finish_body(components, shape: PrimitiveShape, kind: str, groups: list[int]) -> None:
+    """Collision groups on every collision shape, and an explicit mass where the shape gives one."""
+    for comp in components:
         if isinstance(comp, physx.PhysxRigidBaseComponent):
             for cs in comp.collision_shapes:
                 cs.set_collision_groups(groups)
-            if kind == "rigid" and physics.mass is not None:
-                comp.mass = physics.mass
-    return entity
+            if kind == "rigid" and shape.physics.mass is not None:
+                comp.mass = shape.physics.mass
 
 
 def add_shape(builder, shape: PrimitiveShape, pose: sapien.Pose, visual: bool) -> None:

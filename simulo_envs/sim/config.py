@@ -55,6 +55,11 @@ class SimConfig:
             own world). Slower: N small solves instead of one (``scripts/benchmark.py
             --isolation`` measures it). In a shared system envs couple at float-noise level
             (about 1e-6 per step, growing in contact; measured on SAPIEN 3.0.3).
+        step_threads: with ``isolate_envs``, threads stepping the per-env systems at once
+            (``simulo_envs/sim/system_stepper.py``); 0 (default): one per CPU core the process
+            may use, at most ``num_envs``; 1: the calling thread only. Results are bit-identical
+            whatever the count. Ignored without ``isolate_envs`` (one system steps on one
+            thread; ``num_threads`` gives it PhysX worker threads).
         sleep_threshold: mass-normalised kinetic energy [m^2/s^2] below which a body may sleep.
         enable_pcm / enable_tgs / enable_ccd / enable_enhanced_determinism /
             enable_friction_every_iteration: PhysX scene flags (persistent contact manifolds, the
@@ -104,6 +109,7 @@ class SimConfig:
     dynamic_friction: float = 0.3
     restitution: float = 0.0
     isolate_envs: bool = False
+    step_threads: int = 0
     sleep_threshold: float = 0.005
     enable_pcm: bool = True
     enable_tgs: bool = True
@@ -123,8 +129,10 @@ class SimConfig:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"sim_config.{name} must be an int >= 1, got {value!r}")
-        if isinstance(self.num_threads, bool) or not isinstance(self.num_threads, int) or self.num_threads < 0:
-            raise ValueError(f"sim_config.num_threads must be an int >= 0, got {self.num_threads!r}")
+        for name in ("num_threads", "step_threads"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"sim_config.{name} must be an int >= 0, got {value!r}")
         if self.sim_freq % self.control_freq != 0:
             raise ValueError(
                 f"sim_config.control_freq ({self.control_freq} Hz) must divide sim_freq ({self.sim_freq} Hz)"

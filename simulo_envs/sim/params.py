@@ -80,10 +80,10 @@ class BackendParamsMixin:
         ids = _rows(env_ids, self.num_envs)
         if name == "color":
             self._require_render()
-            return np.array([_render_color(group.entities[i]) for i in ids], dtype=np.float32).reshape(len(ids), 4)
+            return np.array([render_color(group.entities[i]) for i in ids], dtype=np.float32).reshape(len(ids), 4)
         if name in _MATERIAL:
             col = _MATERIAL[name]
-            return np.array([_material(group.components[i])[col] for i in ids], dtype=np.float32)
+            return np.array([material_of(group.components[i])[col] for i in ids], dtype=np.float32)
         out = np.zeros((len(ids), 3) if name == "inertia" else len(ids), dtype=np.float32)
         for row, i in enumerate(ids):
             if group.kinds[i] == "rigid":
@@ -107,7 +107,7 @@ class BackendParamsMixin:
         for row, i in enumerate(np.asarray(env_ids).tolist()):
             comp, value = group.components[i], float(values[row])
             if name in _MATERIAL:
-                coeffs = list(_material(comp))
+                coeffs = list(material_of(comp))
                 coeffs[_MATERIAL[name]] = value
                 for shape in comp.collision_shapes:
                     shape.set_physical_material(physx.PhysxMaterial(*coeffs))
@@ -245,7 +245,9 @@ def _rows(env_ids: Optional[np.ndarray], num_envs: int) -> list[int]:
     return list(range(num_envs)) if env_ids is None else np.asarray(env_ids).tolist()
 
 
-def _material(comp) -> tuple[float, float, float]:
+def material_of(comp) -> tuple[float, float, float]:
+    """``(static friction, dynamic friction, restitution)`` of a body's first collision shape
+    (zeros for a body without one)."""
     shapes = comp.collision_shapes
     if not shapes:  # a visual-only marker: no contact material
         return 0.0, 0.0, 0.0
@@ -258,6 +260,7 @@ def _render_shapes(entity) -> list:
     return [] if body is None else list(body.render_shapes)
 
 
-def _render_color(entity) -> np.ndarray:
+def render_color(entity) -> np.ndarray:
+    """float32 (4,) RGBA base colour of the entity's first render shape (ones without one)."""
     shapes = _render_shapes(entity)
     return np.asarray(shapes[0].material.base_color, dtype=np.float32) if shapes else np.ones(4, dtype=np.float32)

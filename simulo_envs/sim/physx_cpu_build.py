@@ -25,7 +25,8 @@ import sapien.physx as physx
 
 from simulo_envs.authoring import PrimitiveShape
 from simulo_envs.authoring.articulation import Articulation
-from simulo_envs.sim.builders import build_articulation, build_shape
+from simulo_envs.sim.builders import build_articulation, build_shape, rebuild_shape
+from simulo_envs.sim.params import material_of, render_color
 from simulo_envs.sim.render import ground_visual_builders
 
 _ALL_BITS = 0xFFFFFFFF
@@ -122,6 +123,67 @@ class PhysxCpuBuildMixin:
             kinds.append(shape.physics.kind if shape.collision else "kinematic")
         self._rigid.append(_RigidGroup(entities, comps, kinds))
         return len(self._rigid) - 1
+
+    rebuilds_env_bodies = True
+    """Whether ``rebuild_rigid`` works after the scene is finalised (False on the GPU backend)."""
+
+    def rebuild_rigid(self, gid: int, env_ids: np.ndarray, shapes: Sequence[PrimitiveShape]) -> None:
+        """Rebuild the bodies of rigid group ``gid`` in ``env_ids`` (int64 (k,)) from ``shapes``
+        (k shapes, e.g. the authored shape at another scale), leaving every other env's body alone.
+
+        Each body keeps its entity (name, segmentation id) and the friction, restitution,
+        damping and colour written to it; it gets the new geometry, the mass a build of the new
+        shape gives (an explicit ``Physics.rigid(mass=...)``, or its density times the new
+        volume; a mass written to the old body is not kept: it followed the old geometry), and
+        it starts at the shape's spawn pose (plus the env origin) at rest. The envs' state counts as written
+        (contacts read zero until the next step, as after any teleport).
+
+        In a shared PhysX system the other envs' bodies are untouched, but PhysX orders its
+        solver work by body, so their next steps can differ at float-rounding level (the
+        bound of ``SimConfig.isolate_envs``); with one system per env they are bit-identical.
+
+        Raises:
+            ValueError: not one shape per env id, or a shape of another body kind (dynamic,
+                kinematic, static) than the body it replaces; nothing is rebuilt.
+            RuntimeError: a backend that cannot rebuild one env's bodies (``physx_cuda``).
+        """
+        self._check_rebuild()
+        env_ids = np.asarray(env_ids, dtype=np.int64)
+        group = self._rigid[gid]
+        if len(shapes) != len(env_ids):
+            raise ValueError(f"rebuild_rigid: need one shape per env id ({len(env_ids)}), got {len(shapes)}")
+        kinds = [shape.physics.kind if shape.collision else "kinematic" for shape in shapes]
+        for i, kind in zip(env_ids.tolist(), kinds):
+            if kind != group.kinds[i]:
+                raise ValueError(f"rebuild_rigid: env {i}'s body is {group.kinds[i]}, the new shape {kind}")
+        built_mass, built_inertia = self._built_mass(gid)
+        for i, shape in zip(env_ids.tolist(), shapes):
+            entity, old = group.entities[i], group.components[i]
+            material = material_of(old) if old.collision_shapes else None
+            dynamic = group.kinds[i] == "rigid"
+            damping = (old.linear_damping, old.angular_damping) if dynamic else None
+            color = render_color(entity) if self.render else None
+            # SAPIEN's contact list of the last step points at the old component: keep it alive
+            # until the next step replaces that list (a freed one would crash a contact read).
+            self._retired.append(old)
+            comp = rebuild_shape(entity, shape, env_bits(i), visual=self.render)
+            entity.set_pose(sapien.Pose(p=np.asarray(shape.pose.position) + self.origins[i], q=shape.pose.quaternion))
+            group.components[i] = comp
+            if material is not None:
+                for cs in comp.collision_shapes:
+                    cs.set_physical_material(physx.PhysxMaterial(*material))
+            if dynamic:
+                comp.linear_damping, comp.angular_damping = damping
+                built_mass[i], built_inertia[i] = comp.mass, comp.inertia
+            if color is not None:
+                self.set_rigid_param(gid, "color", np.array([i]), color[None])
+        self._relayout()
+        self._wrote(env_ids)
+
+    def _check_rebuild(self) -> None:
+        """Raise RuntimeError where bodies cannot be rebuilt env by env (the GPU backend overrides it)."""
+        if not self._finalized:
+            raise RuntimeError("physx_cpu: rebuild_rigid rebuilds bodies of a finalised scene; before, add them anew")
 
     def add_articulation(self, urdf_path: str, name: str, link_materials: dict, root_poses: np.ndarray,
                          drive: Sequence[tuple[float, float, float]], disable_gravity: bool = False,

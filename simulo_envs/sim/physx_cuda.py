@@ -89,6 +89,14 @@ class PhysxCudaBackend(PhysxCpuBackend):
     def _create_system(self):
         return self._system_factory()
 
+    rebuilds_env_bodies = False
+    """PhysX's GPU system takes no new body once ``gpu_init`` ran (at scene build: ``finalize``)."""
+
+    def _check_rebuild(self) -> None:
+        raise RuntimeError(f"{self.name}: PhysX's GPU system cannot rebuild one env's bodies once it is initialised "
+                           "(at scene build); rebuild the whole scene (reset every env, with a seed or "
+                           "options={'reconfigure': True}) or use sim_backend='physx_cpu'")
+
     def add_articulation(self, urdf_path: str, *args, **kwargs) -> int:
         """As ``PhysxCpuBackend.add_articulation``; also keeps the URDF for the Jacobian chains."""
         gid = super().add_articulation(urdf_path, *args, **kwargs)

@@ -11,12 +11,14 @@ ranks or worker processes that trained it. Tensors are loaded onto the device as
 from __future__ import annotations
 
 import copy
+import dataclasses
 import os
 import zipfile
 from typing import Any, Callable, Optional, Union
 
 import torch
 
+from simulo_envs.envs.provenance import file_sha256, provenance
 from simulo_envs.training.progress import ProgressBar
 from simulo_envs.training.task_lookup import import_task_modules, registered_kwargs, resolve_task
 
@@ -78,9 +80,10 @@ def _policy(env, infos: dict, checkpoint: str, device: str) -> Callable:
 
 
 def load_policy(checkpoint: str, num_envs: int, seed: int, device: str = "cpu", full_episodes: bool = False,
-                num_workers: Union[int, str] = 1, env_kwargs: Optional[dict] = None):
+                num_workers: Union[int, str] = 1, env_kwargs: Optional[dict] = None, isolate: bool = False):
     """``(env, policy, infos)``: an evaluation env (terminations on; off with ``full_episodes``;
-    its envs in ``num_workers`` processes) and the deterministic policy, in this process, from a
+    its envs in ``num_workers`` processes; with ``isolate`` one PhysX system per env,
+    ``sim_config.isolate_envs``) and the deterministic policy, in this process, from a
     checkpoint of any number of ranks and workers. ``env_kwargs`` override the task keywords the
     checkpoint was trained with (``variant="heldout"`` for a suite task's held-out variant).
 
@@ -93,17 +96,53 @@ def load_policy(checkpoint: str, num_envs: int, seed: int, device: str = "cpu", 
     config = infos["train_config"]
     if env_kwargs:
         config = {**config, "env_kwargs": {**config.get("env_kwargs", {}), **env_kwargs}}
+    if isolate:
+        config = {**config, "env_kwargs": isolated_kwargs(config.get("env_kwargs", {}))}
     env = make_rsl_env(infos["env_id"], num_envs, config, seed, evaluation=True,
                        full_episodes=full_episodes, num_workers=num_workers)
     return env, _policy(env, infos, checkpoint, device), infos
 
 
+def isolated_kwargs(env_kwargs: dict) -> dict:
+    """``env_kwargs`` with ``sim_config.isolate_envs`` on (a ``sim_config`` dict or ``SimConfig``
+    kept otherwise as it is)."""
+    sim_config = env_kwargs.get("sim_config") or {}
+    if dataclasses.is_dataclass(sim_config):
+        sim_config = dataclasses.replace(sim_config, isolate_envs=True)
+    else:
+        sim_config = {**sim_config, "isolate_envs": True}
+    return {**env_kwargs, "sim_config": sim_config}
+
+
+def row_by_row(policy: Callable) -> Callable:
+    """``policy`` applied to one env's observation at a time (a batch of 1 each), the rows
+    concatenated: each env's action then does not depend on how many envs run together. A
+    batched matrix product rounds differently with the batch size (torch 2.13 on a CPU: an MLP's
+    outputs for the same row differ by about 1e-7 between batches of 20 and 7), which would let
+    the batch change an episode."""
+
+    def act(obs):
+        count = obs.batch_size[0] if hasattr(obs, "batch_size") else len(obs)
+        return torch.cat([policy(obs[i:i + 1]) for i in range(count)])
+
+    return act
+
+
 def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int = 100, device: str = "cpu",
              progress: bool = False, full_episodes: bool = False,
-             num_workers: Union[int, str] = 1, env_kwargs: Optional[dict] = None) -> dict[str, Any]:
+             num_workers: Union[int, str] = 1, env_kwargs: Optional[dict] = None,
+             isolate: bool = True) -> dict[str, Any]:
     """Run ``episodes`` episodes with the deterministic policy, one per env, in batches of at most
     ``max_envs`` envs (batch ``b`` reseeds the envs with ``seed + episodes done so far``, so episode
     ``k`` always uses seed ``seed + k``).
+
+    ``isolate`` (the default): every env in a PhysX system of its own
+    (``sim_config.isolate_envs``), the scene rebuilt before each batch (fresh physics: PhysX
+    carries contact caches over from a system's earlier episodes) and the policy applied env by
+    env (``row_by_row``), so each episode, and so the summary, is the same bit for bit whatever
+    ``max_envs`` and ``num_workers``. ``isolate=False``: all envs in one PhysX system and one
+    batched policy call (faster); episodes then differ with the batch at float-rounding level,
+    which can change a contact-rich episode's outcome.
 
     Returns ``{"env_id", "episodes", "success_rate", "success_at_end", "mean_return", "mean_length",
     "env_steps", "full_episodes"}``. Success = the task's success at some step of the episode (it
@@ -111,7 +150,10 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
     limit: ``success_rate`` is still success at some step (the same episodes up to it), and
     ``success_at_end`` says whether the success still holds at the last step (a lifted cube still up).
     ``num_workers``: worker processes of the evaluation env (``make_vector_env``); ``env_kwargs``:
-    as ``load_policy``.
+    as ``load_policy``. ``"per_episode"``
+    lists ``(seed, success_once, success_at_end, return, length)`` of each episode, in seed order;
+    ``"provenance"`` is what reproduces the result (``simulo_envs.envs.provenance``: software
+    versions, repository commit, the env's settings, the seeds, the checkpoint's SHA-256).
 
     Raises:
         ValueError: ``episodes`` or ``max_envs`` < 1; as ``load_policy``.
@@ -121,12 +163,19 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
             raise ValueError(f"{name} must be an int >= 1, got {value!r}")
     results: list[tuple[bool, bool, float, int]] = []
     env, policy, infos = load_policy(checkpoint, min(max_envs, episodes), seed, device, full_episodes, num_workers,
-                                     env_kwargs)
+                                     env_kwargs, isolate=isolate)
+    if isolate:
+        policy = row_by_row(policy)
+    used = {**infos["train_config"].get("env_kwargs", {}), **(env_kwargs or {})}
+    record = provenance(env, env_id=infos["env_id"], env_kwargs=isolated_kwargs(used) if isolate else used,
+                        seeds=range(seed, seed + episodes), checkpoint=os.path.abspath(checkpoint),
+                        checkpoint_sha256=file_sha256(checkpoint), max_envs=max_envs, num_workers=num_workers,
+                        full_episodes=bool(full_episodes))
     bar = ProgressBar(total=episodes, unit="episode", desc=f"evaluating {infos['env_id']}", disable=not progress)
     try:
         while len(results) < episodes:
             if results:
-                env.reset(seed=seed + len(results))
+                env.reset(seed=seed + len(results), options={"reconfigure": True} if isolate else None)
             batch = min(env.num_envs, episodes - len(results))
             results.extend(_run_episodes(env, policy, batch, bar))
     finally:
@@ -137,7 +186,8 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
     return {"env_id": infos["env_id"], "episodes": n, "success_rate": sum(columns[0]) / n,
             "success_at_end": sum(columns[1]) / n, "mean_return": sum(columns[2]) / n,
             "mean_length": sum(columns[3]) / n, "env_steps": infos.get("env_steps"),
-            "full_episodes": bool(full_episodes)}
+            "full_episodes": bool(full_episodes), "isolate_envs": bool(isolate),
+            "per_episode": [[seed + k, *row] for k, row in enumerate(results)], "provenance": record}
 
 
 def _run_episodes(env, policy, count: int, bar) -> list[tuple[bool, bool, float, int]]:

@@ -41,7 +41,8 @@ process; the end of the iteration on every rank together under ``torchrun``); ra
 ``model_<iteration>.pt`` of the last whole iteration, which ``evaluate.py`` and ``resume`` accept.
 
 A checkpoint is ``OnPolicyRunner.save``'s dict with ``infos = {"env_id", "task_module",
-"train_config", "seed", "world_size", "env_steps", "iterations", "episodes", "wall_s", "recent"}``;
+"train_config", "seed", "world_size", "env_steps", "iterations", "episodes", "wall_s", "recent",
+"provenance"}`` (``provenance``: ``simulo_envs.envs.provenance``, what reproduces it);
 ``simulo_envs.training.evaluation.load_policy`` rebuilds the policy from it alone, in one process,
 whatever the number of ranks that trained it.
 """
@@ -59,6 +60,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
+from simulo_envs.envs.provenance import provenance
 from simulo_envs.training.distributed import check_device, close_process_group, rank_device, rank_info, rank_seeds
 from simulo_envs.training.interrupt import StopOnSignals, TrainingInterrupted
 from simulo_envs.training.run_files import OutputError, claim_log_dir, delete_run_files, latest_checkpoint
@@ -314,6 +316,8 @@ def train(env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional
             keywords = {**config.get("env_kwargs", {}), **config.get("vector_kwargs", {})}
             raise SetupError(f"cannot build {plan.env_id} with {keywords}: "
                              f"{error.args[0] if error.args else error!r}") from error
+        # What reproduces the checkpoint: versions, commit, the env's settings, the training seed.
+        infos["provenance"] = provenance(env, env_id=plan.env_id, env_kwargs=config.get("env_kwargs", {}), seeds=[seed])
         try:
             return _train_built(env, plan, rank, device, log_dir, infos, stop, earlier if overwrite else [], resumed,
                                 progress=progress, on_iteration=on_iteration, max_wall_s=max_wall_s)

@@ -36,6 +36,7 @@ from stable_baselines3 import PPO, SAC, TD3
 from stable_baselines3.common.callbacks import BaseCallback
 from stable_baselines3.common.save_util import load_from_zip_file
 
+from simulo_envs.envs.provenance import provenance
 from simulo_envs.training.distributed import check_device
 from simulo_envs.training.interrupt import StopOnSignals
 from simulo_envs.training.progress import ProgressBar
@@ -333,7 +334,9 @@ def train_sb3(plan: TrainPlan, seed: int = 0, log_dir: str = "runs/sb3", device:
                 model.num_timesteps = run.env_steps   # whole, trained rollouts / stored env steps only
                 model.simulo_infos = {"algo": algorithm.name, "env_id": plan.env_id,
                                       "task_module": plan.env_cls.__module__, "train_config": config, "seed": seed,
-                                      "world_size": 1, **state}
+                                      "world_size": 1, **state,
+                                      "provenance": provenance(venv, env_id=plan.env_id, env_kwargs=env_kwargs,
+                                                               seeds=[seed])}
                 model.save(f"{path}.partial")
                 os.replace(f"{path}.partial", path)
                 checkpoint = path

@@ -106,9 +106,10 @@ class RslRlVecEnv(VecEnv):
         (N, D) with a randomization table)."""
         return self._obs
 
-    def reset(self, seed: Optional[int] = None) -> tuple[TensorDict, dict]:
-        """Reset every env; returns ``(obs, {})``."""
-        obs, info = self.venv.reset(seed=seed)
+    def reset(self, seed: Optional[int] = None, options: Optional[dict] = None) -> tuple[TensorDict, dict]:
+        """Reset every env (``options`` as ``BaseEnv.reset``'s, e.g. ``{"reconfigure": True}``);
+        returns ``(obs, {})``."""
+        obs, info = self.venv.reset(seed=seed, options=options)
         self._obs = self._wrap(obs, info)
         return self._obs, {}
 
