@@ -66,7 +66,7 @@ def software_versions() -> dict:
     """``{"simulo_envs", "sapien", "physx", "torch", "numpy", "gymnasium", "python"}`` -> version
     string (None where a distribution is not installed). Cached per process."""
     out = {name: _version(name.replace("_", "-")) for name in _PACKAGES}
-    out["torch"] = torch.__version__
+    out["torch"] = str(torch.__version__)  # a TorchVersion pickles as a class weights_only loads refuse
     out["numpy"] = np.__version__
     out.update(engine_versions())
     out["python"] = platform.python_version()
