@@ -221,8 +221,21 @@ class BaseAgent:
         return self.controller.single_action_space()
 
     def set_action(self, action: torch.Tensor) -> None:
-        """Apply a clipped batched action ``(N, action_dim)`` as drive targets."""
+        """Apply a clipped batched action ``(N, action_dim)`` as drive targets.
+
+        Raises:
+            ValueError: NaN or inf in ``action``; no target is written.
+        """
         self.controller.set_action(action)
+
+    def _set_checked_action(self, action: torch.Tensor) -> None:
+        """Apply an action ``BaseEnv.step`` has already checked (finite, clipped, float32
+        ``(N, action_dim)`` on the env's device): the controller's targets without a second test of
+        the same entries. An agent class that overrides ``set_action`` gets ``set_action`` here."""
+        if type(self).set_action is not BaseAgent.set_action:
+            self.set_action(action)
+        else:
+            self.controller._set_checked_action(action)
 
     def get_proprioception(self, xp=torch) -> dict:
         """``{"qpos": (N, dof), "qvel": (N, dof)}`` [rad, m; rad/s, m/s], fresh (ManiSkill's agent name):

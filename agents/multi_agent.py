@@ -47,6 +47,12 @@ class MultiAgent:
         for key, agent in self.agents.items():
             agent.set_action(action[key])
 
+    def _set_checked_action(self, action: dict) -> None:
+        """``set_action`` for an action ``BaseEnv.step`` has already checked (every part finite,
+        clipped, float32 on the env's device): each agent's ``_set_checked_action``."""
+        for key, agent in self.agents.items():
+            agent._set_checked_action(action[key])
+
     def reset(self, env_ids=None) -> None:
         """Put every agent of ``env_ids`` at its rest pose (see each agent's ``reset``)."""
         for agent in self.agents.values():

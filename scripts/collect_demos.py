@@ -12,6 +12,11 @@ leaves a valid dataset of the episodes finished so far. Episode attempt ``k`` is
 ``--seed + k``; each episode records its seed. Only successful episodes are kept unless
 ``--keep-failures``; the success rate is printed either way.
 
+``--control-mode`` records in another mode than the experts' ``pd_ee_delta_pos`` (a joint-position
+mode: ``pd_joint_pos``, ``pd_joint_delta_pos``): each expert episode is converted as it finishes,
+as ``scripts/replay.py --target-control-mode`` converts a dataset, and the summary says how many of
+the expert's successes still succeed after the conversion.
+
 ``--action-noise STD`` records as DART does (Laskey et al., CoRL 2017): the envs execute the
 expert's actions plus Gaussian noise of standard deviation STD (action units, the experts'
 actions lie in [-1, 1]; every column but the gripper's; clipped to the action space; drawn per
@@ -50,7 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="seed of the first episode attempt (default 0; with --append, after the dataset's seeds)")
     parser.add_argument("--obs-mode", default="state", help="state, state_dict, rgb, rgbd, ... (as the env takes)")
     parser.add_argument("--control-mode", default=EXPERT_CONTROL_MODE,
-                        help=f"the experts drive {EXPERT_CONTROL_MODE}; convert afterwards with scripts/replay.py")
+                        help=f"the recorded control mode (default {EXPERT_CONTROL_MODE}, the experts' own; a joint mode "
+                             "such as pd_joint_pos converts each episode as it finishes)")
     parser.add_argument("--reward-mode", default=None, help="the env's reward mode (default: the task's)")
     cli.add_camera_size_option(parser)
     parser.add_argument("--format", choices=("lerobot", "hdf5"), default="lerobot")
@@ -96,6 +102,10 @@ def describe(s: dict) -> str:
     line = (f"{s['env_id']}: wrote {s['episodes']} episodes ({s['frames']} frames) to {s['out']} [{s['format']}]"
             f"{noise}{state}; success rate {s['success_rate']:.1%} over {s['tries']} tries; {s['seconds']:.1f} s, "
             f"{s['episodes_per_s']:.2f} episodes/s, {s['frames_per_s']:.0f} frames/s")
+    if s["conversion"]:
+        c = s["conversion"]
+        line += (f"; converted {c['from']} -> {c['to']}: {c['still_succeed']}/{c['converted']} expert successes still "
+                 f"succeed ({c['success_rate']:.1%})")
     if s["error"]:
         line += f"; stopped by {s['error']} (the dataset holds {s['dataset_episodes']} complete episodes)"
     return line

@@ -37,7 +37,7 @@ import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.envs.registration import REGISTERED
 from simulo_envs.policies import EXPERTS
 from simulo_envs.sim import sim_backend_arg
-from simulo_envs.training.progress import ProgressBar
+from simulo_envs.progress import ProgressBar
 from simulo_envs.wrappers.record import RecordEpisode
 from simulo_envs.output_paths import check_output_file
 from simulo_envs.workers.sharded import ShardedEnv, num_workers_arg, resolve_num_workers

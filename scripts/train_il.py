@@ -12,7 +12,8 @@ action dimension in the dataset's control mode): another task, observation kind 
 fewer than two episodes, or a NaN are refused with a message naming the problem.
 
 Outputs in ``--out`` (default ``runs/il/<env>/<policy>_<obs>_seed<seed>``): ``model_<i>.pt``
-every ``--checkpoint-every`` iterations and ``model_final.pt`` (resumable with ``--resume``),
+every ``--checkpoint-every`` iterations and ``model_final.pt``; the newest of them keeps the
+training state (resumable with ``--resume``), the older ones their acting weights alone,
 ``progress.csv`` (iteration, training seconds, loss, learning rate, iterations/s), TensorBoard
 events, and with ``--eval-episodes K`` ``evaluations.csv``: success over K episodes of every
 checkpoint (evaluation time is not counted as training time). ``--export FILE`` also writes the

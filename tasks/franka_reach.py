@@ -105,6 +105,7 @@ class FrankaReachEnv(TableTopEnv):
     default_max_episode_steps = cfg.max_episode_steps
     train_config = TRAIN_CONFIG
     xp_hooks = True  # the hooks below compute with self.xp alone
+    image_obs_extra = ("tcp_pos", "goal_pos")  # the goal point is hidden from the cameras: the command
 
     def _load_scene(self, options: dict) -> None:
         cfg = self.cfg

@@ -69,57 +69,57 @@ class SO100LiftEnv(SuiteEnv):
 
     def _load_scene(self, options: dict) -> None:
         super()._load_scene(options)  # the ground
-        self.block = self.add_object("Block")
+        self.cube = self.add_object("Cube")
         self.distractors = self.add_distractors()
 
     def _after_reconfigure(self, options: dict) -> None:
-        self.spawn_z = self.block.default_pose[:, 2]  # world frame, per env
+        self.spawn_z = self.cube.default_pose[:, 2]  # world frame, per env
 
     def _initialize_episode(self, env_idx, options: dict) -> None:
         clearance = self.cfg.object_clearance
         others = [(prop, clearance) for prop in self.distractors]
         if self.cfg.region is None:  # the cube in the box, then the others around it
-            cube = self.spawn(self.block, env_idx)
+            cube = self.spawn(self.cube, env_idx)
             self.layout(env_idx, others, fixed=cube[:, :3], fixed_clearance=clearance)
         else:
-            self.layout(env_idx, [(self.block, clearance)] + others)
+            self.layout(env_idx, [(self.cube, clearance)] + others)
         self.draw_colors(env_idx, 1 + len(self.distractors))
-        for role, prop in enumerate([self.block] + self.distractors):
+        for role, prop in enumerate([self.cube] + self.distractors):
             self.paint(prop, env_idx, role)
         self.agent.reset(env_idx)
 
     def evaluate(self) -> dict:
-        """success, fail, is_grasped bool (N,); height_gain (N,) m; block (the cube) and TCP
-        poses (N, 7) and tcp_to_block (N, 3), world frame (FrankaLift-v1's names: one expert
+        """success, fail, is_grasped bool (N,); height_gain (N,) m; cube and TCP
+        poses (N, 7) and tcp_to_cube (N, 3), world frame (FrankaLift-v1's names: one expert
         drives both)."""
-        block_pose, tcp_pose = self.block.state_in(self.xp).pose, self.tcp_pose()
-        success, height_gain, tcp_to_block = lift_predicates(block_pose, tcp_pose, self.as_xp(self.spawn_z), self.k)
+        cube_pose, tcp_pose = self.cube.state_in(self.xp).pose, self.tcp_pose()
+        success, height_gain, tcp_to_cube = lift_predicates(cube_pose, tcp_pose, self.as_xp(self.spawn_z), self.k)
         return {
             "success": success,
-            "fail": self.out_of_reach(block_pose[:, :3]),
-            "is_grasped": self.agent.is_grasping(self.block, xp=self.xp),
+            "fail": self.out_of_reach(cube_pose[:, :3]),
+            "is_grasped": self.agent.is_grasping(self.cube, xp=self.xp),
             "height_gain": height_gain,
-            "block_pose": block_pose,
+            "cube_pose": cube_pose,
             "tcp_pose": tcp_pose,
-            "tcp_to_block": tcp_to_block,
+            "tcp_to_cube": tcp_to_cube,
         }
 
     def compute_dense_reward(self, obs, action, info: dict):
         """reach + grasp + lift terms (weights in the config), ``success_reward`` on success, 0 on
         fail; float32 (N,); the terms go to ``info["reward_terms"]``."""
         grasped = as_float32(info["is_grasped"])
-        dense, info["reward_terms"] = lift_reward(self.xp, self.k, info["tcp_to_block"], info["height_gain"], grasped,
+        dense, info["reward_terms"] = lift_reward(self.xp, self.k, info["tcp_to_cube"], info["height_gain"], grasped,
                                                   info["success"])
         return self.xp.where(info["fail"] & ~info["success"], 0.0, dense)
 
     def instructions(self) -> list[str]:
         """"Lift the <colour> <shape>." per env (``SuiteEnv``)."""
-        return [f"Lift the {color} {shape}." for color, shape in zip(self.color_names(0), self.shape_names(self.block))]
+        return [f"Lift the {color} {shape}." for color, shape in zip(self.color_names(0), self.shape_names(self.cube))]
 
     def _get_obs_extra(self, info: dict) -> dict:
         return {
             "tcp_pose": self.local(info["tcp_pose"]),  # env-local
-            "block_pose": self.local(info["block_pose"]),
-            "tcp_to_block": info["tcp_to_block"],
+            "cube_pose": self.local(info["cube_pose"]),
+            "tcp_to_cube": info["tcp_to_cube"],
             "is_grasped": info["is_grasped"],
         }

@@ -54,6 +54,7 @@ class SO100PickPlaceEnv(SO100TableTopEnv):
     cfg = SO100PickPlaceConfig()
     default_max_episode_steps = cfg.max_episode_steps
     xp_hooks = True  # the hooks below compute with self.xp alone
+    image_obs_extra = ("tcp_pose", "goal_pos")  # the goal point is hidden from the cameras: the command
 
     def _load_scene(self, options: dict) -> None:
         cfg = self.cfg

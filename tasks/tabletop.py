@@ -7,7 +7,8 @@ A task subclasses ``TableTopEnv`` and still reads top to bottom like the seed ex
 ground, ``add_cube`` a cube, ``add_goal_marker`` a goal point), ``_initialize_episode``
 (``spawn`` draws a prop's spawn, ``spawn_goal`` a goal's), ``evaluate``, ``compute_dense_reward``
 (``weighted_sum`` of the terms), ``_get_obs_extra`` (``BaseEnv.local`` makes world poses
-env-local). Its step hooks compute with ``self.xp`` (torch, or numpy on the CPU fast path:
+env-local; image obs modes keep of it only ``image_obs_extra``: the TCP pose, and the goal where
+the cameras do not show it). Its step hooks compute with ``self.xp`` (torch, or numpy on the CPU fast path:
 ``BaseEnv.xp_hooks``, ``simulo_envs/envs/fast_step.py``); the helpers here serve both.
 """
 
@@ -57,6 +58,7 @@ class TableTopEnv(BaseEnv):
     default_robot_uids = "panda"  # built by BaseEnv._load_agent
     default_control_mode = "pd_joint_delta_pos"
     cfg = TableTopConfig()
+    image_obs_extra = ("tcp_pose",)  # image obs modes: the robot's own TCP; objects only with "+state"
     ground_color = None
     """The floor's RGB in [0, 1] in images (None: the renderer's grey)."""
 

@@ -37,7 +37,8 @@ LAYERS = (
     ("controllers and policies", ("simulo_envs.controllers", "simulo_envs.policies")),
     ("sim", ("simulo_envs.sim",)),
     ("foundations", ("simulo_envs.authoring", "simulo_envs.cloner", "simulo_envs.tensors", "simulo_envs.env_ids",
-                     "simulo_envs.geometry", "simulo_envs.params_common", "simulo_envs.output_paths")),
+                     "simulo_envs.geometry", "simulo_envs.params_common", "simulo_envs.output_paths",
+                     "simulo_envs.progress")),
 )
 
 SAPIEN_HOME = "simulo_envs.sim"

@@ -79,12 +79,15 @@ def test_failures_are_dropped_unless_kept(tmp_path):
 def test_rgb_episodes_in_two_worker_processes(tmp_path):
     out = tmp_path / "rgb"
     summary = collect(CollectSettings("FrankaLift-v1", num_episodes=3, out=str(out), num_envs=2, num_workers=2,
-                                      obs_mode="rgb", env_kwargs={"sensor_configs": {"width": 64, "height": 48}}),
+                                      obs_mode="rgb+state", env_kwargs={"sensor_configs": {"width": 64, "height": 48}}),
                       progress=False)
     assert summary["episodes"] == 3 and summary["success_rate"] == 1.0 and summary["error"] is None
     ds = load_dataset(str(out))
-    assert ds.cameras == {"base_camera": (48, 64, 3)} and ds.obs_mode == "rgb"
+    assert ds.cameras == {"base_camera": (48, 64, 3)} and ds.obs_mode == "rgb+state"
+    # the images and the whole state beside them (obs["state"] from the workers): 9 + 9 + 7 + 7 + 3 + 1
+    assert len(ds.state_names) == 36 and ds.state_names[25:28] == ("block_pose.x", "block_pose.y", "block_pose.z")
     ep = ds[0]
+    assert ep.observation_state.shape == (ep.length, 36) and ep.observation_state[:, 27].min() > 0.02  # block on the floor or above
     assert ep.images["base_camera"].shape == (ep.length, 48, 64, 3) and ep.images["base_camera"].dtype == torch.uint8
     assert ep.images["base_camera"].float().std() > 5  # a rendered scene, not a blank frame
     assert ds.stats["observation.images.base_camera"]["mean"].shape == (3, 1, 1)
@@ -114,7 +117,11 @@ def test_command_line_summary_json_and_append(tmp_path, collect_main, capsys):
     (["--env-id", "NoSuchTask-v9"], "unknown env id 'NoSuchTask-v9'"),
     (["--env-id", "FrankaReach-v1"], "FrankaReach-v1 has no scripted expert"),
     (["--env-id", "FrankaLift-v1", "--obs-mode", "colour"], "colour"),
-    (["--env-id", "FrankaLift-v1", "--control-mode", "pd_joint_pos"], "scripts/replay.py --target-control-mode"),
+    (["--env-id", "FrankaLift-v1", "--control-mode", "pd_ee_delta_pose"], "is not supported: its part 'arm'"),
+    (["--env-id", "FrankaLift-v1", "--control-mode", "pd_joint_vel"], "pd_joint_vel"),
+    (["--env-id", "FrankaLift-v1", "--camera-size", "64", "64"], "obs mode 'state' records none"),
+    (["--env-id", "FrankaLift-v1", "--control-mode", "pd_joint_pos", "--action-noise", "0.05"],
+     "convert to no other control mode"),
 ])
 def test_bad_arguments_are_refused_before_anything_is_written(tmp_path, capsys, collect_main, args, message):
     out = tmp_path / "never"
@@ -122,3 +129,32 @@ def test_bad_arguments_are_refused_before_anything_is_written(tmp_path, capsys, 
         collect_main([*args, "--num-episodes", "1", "--num-envs", "1", "--out", str(out)])
     assert exit_info.value.code == 2 and message in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_episodes_recorded_in_the_control_mode_asked(tmp_path, collect_main, capsys):
+    """The experts drive pd_ee_delta_pos; each episode is converted into pd_joint_pos as it
+    finishes, the dataset holds the converted episodes, and they replay in that mode as recorded."""
+    from simulo_envs.datasets.replay_job import ReplaySettings, replay
+
+    out = str(tmp_path / "joint")
+    assert collect_main(["--env-id", "FrankaLift-v1", "--num-episodes", "3", "--num-envs", "2", "--control-mode",
+                         "pd_joint_pos", "--format", "hdf5", "--out", out, "--json"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    summary = json.loads(lines[-1])
+    conversion = summary["conversion"]
+    assert (conversion["from"], conversion["to"]) == ("pd_ee_delta_pos", "pd_joint_pos")
+    assert conversion["converted"] >= 3 and conversion["still_succeed"] == 3 == summary["episodes"]
+    assert conversion["success_rate"] == 3 / conversion["converted"]
+    assert "converted pd_ee_delta_pos -> pd_joint_pos: 3/" in lines[-2]
+    ds = load_dataset(out)
+    assert ds.control_mode == "pd_joint_pos" and ds.schema.env_kwargs["control_mode"] == "pd_joint_pos"
+    assert ds.action_names[:2] == ("panda_joint1.pos", "panda_joint2.pos") and ds.successes.all()
+    first = ds[0].action.numpy()
+    assert np.all(np.abs(first[:, :7]) <= 2 * np.pi) and np.abs(first[:, 0]).max() < 0.6  # joint angles [rad], not deltas
+    again = replay(ReplaySettings(out, str(tmp_path / "again"), fmt="hdf5", obs_mode="state", num_envs=2),
+                   progress=False)
+    assert again["still_succeed"] == again["recorded_successes"] == 3   # the recorded actions redo each episode
+    replayed = load_dataset(str(tmp_path / "again"))
+    by_seed = {int(seed): i for i, seed in enumerate(ds.seeds)}
+    for ep in replayed:
+        assert np.array_equal(ep.observation_state.numpy(), ds[by_seed[ep.seed]].observation_state.numpy())

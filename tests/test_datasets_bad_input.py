@@ -192,12 +192,19 @@ def start_collection(out, *extra):
                             preexec_fn=default_sigint)
 
 
+def _committed(out) -> int:
+    """Episodes committed so far to the dataset at ``out`` (either format)."""
+    info, sidecar = out / "meta" / "info.json", out / "trajectory.json"
+    if info.exists():
+        return json.loads(info.read_text())["total_episodes"]
+    return len(json.loads(sidecar.read_text())["episodes"]) if sidecar.exists() else 0
+
+
 def wait_for_episodes(out, count: int, process, timeout: float = 400.0) -> None:
-    info = out / "meta" / "info.json"
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert process.poll() is None, process.communicate()
-        if info.exists() and json.loads(info.read_text())["total_episodes"] >= count:
+        if _committed(out) >= count:
             return
         time.sleep(0.2)
     process.kill()
@@ -205,9 +212,10 @@ def wait_for_episodes(out, count: int, process, timeout: float = 400.0) -> None:
 
 
 @pytest.mark.e2e
-def test_ctrl_c_leaves_the_finished_episodes(tmp_path):
+@pytest.mark.parametrize("fmt", ["lerobot", "hdf5"])
+def test_ctrl_c_leaves_the_finished_episodes(tmp_path, fmt):
     out = tmp_path / "ds"
-    process = start_collection(out)
+    process = start_collection(out, "--format", fmt)
     wait_for_episodes(out, 2, process)
     process.send_signal(signal.SIGINT)
     stdout, stderr = process.communicate(timeout=300)
@@ -217,6 +225,8 @@ def test_ctrl_c_leaves_the_finished_episodes(tmp_path):
     ds = load_dataset(str(out))
     assert len(ds) == summary["episodes"] and ds.successes.all()
     assert [ds[i].length for i in range(len(ds))] == ds.lengths.tolist()
+    if fmt == "hdf5":   # closed on the way out: one self-contained file beside its sidecar
+        assert sorted(os.listdir(out)) == ["trajectory.h5", "trajectory.json"]
 
 
 @pytest.mark.e2e

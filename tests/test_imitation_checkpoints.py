@@ -50,3 +50,27 @@ def test_committed_policy_films_and_refuses_what_does_not_fit(tmp_path):
         evaluate(STATE, episodes=2, expected_env_id="FrankaLift-v1")
     with pytest.raises(ValueError, match="seed"):   # the demonstrations' own start states
         evaluate(STATE, episodes=2, seed=0)
+
+
+def test_committed_rgb_policy_reads_exactly_what_image_observations_carry():
+    """Trained when the rgb observation still held the cube and the goal (41 state columns, of
+    which it read 25); those 25 are, by name and order, the whole state of today's rgb
+    observation, so the checkpoint evaluates as it was saved."""
+    from simulo_envs.datasets.schema import schema_from_env
+    from simulo_envs.envs.registration import REGISTERED
+    from simulo_envs.imitation.spec import PolicySpec, env_kwargs, policy_inputs
+
+    spec = PolicySpec.from_dict(read_checkpoint(RGB)["spec"])
+    assert len(spec.state_names) == 41 and spec.state_dim == 25
+    kwargs = env_kwargs(spec)
+    kwargs["sensor_configs"]["base_camera"].update(width=16, height=16)   # the names do not depend on the size
+    env = REGISTERED["FrankaPush-v1"](num_envs=1, **kwargs)
+    try:
+        env.reset(seed=10_000)
+        assert schema_from_env(env, "FrankaPush-v1").state_names == spec.read_names
+        assert not any(n.startswith(("cube", "goal", "tcp_to")) for n in spec.read_names)
+        obs = env.get_obs()
+        state, _ = policy_inputs(obs, PolicySpec.from_dict({**spec.to_dict(), "image_size": (16, 16)}))
+        assert state.shape == (1, 25) and state[0, 18:21].tolist() == obs["extra"]["tcp_pose"][0, :3].tolist()
+    finally:
+        env.close()

@@ -154,9 +154,14 @@ def test_two_stage_learning_rate_and_training():
 def test_a_two_stage_training_freezes_the_encoder_in_its_second_stage(tmp_path):
     config = default_config("diffusion", "rgb", {**SMALL, "iterations": 20, "encoder_pretrain": 0.5,
                                                  "state_aux_weight": 1.0, "lr_warmup": 0})
-    result = train(_demos(), config, str(tmp_path), checkpoint_every=10, progress=False)
+    states = {}
+
+    def keep_state(path, iteration, wall_s):   # a periodic checkpoint keeps its training state until the next
+        states[iteration] = torch.load(path, weights_only=False)["train_state"]["weights"]
+
+    result = train(_demos(), config, str(tmp_path), checkpoint_every=10, progress=False, on_checkpoint=keep_state)
     assert result.iterations == 20
-    middle = torch.load(tmp_path / "model_10.pt", weights_only=False)["train_state"]["weights"]
+    middle = states[10]
     final = torch.load(tmp_path / "model_final.pt", weights_only=False)["train_state"]["weights"]
     for name in middle:
         if name.startswith("encoder.image."):
@@ -182,13 +187,13 @@ def test_a_frozen_encoder_reads_cached_features_by_frame():
 
 
 def test_a_resumed_frozen_run_stays_frozen_whatever_its_new_budget(tmp_path):
-    config = default_config("diffusion", "rgb", {**SMALL, "iterations": 20, "encoder_pretrain": 0.5, "lr_warmup": 0})
-    train(_demos(), config, str(tmp_path), checkpoint_every=15, progress=False)
-    frozen_at_15 = torch.load(tmp_path / "model_15.pt", weights_only=False)
-    assert frozen_at_15["train_state"]["encoder_frozen"] is True
+    config = default_config("diffusion", "rgb", {**SMALL, "iterations": 15, "encoder_pretrain": 0.5, "lr_warmup": 0})
+    train(_demos(), config, str(tmp_path), checkpoint_every=1000, progress=False)
+    frozen_at_15 = torch.load(tmp_path / "model_final.pt", weights_only=False)
+    assert frozen_at_15["train_state"]["encoder_frozen"] is True and frozen_at_15["iteration"] == 15
     # a larger budget would put iteration 15 back in the first stage (15 / 100 < 0.5): it must not unfreeze
     result = train(_demos(), config.replace(iterations=100), str(tmp_path), checkpoint_every=1000, progress=False,
-                   resume=str(tmp_path / "model_15.pt"))
+                   resume=str(tmp_path / "model_final.pt"))
     assert result.iterations == 100
     final = torch.load(tmp_path / "model_final.pt", weights_only=False)
     for name, value in frozen_at_15["train_state"]["weights"].items():

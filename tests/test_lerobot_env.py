@@ -82,10 +82,10 @@ def test_success_is_in_info_every_step_and_in_final_info(so100):
     so100.reset(seed=[4, 5], options={NEW_ROLLOUT_OPTION: True})
     *_, info = so100.step(_rest(so100))
     assert "is_success" in info and "final_info" not in info
-    block = so100.base_env.block
-    pose = block.state.pose.clone()
+    cube = so100.base_env.cube
+    pose = cube.state.pose.clone()
     pose[1, 2] += 0.10  # env 1's cube 10 cm up: lifted by more than the 5 cm the task asks for
-    block.set_pose(pose[1:2], env_ids=[1])
+    cube.set_pose(pose[1:2], env_ids=[1])
     obs, reward, terminated, truncated, info = so100.step(_rest(so100))
     assert terminated.tolist() == [False, True]
     assert info["final_info"]["is_success"].tolist() == [False, True]
@@ -102,7 +102,7 @@ def _rest(env) -> np.ndarray:
 
 def test_reset_takes_one_seed_per_env_and_lerobots_option(so100):
     first, _ = so100.reset(seed=[7, 8], options={NEW_ROLLOUT_OPTION: True})
-    cubes = so100.base_env.block.state.pose[:, :3] - so100.base_env.scene.env_origins
+    cubes = so100.base_env.cube.state.pose[:, :3] - so100.base_env.scene.env_origins
     again, _ = so100.reset(seed=[7, 8])
     np.testing.assert_array_equal(first["pixels"]["base_camera"], again["pixels"]["base_camera"])
     assert not torch.allclose(cubes[0], cubes[1])  # each env draws from its own seed

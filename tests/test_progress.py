@@ -1,11 +1,15 @@
 """The progress bar of the scripts: its time estimate honours a wall-clock cap (--max-minutes),
-and written to a file or a pipe it prints plain lines instead of redrawing with carriage returns."""
+and written to a file or a pipe it prints plain lines instead of redrawing with carriage returns;
+collection, replay, imitation training and evaluation all show it."""
 
 from __future__ import annotations
 
 import io
+import re
 
-from simulo_envs.training.progress import ProgressBar
+import pytest
+
+from simulo_envs.progress import ProgressBar
 
 
 class Terminal(io.StringIO):
@@ -65,3 +69,40 @@ def test_plain_lines_off_a_terminal_and_redraws_on_one():
     bar.update(4)
     bar.close()
     assert "\r" in terminal.getvalue() and "4/4" in terminal.getvalue()
+
+
+def _lines(text: str, start: str) -> list[str]:
+    assert "\r" not in text           # a log, not a terminal: no redraws piled into one line
+    return [line for line in text.splitlines() if line.startswith(start)]
+
+
+def test_a_collection_logs_plain_lines_with_its_frame_rate(tmp_path, capsys):
+    from simulo_envs.datasets.collect import CollectSettings, collect
+
+    summary = collect(CollectSettings("FrankaLift-v1", num_episodes=2, out=str(tmp_path / "ds"), num_envs=2))
+    lines = _lines(capsys.readouterr().err, "FrankaLift-v1 -> ")
+    assert lines[0].startswith(f"FrankaLift-v1 -> {tmp_path / 'ds'}: 0/2 eps (0%)")
+    assert lines[-1].startswith(f"FrankaLift-v1 -> {tmp_path / 'ds'}: 2/2 eps (100%)")
+    fps = float(re.search(r"fps=([0-9.]+)", lines[-1]).group(1))   # frames collected per second, from the start
+    assert fps > 0 and abs(fps - summary["frames"] / summary["seconds"]) < 0.5 * fps
+
+
+@pytest.mark.usefixtures("one_torch_thread")
+@pytest.mark.parametrize("cap", ["max_minutes", "max_cpu_minutes"])
+def test_training_logs_plain_lines_whose_estimate_keeps_to_the_time_cap(tmp_path, capsys, cap):
+    from imitation_demos import expert_demos
+    from simulo_envs.imitation import default_config
+    from simulo_envs.imitation.trainer import train
+
+    demos = expert_demos(str(tmp_path / "demos"), "FrankaPush-v1", 2, "state")
+    capsys.readouterr()
+    config = default_config("bc", "state", {"hidden": 32, "blocks": 1, "batch_size": 16, "iterations": 10_000_000})
+    train(demos, config, str(tmp_path / "run"), log_every=10, **{cap: 0.05})   # 3 s of 10 million steps
+    lines = _lines(capsys.readouterr().err, "bc FrankaPush-v1: ")
+    assert len(lines) >= 2
+    # [elapsed<remaining: never the hours 10 million steps would take; at most the cap (of CPU time, as
+    # wall time at the run's share of a CPU: a loaded machine stretches it)
+    limit = "00:03" if cap == "max_minutes" else "01:00"
+    for line in lines[1:]:
+        elapsed, remaining = re.search(r"\[(\d\d:\d\d)<(\d\d:\d\d)", line).groups()
+        assert remaining <= limit and elapsed <= "01:00", line

@@ -39,12 +39,16 @@ def test_obs_mode_by_actions_into_lerobot_rgb(lift_demos, tmp_path):
     assert (summary["replayed"], summary["still_succeed"], summary["success_rate"]) == (2, 2, 1.0)
     source, ds = load_dataset(lift_demos), load_dataset(str(out))
     assert ds.obs_mode == "rgb" and ds.control_mode == "pd_ee_delta_pos" and ds.cameras == {"base_camera": (48, 64, 3)}
+    # images observe the robot's own state only: no block pose, no contact flag
+    robot = [n for n in source.state_names if not n.startswith(("block_pose", "tcp_to_block", "is_grasped"))]
+    assert list(ds.state_names) == robot and len(robot) == 9 + 9 + 7
+    columns = [list(source.state_names).index(n) for n in robot]
     by_seed = {int(s): i for i, s in enumerate(source.seeds)}
     for ep in ds:
         recorded = source[by_seed[ep.seed]]
         assert ep.length == recorded.length and np.array_equal(ep.action.numpy(), recorded.action.numpy())
         # recorded in fresh physics (the default): the replay is the same trajectory, bit for bit
-        assert np.array_equal(ep.observation_state.numpy(), recorded.observation_state.numpy())
+        assert np.array_equal(ep.observation_state.numpy(), recorded.observation_state.numpy()[:, columns])
         assert ep.images["base_camera"].shape == (ep.length, 48, 64, 3)
 
 
@@ -53,6 +57,7 @@ def test_obs_mode_by_env_states_is_exact(lift_demos, tmp_path):
     summary = replay(ReplaySettings(lift_demos, str(out), fmt="hdf5", obs_mode="state_dict", use_env_states=True,
                                     num_envs=4), progress=False)
     assert summary["success_rate"] == 1.0 and summary["episodes"] == 6
+    assert sorted(os.listdir(out)) == ["trajectory.h5", "trajectory.json"]   # a finished replay: two files
     source, ds = load_dataset(lift_demos), load_dataset(str(out))
     by_seed = {int(s): i for i, s in enumerate(source.seeds)}
     for ep in ds:
@@ -229,6 +234,9 @@ def test_bad_target_modes_and_output_folders_are_refused_untouched(lift_demos, t
 
     with pytest.raises(ValueError, match="colour"):
         replay(ReplaySettings(lift_demos, str(tmp_path / "a"), obs_mode="colour"), progress=False)
+    # --camera-size on a state replay (the source's mode): no camera to size, said rather than ignored
+    with pytest.raises(ValueError, match="obs mode 'state' records none"):
+        replay(ReplaySettings(lift_demos, str(tmp_path / "a"), env_kwargs=SMALL_CAMERA), progress=False)
     assert not (tmp_path / "a").exists()
     notes = tmp_path / "notes"
     notes.mkdir()

@@ -89,7 +89,7 @@ def test_replay_verify_finds_isolated_recordings_bitwise_equal_and_a_changed_act
         assert all(row["bitwise"] and row["max_deviation"] == 0.0 for row in report["per_episode"])
         assert report["software_differences"] == []
         # one recorded action nudged by 1e-3: that episode no longer reproduces, the exit status says so
-        with h5py.File(out / "episodes" / "traj_0.h5", "r+") as f:
+        with h5py.File(out / "trajectory.h5", "r+") as f:  # one self-contained file once collected
             f["traj_1/actions"][5, 0] += 1e-3
         assert main(["--source", str(out), "--verify", "--json", "--no-progress"]) == 1
         report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])

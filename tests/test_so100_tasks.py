@@ -35,7 +35,7 @@ def test_the_cube_spawns_inside_the_workspace(env_id):
     try:
         _, info = env.reset(seed=3)
         base = env.unwrapped
-        key = "block_pose" if "block_pose" in info else "cube_pose"
+        key = "cube_pose"   # one name for the cube in both SO-100 tasks
         xy = info[key][:, :2] - base._env_origins[:, :2]
         assert xy[:, 0].min() >= 0.235 - 1e-4 and xy[:, 0].max() <= 0.295 + 1e-4
         assert xy[:, 1].abs().max() <= 0.08 + 1e-4 and xy[:, 1].abs().max() > 0.04  # the range is used
@@ -49,17 +49,17 @@ def test_lift_success_fail_and_rewards():
     try:
         env.reset(seed=0)
         base = env.unwrapped
-        pose = base.block.state.pose
+        pose = base.cube.state.pose
         pose[1, 2] += 0.06                                # env 1: lifted 6 cm (needs 5)
         pose[2, :2] = base._env_origins[2, :2] + torch.tensor([0.42, 0.0])  # env 2: out of reach
-        base.block.set_pose(pose)
+        base.cube.set_pose(pose)
         info = base.get_info()
         assert info["success"].tolist() == [False, True, False]
         assert info["fail"].tolist() == [False, False, True]
         reward = base.get_reward(None, torch.zeros(3, 6), info)
         assert reward[1].item() == pytest.approx(1.0) and reward[2].item() == 0.0
         terms = info["reward_terms"]
-        distance = info["tcp_to_block"][0].norm()
+        distance = info["tcp_to_cube"][0].norm()
         assert 0.07 < distance < 0.12  # the TCP at rest, 8 cm above the cube's spawn region
         assert terms["reach"][0].item() == pytest.approx(1 - torch.tanh(10 * distance).item(), abs=1e-5)
         assert reward[0].item() == pytest.approx(terms["reach"][0].item() / 5.0, abs=1e-5)  # reach only
@@ -104,3 +104,19 @@ def test_the_scripted_expert_succeeds(env_id, backend):
         assert int(success.sum()) >= 15, success.tolist()
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("env_id", sorted(TASKS))
+def test_one_name_for_the_cube_as_a_randomization_target(env_id):
+    from simulo_envs.envs.randomization import Randomize, Uniform
+
+    env = gym.make(env_id, num_envs=2, randomization=[Randomize("cube.mass", Uniform(0.005, 0.02))])
+    try:
+        env.reset(seed=1)
+        masses = env.unwrapped.randomization.values()["cube.mass"]
+        assert masses.shape[0] == 2 and ((masses >= 0.005) & (masses <= 0.02)).all()
+        assert "cube_pose" in env.unwrapped.get_info()
+    finally:
+        env.close()
+    with pytest.raises(ValueError, match=r"no 'block'; its randomization targets are \[.*'cube'"):
+        gym.make(env_id, num_envs=1, randomization=[Randomize("block.mass", Uniform(0.005, 0.02))])

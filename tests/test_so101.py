@@ -90,7 +90,7 @@ def test_the_wrist_camera_rides_on_the_gripper_and_sees_the_cube_between_the_jaw
         obs, _ = env.reset(seed=0)
         assert sorted(obs["sensor_data"]) == ["base_camera", "wrist_camera"]
         base = env.unwrapped
-        cube_id = next(i for i, name in base.segmentation_id_map.items() if name == "/World/Block")
+        cube_id = next(i for i, name in base.segmentation_id_map.items() if name == "/World/Cube")  # one name for the cube
         before = base.get_sensor_params()["wrist_camera"]["cam2world_gl"].clone()
         expert = EXPERTS["SO101Lift-v1"](env)
         for _ in range(30):

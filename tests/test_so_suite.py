@@ -51,9 +51,9 @@ def test_lift_train_places_the_cube_as_before_and_names_its_colour():
     try:
         env.reset(seed=3)
         base = env.unwrapped
-        local = base.block.state.pose[:, :3] - base.env_origins
+        local = base.cube.state.pose[:, :3] - base.env_origins
         assert (abs(local[:, 0] - 0.265) <= 0.03).all() and (abs(local[:, 1]) <= 0.08).all()
-        assert torch.allclose(base.block.state.pose[:, 3:], torch.tensor([1.0, 0, 0, 0]).expand(8, 4))
+        assert torch.allclose(base.cube.state.pose[:, 3:], torch.tensor([1.0, 0, 0, 0]).expand(8, 4))
         rng = np.random.RandomState(int(base.episode_rng.episode_seeds[0]))  # env 0's episode stream
         assert float(local[0, 0]) == pytest.approx(0.265 + rng.uniform(-0.03, 0.03), abs=1e-6)
         assert float(local[0, 1]) == pytest.approx(rng.uniform(-0.08, 0.08), abs=1e-6)
@@ -70,7 +70,7 @@ def test_colours_are_painted_where_the_env_renders():
     try:
         env.reset(seed=0)
         base = env.unwrapped
-        for role, prop in enumerate([base.block] + base.distractors):
+        for role, prop in enumerate([base.cube] + base.distractors):
             names = base.color_names(role)
             assert all(n in HELDOUT_COLORS for n in names)
             expected = torch.tensor([COLORS[n] for n in names])
@@ -86,7 +86,7 @@ def test_heldout_positions_lie_in_the_side_sectors_facing_the_base_and_apart():
     try:
         env.reset(seed=1)
         base = env.unwrapped
-        poses = [prop.state.pose for prop in [base.block] + base.distractors]
+        poses = [prop.state.pose for prop in [base.cube] + base.distractors]
         for pose in poses:
             local = pose[:, :3] - base.env_origins
             radius, bearing = local[:, :2].norm(dim=1), torch.atan2(local[:, 1], local[:, 0])

@@ -6,6 +6,7 @@ check, contacts, reward, torch outputs), at one env and 16 (or the ``--num-envs`
 from __future__ import annotations
 
 import time
+from typing import Optional
 
 from benchmark_sections.common import median, rounds
 
@@ -24,12 +25,38 @@ def requested(args) -> bool:
     return args.raw
 
 
-def measure_raw(num_envs: int, steps: int, warmup: int = 20) -> float:
+def stage_clock(totals: Optional[list]):
+    """``mark(i)``: adds the thread's CPU time since the previous mark (``time.thread_time_ns``)
+    to ``totals[i - 1]`` [ns]; ``mark(0)`` only starts the clock. A no-op when ``totals`` is None
+    (the steps/s measurements), so the timed loops are the same code with or without stages."""
+    if totals is None:
+        return lambda i: None
+    last = [0]
+
+    def mark(i: int) -> None:
+        now = time.thread_time_ns()
+        if i:
+            totals[i - 1] += now - last[0]
+        last[0] = now
+
+    return mark
+
+
+RAW_STAGES = ("controller", "physics", "state reads")
+"""The stages ``measure_raw`` marks (``stages=``)."""
+FLOOR_STAGES = ("action check and clip", "controller", "physics", "fault check", "evaluate", "reward", "observation",
+                "outputs")
+"""The stages ``measure_floor`` marks (``stages=``)."""
+
+
+def measure_raw(num_envs: int, steps: int, warmup: int = 20, stages: Optional[list] = None) -> float:
     """Env steps/s of a raw SAPIEN loop over FrankaLift-v1's scene (built once by our backend, so
     the physics is the same object for object): per env step and env, read the arm's qpos, set
     its 9 drive targets (qpos + a random increment of at most 0.1 rad, the gripper's mapped to
     [-0.01, 0.04] m), then 5 PhysX steps, then read what the observation needs (qpos, qvel,
-    cube pose, TCP pose). No validation, no controller, no reward: the floor any env pays."""
+    cube pose, TCP pose). No validation, no controller, no reward: the floor any env pays.
+    ``stages``: a list of ``len(RAW_STAGES)`` zeros to receive each stage's CPU time [ns] over
+    the timed steps (``stage_clock``)."""
     import numpy as np
     import sapien.physx as physx
 
@@ -44,31 +71,39 @@ def measure_raw(num_envs: int, steps: int, warmup: int = 20) -> float:
         physx.PhysxRigidDynamicComponent) for scene in backend.scenes]
     system = backend.system
     actions = np.random.default_rng(0).uniform(-1, 1, (steps + warmup, num_envs, 8))
-    start = 0.0
+    start, mark = 0.0, stage_clock(stages)
     for k in range(steps + warmup):
         if k == warmup:
             start = time.perf_counter()
+            if stages is not None:
+                stages[:] = [0] * len(stages)
+        mark(0)
         for i in range(num_envs):
             a = actions[k, i]
             targets = arts[i].get_qpos()[:7] + 0.1 * a[:7]
             for joint, value in zip(joints[i], targets.tolist() + [0.015 + 0.025 * a[7]] * 2):
                 joint.set_drive_target(value)
+        mark(1)
         for _ in range(5):
             system.step()
+        mark(2)
         for i in range(num_envs):
             arts[i].get_qpos(), arts[i].get_qvel(), cubes[i].entity_pose, tcps[i].entity_pose
+        mark(3)
     elapsed = time.perf_counter() - start
     env.close()
     return num_envs * steps / elapsed
 
 
-def measure_floor(num_envs: int, steps: int, warmup: int = 20) -> float:
+def measure_floor(num_envs: int, steps: int, warmup: int = 20, stages: Optional[list] = None) -> float:
     """Env steps/s of the raw loop plus the least work an env step of FrankaLift-v1 must add,
     inline in plain numpy with no framework around it: check the action (shape, finiteness) and
     clip it, map it to drive targets (the same affine map, clipped to the joint limits), then after
     the physics read the packed state once, check it for faults (finite, speeds, box), query the
     finger-block contacts, compute success, grasp, the reward terms and the flat observation, and
-    return them as torch tensors (obs, reward, terminated, truncated and the 13 info entries)."""
+    return them as torch tensors (obs, reward, terminated, truncated and the 13 info entries).
+    ``stages``: a list of ``len(FLOOR_STAGES)`` zeros to receive each stage's CPU time [ns] over
+    the timed steps (``stage_clock``)."""
     import numpy as np
     import torch
 
@@ -95,25 +130,32 @@ def measure_floor(num_envs: int, steps: int, warmup: int = 20) -> float:
     hi = np.c_[origin[:, :3] + (5, 5, 5), np.full((n, 3), 11.5), np.full((n, 3), 115), np.full((n, 9), 50)]
     actions = torch.rand(steps + warmup, n, 8, generator=torch.Generator().manual_seed(0)) * 2 - 1
     system, dt, start = backend.system, backend.system.timestep, 0.0
-    qpos = backend.qpos(robot._gid)
+    qpos, mark = backend.qpos(robot._gid), stage_clock(stages)
     for step in range(steps + warmup):
         if step == warmup:
             start = time.perf_counter()
+            if stages is not None:
+                stages[:] = [0] * len(stages)
+        mark(0)
         a = actions[step].numpy()
         if a.shape != (n, 8) or not np.isfinite(a).all():
             raise ValueError("bad action")
         a = np.minimum(np.maximum(a, low), high)
+        mark(1)
         targets = (m["_bias"] + a * m["_scale"])[:, m["_action_of_column"]] + qpos * m["_is_delta"]
         np.minimum(np.maximum(targets, m["_low"], out=targets), m["_high"], out=targets)
         for env_joints, row in zip(joints, targets.tolist()):
             for joint, value in zip(env_joints, row):
                 joint.set_drive_target(value)
+        mark(2)
         for _ in range(5):
             system.step()
+        mark(3)
         packed = np.frombuffer(system.pack(), dtype=np.float32)
         values = packed[checked]
         if not np.isfinite(packed).all() or ((values < lo) | (values > hi)).any():
             raise RuntimeError("fault")
+        mark(4)
         qpos, velocity, block_pose = packed[art], packed[qvel], packed[block[:, :7]]
         tcp_pose = np.empty((n, 7), dtype=np.float32)
         for row, link in zip(tcp_pose, tcp):
@@ -122,9 +164,12 @@ def measure_floor(num_envs: int, steps: int, warmup: int = 20) -> float:
         forces = (query.impulses(system.get_contacts()) / dt).astype(np.float32)
         grasped = np.minimum.reduce(np.einsum("ijk,ijk->ij", forces, forces), axis=1) >= 0.25
         success, height_gain, tcp_to_block = lift_predicates(block_pose, tcp_pose, spawn_z, k)
+        mark(5)
         reward, terms = lift_reward(np, k, tcp_to_block, height_gain, grasped.astype(np.float32), success)
+        mark(6)
         obs = np.concatenate([qpos, velocity, tcp_pose - origin, block_pose - origin, tcp_to_block, grasped[:, None]],
                              axis=1, dtype=np.float32)
+        mark(7)
         info = {key: torch.from_numpy(value) for key, value in (
             ("success", success), ("is_grasped", grasped), ("height_gain", height_gain), ("block_pose", block_pose),
             ("tcp_pose", tcp_pose), ("tcp_to_block", tcp_to_block), ("elapsed_steps", np.full(n, step, np.int32)),
@@ -133,6 +178,7 @@ def measure_floor(num_envs: int, steps: int, warmup: int = 20) -> float:
         info["reward_terms"] = {key: torch.from_numpy(value) for key, value in terms.items()}
         torch.from_numpy(obs), torch.from_numpy(reward / k.success_reward), torch.from_numpy(success.copy()), \
             torch.from_numpy(np.full(n, step >= 100))
+        mark(8)
     elapsed = time.perf_counter() - start
     env.close()
     return num_envs * steps / elapsed

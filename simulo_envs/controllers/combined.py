@@ -137,6 +137,12 @@ class CombinedController:
             finite = bool(torch.isfinite(action).all())
         if not finite:
             raise ValueError("controller action contains NaN or inf; no drive target was written")
+        self._set_checked_action(action)
+
+    def _set_checked_action(self, action: torch.Tensor) -> None:
+        """``set_action`` for an action already known finite: float32 ``(N, action_dim)`` on the
+        robot's device, clipped to ``[action_low, action_high]`` (what ``BaseEnv.step`` hands over
+        after its own checks, so the step does not test the same entries twice)."""
         robot = self.robot
         if not self._fused:
             if action.device.type == "cpu":  # numpy views: a fraction of torch's per-call cost

@@ -9,6 +9,7 @@ import json
 from typing import Callable
 
 from simulo_envs.datasets.errors import DatasetError
+from simulo_envs.envs.sensors import STATE_OBS_MODES
 
 ERRORS = (KeyError, ValueError, TypeError, OSError, DatasetError)
 """What a dataset job raises for bad input (a script may add its own)."""
@@ -32,6 +33,15 @@ def camera_kwargs(args: argparse.Namespace) -> dict:
     if args.camera_size is None:
         return {}
     return {"sensor_configs": {"width": args.camera_size[0], "height": args.camera_size[1]}}
+
+
+def check_cameras_render(env_kwargs: dict, obs_mode: str) -> None:
+    """Raise ValueError when ``env_kwargs`` sizes the sensor cameras (``sensor_configs``, what
+    ``--camera-size`` sets) for an ``obs_mode`` that renders none (``state``, ``state_dict``,
+    ``none``): the sizes would be ignored without a word."""
+    if env_kwargs.get("sensor_configs") and obs_mode in STATE_OBS_MODES:
+        raise ValueError(f"--camera-size (sensor_configs) sizes camera images, and obs mode {obs_mode!r} records none: "
+                         "add an image obs mode (--obs-mode rgb, or rgb+state to keep the whole state) or drop it")
 
 
 def add_recording_options(parser: argparse.ArgumentParser) -> None:

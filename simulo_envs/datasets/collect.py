@@ -13,6 +13,11 @@ episode records its provenance (``Episode.provenance``). Without
 ``keep_failures`` only successful episodes are written, until ``num_episodes`` are; with it,
 every finished episode counts. The success rate is successes / finished episodes.
 
+In another control mode than the experts' own (``control_mode``), every expert episode is
+converted as it finishes, as ``scripts/replay.py --target-control-mode`` converts a dataset
+(``expert_conversion.py``): the dataset records the converted episodes, and the summary says how
+many of the expert's successes still succeed (``conversion``).
+
 With ``action_noise`` (DART, Laskey et al., CoRL 2017; ``action_noise.py``) the envs execute
 the expert's actions plus Gaussian noise, drawn per episode from its reset seed, while the
 dataset records the expert's clean actions and says so (``DatasetSchema.action_noise_std``).
@@ -31,13 +36,16 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field, replace
-from typing import Optional
+from typing import Iterator, Optional
 
 import numpy as np
 
 from simulo_envs.datasets import open_writer, recording
 from simulo_envs.datasets.action_noise import check_noise_std, noised_columns
+from simulo_envs.datasets.cli import check_cameras_render
+from simulo_envs.datasets.episode import Episode
 from simulo_envs.datasets.errors import DatasetError
+from simulo_envs.datasets.expert_conversion import check_target_mode, converted_episodes, expert_kwargs
 from simulo_envs.datasets.folder import detect_format
 from simulo_envs.datasets.pipeline import READY, WorkerPool, WriterThread, close_uninterrupted
 from simulo_envs.datasets.robot_units import real_robot_frames
@@ -46,6 +54,7 @@ from simulo_envs.datasets.schema import schema_from_env
 from simulo_envs.envs.provenance import provenance
 from simulo_envs.envs.registration import REGISTERED
 from simulo_envs.policies import EXPERTS
+from simulo_envs.progress import ProgressBar
 
 EXPERT_CONTROL_MODE = "pd_ee_delta_pos"
 """The control mode every scripted expert drives (``simulo_envs/policies``)."""
@@ -62,7 +71,9 @@ class CollectSettings:
         num_workers: worker processes (1: in this process).
         seed: seed of the first episode attempt; None: 0, or when appending, one past the
             dataset's largest seed.
-        obs_mode / control_mode: recorded modes (the expert's control mode only).
+        obs_mode / control_mode: recorded modes; a control mode other than the experts' own
+            (``EXPERT_CONTROL_MODE``) converts each expert episode into it (a joint-position
+            mode: ``pd_joint_pos``, ``pd_joint_delta_pos``, ...; ``expert_conversion.py``).
         fmt: ``"lerobot"`` or ``"hdf5"``. ``out``: the dataset folder. ``append``: add to it.
         keep_failures: write failed episodes too.
         max_tries: give up after this many finished episodes (None: ``10 * num_episodes + 100``).
@@ -104,7 +115,8 @@ def check_settings(s: CollectSettings) -> None:
 
     Raises:
         KeyError: an unknown env id, or one without a scripted expert (both list the known ids).
-        ValueError: bad counts, format, control mode or action noise (negative, not finite).
+        ValueError: bad counts, format, control mode or action noise (negative, not finite), or
+            camera sizes for an obs mode without cameras.
     """
     if s.env_id not in REGISTERED:
         raise KeyError(f"unknown env id {s.env_id!r}; registered: {sorted(REGISTERED)}")
@@ -118,9 +130,12 @@ def check_settings(s: CollectSettings) -> None:
         raise ValueError(f"num_workers ({s.num_workers}) must not exceed num_envs ({s.num_envs})")
     if s.fmt not in ("lerobot", "hdf5"):
         raise ValueError(f"unknown format {s.fmt!r}; choose 'lerobot' or 'hdf5'")
-    if s.control_mode != EXPERT_CONTROL_MODE:
-        raise ValueError(f"the scripted experts drive control_mode {EXPERT_CONTROL_MODE!r}; collect in it, then "
-                         f"convert: scripts/replay.py --target-control-mode {s.control_mode}")
+    if not isinstance(s.control_mode, str):
+        raise ValueError(f"control_mode must be a string, got {s.control_mode!r}")
+    if s.control_mode != EXPERT_CONTROL_MODE and s.action_noise:
+        raise ValueError(f"action noise records the expert's clean actions, not what the env executed: such episodes "
+                         f"convert to no other control mode; record in {EXPERT_CONTROL_MODE!r} (no --control-mode)")
+    check_cameras_render(s.env_kwargs, s.obs_mode)
     if s.seed is not None and (isinstance(s.seed, bool) or not isinstance(s.seed, int) or s.seed < 0):
         raise ValueError(f"seed must be an int >= 0, got {s.seed!r}")
     check_noise_std(s.action_noise)
@@ -164,6 +179,12 @@ def collect(s: CollectSettings, progress: bool = True) -> dict:
         frames = real_robot_frames(probe, s.fmt)  # a real robot's own schema (robot_units.py)
         if frames is not None:
             schema = frames.schema(schema)
+        if _converting(s):
+            if frames is not None:
+                raise ValueError(f"the {s.fmt} format of {s.env_id} records its {schema.robot_type} schema, joint targets "
+                                 f"replayed in {schema.control_mode} whatever the control mode; record it without "
+                                 "--control-mode, or in the hdf5 format")
+            check_target_mode(probe)
         schema = recording.apply(s.recording, schema)
         if s.action_noise:
             if frames is not None:
@@ -185,6 +206,10 @@ def collect(s: CollectSettings, progress: bool = True) -> dict:
         probe.close()
 
 
+def _converting(s: CollectSettings) -> bool:
+    return s.control_mode != EXPERT_CONTROL_MODE
+
+
 def _next_free_seed(out: str, append: bool) -> int:
     if not append or detect_format(out) is None:
         return 0
@@ -194,12 +219,13 @@ def _next_free_seed(out: str, append: bool) -> int:
     return int(seeds.max()) + 1 if len(seeds) else 0
 
 
-def in_seed_order(episodes, first_seed: int):
-    """``episodes`` (each seeded ``first_seed``, ``first_seed + 1``, ... exactly once, in any
-    order) yielded in seed order: an episode waits until every lower seed has come."""
+def in_seed_order(items, first_seed: int, seed_of=lambda episode: episode.seed):
+    """``items`` (episodes, or anything ``seed_of`` reads an episode seed from; seeded
+    ``first_seed``, ``first_seed + 1``, ... exactly once, in any order) yielded in seed order: an
+    item waits until every lower seed has come."""
     pending, wanted = {}, first_seed
-    for episode in episodes:
-        pending[int(episode.seed)] = episode
+    for item in items:
+        pending[int(seed_of(item))] = item
         while wanted in pending:
             yield pending.pop(wanted)
             wanted += 1
@@ -207,12 +233,10 @@ def in_seed_order(episodes, first_seed: int):
 
 def _run(s: CollectSettings, env, writer, first_seed: int, started: float, progress: bool,
          record: Optional[dict] = None) -> dict:
-    from tqdm import tqdm
-
     target = s.num_episodes
     max_tries = s.max_tries if s.max_tries is not None else 10 * target + 100
-    bar = tqdm(total=target, unit="ep", desc=f"{s.env_id} -> {s.out}", disable=not progress, dynamic_ncols=True)
-    counts = {"tries": 0, "successes": 0, "queued": 0, "frames": 0}
+    bar = ProgressBar(total=target, unit="ep", desc=f"{s.env_id} -> {s.out}", disable=not progress)
+    counts = {"tries": 0, "successes": 0, "queued": 0, "frames": 0, "converted": 0, "still": 0}
     mark = None  # (time, episodes, frames) once every worker is set up: the steady rate's start
     error, interrupted = None, False
     sink = WriterThread(writer)
@@ -228,25 +252,31 @@ def _run(s: CollectSettings, env, writer, first_seed: int, started: float, progr
             counter = mp.get_context("spawn").Value("q", first_seed)
             shares = [len(r) for r in np.array_split(np.arange(s.num_envs), s.num_workers)]
             args = [(s.env_id, env_kwargs_of(s), n, counter, max_tries + first_seed, s.record_states, s.fmt,
-                     s.action_noise) for n in shares]
+                     s.action_noise, s.keep_failures) for n in shares]
             pool = WorkerPool(worker_episodes, args)
             source = pool.items()
         if pool is None:
             mark = (t0, 0, 0)
-        for episode in in_seed_order(source, first_seed):
-            if record is not None:
+        # Seed order needs every seed's episode; a conversion drops the expert's failures unconverted
+        # (None), so converting runs keep the order the conversions finish in.
+        ordered = source if _converting(s) else in_seed_order(source, first_seed, seed_of=lambda item: item[1].seed)
+        for expert_succeeded, episode in ordered:
+            if record is not None and episode is not None:
                 episode.provenance = {**record, "seeds": [int(episode.seed)]}
             if mark is None and all(pool.ready_at):
                 mark = (max(pool.ready_at), counts["queued"], counts["frames"])
             counts["tries"] += 1
-            counts["successes"] += int(episode.succeeded)
-            if episode.succeeded or s.keep_failures:
+            counts["successes"] += int(expert_succeeded)
+            if episode is not None and expert_succeeded and _converting(s):
+                counts["converted"] += 1
+                counts["still"] += int(episode.succeeded)
+            if episode is not None and (episode.succeeded or s.keep_failures):
                 sink.put(episode)
                 counts["queued"] += 1
                 counts["frames"] += episode.length
                 bar.update(1)
             bar.set_postfix(tried=counts["tries"], success=f"{counts['successes'] / counts['tries']:.0%}",
-                            fps=f"{sink.committed_frames / max(time.perf_counter() - t0, 1e-9):.0f}")
+                            fps=f"{counts['frames'] / max(time.perf_counter() - t0, 1e-9):.1f}")
             if counts["queued"] >= target or counts["tries"] >= max_tries:
                 break
     except KeyboardInterrupt:
@@ -269,7 +299,12 @@ def _run(s: CollectSettings, env, writer, first_seed: int, started: float, progr
     steady_episodes = counts["queued"] - mark[1] if mark is not None else 0
     steady_frames = counts["frames"] - mark[2] if mark is not None else 0
     tries = counts["tries"]
+    conversion = None if not _converting(s) else {
+        "from": EXPERT_CONTROL_MODE, "to": s.control_mode, "converted": counts["converted"],
+        "still_succeed": counts["still"],
+        "success_rate": counts["still"] / counts["converted"] if counts["converted"] else 0.0}
     return {"env_id": s.env_id, "obs_mode": s.obs_mode, "control_mode": s.control_mode, "format": s.fmt,
+            "expert_control_mode": EXPERT_CONTROL_MODE, "conversion": conversion,
             "episodes": sink.committed, "tries": tries, "successes": counts["successes"],
             "success_rate": counts["successes"] / tries if tries else 0.0, "frames": sink.committed_frames,
             "seconds": seconds, "startup_seconds": startup, "workers_ready_seconds": ready,
@@ -285,7 +320,6 @@ def _run(s: CollectSettings, env, writer, first_seed: int, started: float, progr
 
 
 def _in_process(env, s: CollectSettings, first_seed: int, counts: dict, max_tries: int):
-    expert = EXPERTS[s.env_id](env)
     state = {"next": first_seed}
 
     def next_seed() -> Optional[int]:
@@ -294,18 +328,44 @@ def _in_process(env, s: CollectSettings, first_seed: int, counts: dict, max_trie
         state["next"] += 1
         return state["next"] - 1
 
-    return run_expert(env, expert.act, next_seed, record_states=s.record_states, frames=real_robot_frames(env, s.fmt),
-                      action_noise=s.action_noise)
+    return expert_items(env, s.env_id, env_kwargs_of(s), next_seed, s.record_states, s.fmt, s.action_noise,
+                        s.keep_failures)
+
+
+def expert_items(env, env_id: str, kwargs: dict, next_seed, record_states: bool, fmt: str, action_noise: float,
+                 keep_failures: bool) -> Iterator[tuple[bool, Optional[Episode]]]:
+    """``(expert_succeeded, episode)`` for every episode the expert finishes on seeds from
+    ``next_seed``: recorded in ``env`` (the dataset's modes, made with ``kwargs``) where it is in
+    the expert's control mode, else converted into it (``expert_conversion.py``: ``episode`` None
+    for an expert failure not converted). The helper envs of a conversion are closed when the
+    items end."""
+    base = env.unwrapped
+    if base.control_mode == EXPERT_CONTROL_MODE:
+        expert = EXPERTS[env_id](env)
+        for episode in run_expert(env, expert.act, next_seed, record_states=record_states,
+                                  frames=real_robot_frames(env, fmt), action_noise=action_noise):
+            yield episode.succeeded, episode
+        return
+    cls, kwargs = type(base), expert_kwargs(kwargs, EXPERT_CONTROL_MODE)
+    expert_env = cls(num_envs=base.num_envs, **kwargs)
+    source = cls(num_envs=base.num_envs, **kwargs)
+    try:
+        expert = EXPERTS[env_id](expert_env)
+        episodes = run_expert(expert_env, expert.act, next_seed, record_states=True)
+        yield from converted_episodes(episodes, source, env, keep_failures)
+    finally:
+        expert_env.close()
+        source.close()
 
 
 def worker_episodes(index: int, env_id: str, kwargs: dict, num_envs: int, counter, seed_limit: int,
-                    record_states: bool, fmt: str, action_noise: float, stop):
-    """A worker's episodes (``WorkerPool`` target): its own batched env and expert, seeds from the
-    shared ``counter`` until ``seed_limit`` or ``stop``; ``action_noise`` as ``run_expert``'s."""
+                    record_states: bool, fmt: str, action_noise: float, keep_failures: bool, stop):
+    """A worker's ``expert_items`` (``WorkerPool`` target): its own batched env and expert, seeds
+    from the shared ``counter`` until ``seed_limit`` or ``stop``; ``action_noise`` as
+    ``run_expert``'s."""
     import simulo_envs  # noqa: F401  (registers the tasks in this process)
 
     env = REGISTERED[env_id](num_envs=num_envs, **kwargs)
-    expert = EXPERTS[env_id](env)
     yield READY
 
     def next_seed() -> Optional[int]:
@@ -319,10 +379,8 @@ def worker_episodes(index: int, env_id: str, kwargs: dict, num_envs: int, counte
         return value
 
     try:
-        frames = real_robot_frames(env, fmt)
-        for episode in run_expert(env, expert.act, next_seed, record_states=record_states, frames=frames,
-                                  action_noise=action_noise):
-            yield episode
+        for item in expert_items(env, env_id, kwargs, next_seed, record_states, fmt, action_noise, keep_failures):
+            yield item
             if stop.is_set():
                 return
     finally:

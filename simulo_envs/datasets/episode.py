@@ -59,10 +59,13 @@ class Episode:
         return bool(self.success[-1]) if self.length else False
 
     def state_vector(self) -> np.ndarray:
-        """float32 ``(T + 1, D)``: the flat state observation (``obs`` in ``"state"`` mode; the
-        ``agent`` then ``extra`` leaves flattened in order in the dict modes, the same columns)."""
+        """float32 ``(T + 1, D)``: the flat state observation (``obs`` in ``"state"`` mode,
+        ``obs["state"]`` in the ``"+state"`` image modes; the ``agent`` then ``extra`` leaves
+        flattened in order in the other dict modes, the same columns)."""
         if isinstance(self.obs, np.ndarray):
             return self.obs.astype(np.float32, copy=False)
+        if isinstance(self.obs.get("state"), np.ndarray):
+            return self.obs["state"].astype(np.float32, copy=False)
         parts = [leaf.reshape(leaf.shape[0], -1).astype(np.float32) for key in ("agent", "extra")
                  for leaf in _leaves(self.obs.get(key, {}))]
         if not parts:

@@ -6,14 +6,19 @@ flush_trajectory`` and its docstring; ``mani_skill/trajectory/replay_trajectory.
 from those, no code copied. ManiSkill's ``replay_trajectory`` and ``ManiSkillTrajectoryDataset``
 read these files (tests run both).
 
-Files of a dataset folder::
+Files of a dataset folder (a finished one: what ManiSkill writes and its users copy around)::
 
-    trajectory.h5              one entry per episode, traj_<id>, id = 0, 1, ... : an HDF5 external
-                               link to /traj_<id> of an episode file (h5py and HDF5 follow it on
-                               their own; keep the folder together when copying)
+    trajectory.h5              one group per episode, traj_<id>, id = 0, 1, ...
     trajectory.json            the sidecar (JSON SIDECAR); its episode list is the commit
-    episodes/traj_<first>.h5   the groups /traj_<id> (GROUP) of the episodes committed together,
-                               <first> the first of them
+
+While a writer is open, each commit (one episode, or the episodes finished together) goes to a
+part file, ``episodes/traj_<first>.h5`` (the groups /traj_<id> of that commit, <first> the first
+of them), and ``trajectory.h5`` holds an HDF5 external link per episode into its part file (h5py
+and HDF5 follow them on their own), so adding episodes never rewrites the others. ``close()``
+copies every committed group into one self-contained ``trajectory.h5`` (written beside it and
+renamed over it) and deletes the part files (``consolidate``). Appending to a finished dataset
+first gives its ``trajectory.h5`` a second name, ``episodes/traj_0.h5`` (a hard link, or a copy
+where the file system has none), and links to it.
 
 GROUP ``traj_<id>`` (an episode of ``T`` steps; ``T + 1`` rows = after the reset, then after each step):
 
@@ -45,14 +50,17 @@ state) and ``success`` (at the last step); and ours, ignored by ManiSkill: ``sim
 ``DatasetSchema``, with ``action_noise_std``: a dataset recorded with action noise replays by its
 env states only, ManiSkill's ``replay_trajectory --use-env-states``).
 
-Differences from ManiSkill's own recordings: the episode groups live in episode files behind
-external links (so that adding episodes never rewrites the others: the atomic write per
-commit); ``rewards`` and ``success`` are always written; nothing else differs.
+Differences from ManiSkill's own recordings: ``rewards`` and ``success`` are always written;
+nothing else differs once the writer is closed.
 
-Atomic per commit (one episode, or the episodes finished together): the episode file, then a
-copy of the main file with the new links, then the sidecar are each written beside their
-target, fsynced and renamed over it (``atomic.py``); the sidecar's episode list is the commit. A crash or a full disk leaves a dataset whose sidecar lists
-every complete episode; a link or episode file of an uncommitted one is ignored and replaced.
+Atomic per commit: the part file, then a copy of the (links-only) main file with the new links,
+then the sidecar are each written beside their target, fsynced and renamed over it
+(``atomic.py``); the sidecar's episode list is the commit. The consolidation at ``close()`` is one
+more such write. So at every moment the folder is a valid dataset: a crash, a kill or a full disk
+leaves one whose sidecar lists every complete episode (behind links when the writer never closed:
+keep the folder together then, or open it with ``append=True`` and close it to consolidate); a
+link, group or part file of an uncommitted episode is ignored and replaced. An interrupt (Ctrl-C)
+closes the writer (``pipeline.close_uninterrupted``), which consolidates.
 """
 
 from __future__ import annotations
@@ -128,8 +136,9 @@ class HDF5Writer:
         if appending:
             atomic.remove_stale_temporaries(folder)
             self._json = read_sidecar(self._sidecar)
+            self._link_finished_main()
         else:
-            os.makedirs(os.path.join(folder, EPISODE_DIR), exist_ok=True)
+            _write_main(self._main, [])
             self._json = {"env_info": {"env_id": schema.env_id, "env_kwargs": dict(schema.env_kwargs),
                                        "max_episode_steps": schema.max_episode_steps},
                           "commit_info": None, "source_type": source_type, "source_desc": source_desc,
@@ -167,6 +176,7 @@ class HDF5Writer:
         ids = list(range(first, first + len(episodes)))
         rel = f"{EPISODE_DIR}/traj_{first}.h5"
         try:
+            os.makedirs(os.path.join(self.folder, EPISODE_DIR), exist_ok=True)
             with atomic.atomic_path(os.path.join(self.folder, rel), sync_folder=False) as tmp:
                 with h5py.File(tmp, "w", track_order=True) as f:
                     for index, episode in zip(ids, episodes):
@@ -194,7 +204,32 @@ class HDF5Writer:
         return ids
 
     def close(self) -> None:
-        """Nothing is pending once ``add`` returns; here for the writers' common interface."""
+        """Leave one self-contained ``trajectory.h5``: copy the committed episodes out of their part
+        files and delete those (``consolidate``). Every episode was committed by ``add``; a
+        writer never closed leaves a valid dataset behind links (module docstring).
+
+        Raises:
+            DatasetWriteError: the copy failed (a full disk); the dataset stays as it was, valid.
+        """
+        consolidate(self.folder)
+
+    def _link_finished_main(self) -> None:
+        """Appending to a self-contained ``trajectory.h5``: make it the part file of the episodes
+        it holds (a second name, so no moment lacks it), then link the main file to it."""
+        episodes = [int(e["episode_id"]) for e in self._json["episodes"]]
+        if not episodes or _linked_parts(self._main):
+            return
+        base = os.path.join(self.folder, EPISODE_DIR, f"traj_{episodes[0]}.h5")
+        os.makedirs(os.path.dirname(base), exist_ok=True)
+        if os.path.exists(base):
+            os.unlink(base)  # a part file left by a run that did not commit it
+        try:
+            os.link(self._main, base)
+        except OSError:  # a file system without hard links
+            shutil.copyfile(self._main, base)
+        atomic.sync_folders([base])
+        rel = os.path.relpath(base, self.folder)
+        _write_main(self._main, [(f"traj_{i}", rel) for i in episodes])
 
     def __enter__(self):
         return self
@@ -215,6 +250,65 @@ class HDF5Writer:
                 problems.append(f"camera {cam!r}: expected {tuple(shape)} images")
         if problems:
             raise SchemaMismatchError(f"episode (seed {episode.seed}) does not fit {self.folder}: " + "; ".join(problems))
+
+
+def consolidate(folder: str) -> int:
+    """Make ``folder``'s ``trajectory.h5`` self-contained: every episode its sidecar lists is
+    copied out of its part file (HDF5's object copy: datasets, compression and group order kept)
+    into a new main file, written beside it and renamed over it; then the part files and the
+    ``episodes`` folder are deleted. Returns the number of episodes copied (0 when the main
+    file held them all already). Groups of episodes the sidecar does not list (an uncommitted
+    write) are left out.
+
+    Raises:
+        DatasetLayoutError: no sidecar, or a listed episode that cannot be read.
+        DatasetWriteError: the new main file could not be written; the dataset is unchanged.
+    """
+    import h5py
+
+    main = os.path.join(folder, MAIN_FILE)
+    names = [f"traj_{e.get('episode_id')}" for e in read_sidecar(os.path.join(folder, SIDECAR))["episodes"]]
+    copied = len(_linked_parts(main)) if os.path.exists(main) else 0
+    if copied or not os.path.exists(main):
+        try:
+            with atomic.atomic_path(main) as tmp:
+                with h5py.File(tmp, "w", track_order=True) as out:
+                    if names:
+                        with h5py.File(main, "r") as source:
+                            for name in names:
+                                source.copy(source[name], out, name=name)
+        except KeyError as error:
+            raise DatasetLayoutError(f"{main}: a listed episode cannot be read ({error})") from None
+        except OSError as error:
+            raise DatasetWriteError(f"could not write the self-contained {main}: {error}; the dataset is "
+                                    "unchanged (its episodes stay in their part files)") from error
+    parts = os.path.join(folder, EPISODE_DIR)
+    if os.path.isdir(parts):
+        for name in os.listdir(parts):
+            if name.startswith("traj_") and name.endswith(".h5") or atomic.TMP_MARK in name:
+                os.unlink(os.path.join(parts, name))
+        if not os.listdir(parts):
+            os.rmdir(parts)
+    return copied
+
+
+def _linked_parts(main: str) -> list:
+    """The external links of ``main``'s top level (``(name, file)``; empty for a self-contained file)."""
+    import h5py
+
+    with h5py.File(main, "r") as f:
+        links = [(name, f.get(name, getlink=True)) for name in f]
+    return [(name, link.filename) for name, link in links if isinstance(link, h5py.ExternalLink)]
+
+
+def _write_main(path: str, links: list) -> None:
+    """Write a main file holding external links ``[(name, part file relative to it)]`` atomically."""
+    import h5py
+
+    with atomic.atomic_path(path) as tmp:
+        with h5py.File(tmp, "w", track_order=True) as f:
+            for name, rel in links:
+                f[name] = h5py.ExternalLink(rel, f"/{name}")
 
 
 def _write_group(group, episode: Episode) -> None:

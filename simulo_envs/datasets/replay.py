@@ -307,8 +307,8 @@ def _begin(target, slots: list, ids: np.ndarray, use_env_states: bool, name: str
 
 
 def _splice_state(obs, slots: list, ids: np.ndarray, times: np.ndarray):
-    """``obs`` with the state part (flat obs, or the ``agent`` and ``extra`` leaves) of envs ``ids``
-    replaced by their recorded state observation at ``times``: a state written without a physics
+    """``obs`` with the state part (flat obs or ``obs["state"]``, or the ``agent`` and ``extra``
+    leaves) of envs ``ids`` replaced by their recorded state observation at ``times``: a state written without a physics
     step has no contacts yet, so contact-derived entries (``is_grasped``) would read false; the
     recorded ones are those of the same state. Left as is where nothing was recorded or the
     widths differ."""
@@ -316,9 +316,10 @@ def _splice_state(obs, slots: list, ids: np.ndarray, times: np.ndarray):
     if any(r is None for r in rows):
         return obs
     rows = torch.from_numpy(np.stack(rows))
-    if isinstance(obs, torch.Tensor):
-        if obs.shape[1] == rows.shape[1]:
-            obs[torch.from_numpy(ids)] = rows.to(obs.dtype)
+    flat = obs if isinstance(obs, torch.Tensor) else obs.get("state")  # "state" / "rgb+state": flat
+    if isinstance(flat, torch.Tensor):
+        if flat.shape[1] == rows.shape[1]:
+            flat[torch.from_numpy(ids)] = rows.to(flat.dtype)
         return obs
     leaves = [(part, key) for part in ("agent", "extra") for key in obs.get(part, {})]
     widths = [int(np.prod(obs[p][k].shape[1:])) if obs[p][k].ndim > 1 else 1 for p, k in leaves]

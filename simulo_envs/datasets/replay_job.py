@@ -31,6 +31,7 @@ from typing import Optional
 import numpy as np
 
 from simulo_envs.datasets import load_dataset, open_writer, recording
+from simulo_envs.datasets.cli import check_cameras_render
 from simulo_envs.datasets.dataset import Dataset
 from simulo_envs.datasets.errors import DatasetError, SchemaMismatchError
 from simulo_envs.datasets.hdf5 import episode_from_group, read_group
@@ -40,6 +41,7 @@ from simulo_envs.datasets.replay import Recorded, preflight, replay_episodes
 from simulo_envs.datasets.robot_units import real_robot_frames
 from simulo_envs.datasets.schema import schema_from_env
 from simulo_envs.envs.registration import REGISTERED
+from simulo_envs.progress import ProgressBar
 
 
 @dataclass
@@ -219,6 +221,7 @@ def replay(s: ReplaySettings, progress: bool = True) -> dict:
     ds = open_source(s)
     count = len(ds) if s.count is None else min(s.count, len(ds))
     kwargs = target_kwargs(s, ds)
+    check_cameras_render(s.env_kwargs, kwargs["obs_mode"])
     cls = REGISTERED[ds.env_id]
     converting = kwargs["control_mode"] != ds.control_mode
     in_process = s.num_workers == 1
@@ -247,9 +250,7 @@ def replay(s: ReplaySettings, progress: bool = True) -> dict:
 
 def _run(s: ReplaySettings, ds: Dataset, count: int, target, source, writer, kwargs: dict, progress: bool,
          robot: bool) -> dict:
-    from tqdm import tqdm
-
-    bar = tqdm(total=count, unit="ep", desc=f"replay {ds.env_id} -> {s.out}", disable=not progress, dynamic_ncols=True)
+    bar = ProgressBar(total=count, unit="ep", desc=f"replay {ds.env_id} -> {s.out}", disable=not progress)
     tally = {"replayed": 0, "recorded_successes": 0, "still": 0, "first_try": 0, "tries": 0, "frames": 0, "queued": 0}
     failed: list[int] = []
     drifts: list[float] = []

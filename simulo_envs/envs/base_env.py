@@ -83,7 +83,11 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
             ``"normal"``, ``"albedo"``, ``"rgbd"``, ``"sensor_data"`` and ``+`` combinations, giving
             ``{"agent", "extra", "sensor_data": {camera: {texture: (N, H, W, C)}}, "sensor_param"}``
             (see ``simulo_envs/envs/rendering.py``), or ``"pointcloud"`` (the cameras fused into
-            ``obs["pointcloud"]``, see ``simulo_envs/envs/pointcloud.py``).
+            ``obs["pointcloud"]``, see ``simulo_envs/envs/pointcloud.py``). Image modes carry the
+            robot's own state only (``agent``, and ``extra`` cut to ``image_obs_extra``);
+            ``"+state"`` adds the privileged state flat as ``obs["state"]`` (float32 (N, D), in
+            place of ``agent`` and ``extra``), ``"+state_dict"`` as whole ``agent``/``extra``
+            dicts (ManiSkill's spelling: ``"rgb+state"``; ``simulo_envs/envs/observations.py``).
         reward_mode: ``"normalized_dense"`` (in [0, 1]; the default, ``SUPPORTED_REWARD_MODES[0]``,
             also for None), ``"dense"``, ``"sparse"`` (+1 success, -1 fail, else 0) or ``"none"`` (zeros).
         control_mode: the agent's control mode; None takes the agent's default.

@@ -14,6 +14,7 @@ import torch
 from simulo_envs.env_ids import normalize_env_ids
 from simulo_envs.envs.reset import episode_seeds
 from simulo_envs.envs.rng import BatchedRNG
+from simulo_envs.envs.sensors import obs_mode_state
 from simulo_envs.sim.render import keepalive_render_system, sapien_device
 
 
@@ -31,11 +32,19 @@ class VisualStruct:
 
 @dataclass(frozen=True)
 class ObsModeStruct:
-    """``obs_mode`` spelled out (the seed's ``obs_mode_struct``)."""
+    """``obs_mode`` spelled out (the seed's ``obs_mode_struct``): ``state`` / ``state_dict``: the
+    observation carries the privileged state (flat, or as dicts; ``"state"``, ``"rgb+state"``,
+    ``"state_dict"``, ``"rgb+state_dict"``); ``visual``: the textures the cameras render."""
 
     state: bool
     state_dict: bool
     visual: VisualStruct
+
+    @property
+    def use_state(self) -> bool:
+        """True when the observation carries privileged state (object poses...): ManiSkill's name,
+        which task code ported from it reads."""
+        return self.state or self.state_dict
 
 
 class ManiSkillApiMixin:
@@ -122,7 +131,8 @@ class ManiSkillApiMixin:
         ``VisualStruct`` of texture flags)."""
         textures = self._textures
         visual = VisualStruct(**{name: name in textures for name in VisualStruct.__dataclass_fields__})
-        return ObsModeStruct(state=self.obs_mode == "state", state_dict=self.obs_mode == "state_dict", visual=visual)
+        state = obs_mode_state(self.obs_mode)
+        return ObsModeStruct(state=state == "state", state_dict=state == "state_dict", visual=visual)
 
     def _clear_sim_state(self, env_idx=None) -> None:
         """Zero every prop's and robot's velocity in ``env_idx`` (None: all envs)."""

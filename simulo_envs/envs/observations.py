@@ -4,6 +4,14 @@ layout; flattening observation dicts; Gymnasium spaces derived from a sample obs
 Layout: ``{"agent": _get_obs_agent(), "extra": _get_obs_extra(info)}`` (state modes), plus
 ``"sensor_data"`` and ``"sensor_param"`` (visual modes, ``rendering.py``), or ``"pointcloud"``
 (``pointcloud.py``); ``"state"`` flattens it depth first in key order (``flatten_obs``).
+
+Image modes observe what a real robot's policy could: the cameras and the robot's own state
+(``agent``, and of ``extra`` only the keys the task lists in ``image_obs_extra``: the TCP pose, and
+a goal the cameras do not show, which is the task's command). The task's other extras (object
+poses, contacts, vectors to objects) are privileged state, as in ManiSkill 3: an image mode carries them only when it names the state too,
+``"rgb+state"`` (``agent`` and ``extra`` flattened into ``obs["state"]``, float32 (N, D), as in
+ManiSkill) or ``"rgb+state_dict"`` (the ``agent`` and ``extra`` dicts whole). ``info`` carries
+``evaluate()``'s values in every mode, for critics and logs.
 """
 
 from __future__ import annotations
@@ -16,11 +24,19 @@ from gymnasium import spaces
 
 from simulo_envs.envs.hook_checks import observation_error
 from simulo_envs.envs.pointcloud import fuse_pointcloud
+from simulo_envs.envs.sensors import is_pointcloud_mode, obs_mode_state
 
 
 class ObservationMixin:
     """``get_obs`` and its parts for ``BaseEnv``; the task supplies ``_get_obs_agent`` and
     ``_get_obs_extra`` (``base_env.py``), the rendering mixin the sensor data."""
+
+    image_obs_extra: tuple[str, ...] = ()
+    """Keys of the task's ``_get_obs_extra`` dict that image obs modes keep: the robot's own state
+    (the TCP pose, computed from its joint positions) and a command the cameras do not show (a goal
+    point hidden from the sensors). Every other extra is privileged state, which image modes carry
+    only with ``+state`` / ``+state_dict`` (module docstring). A listed key the task does not
+    return is ignored."""
 
     # ------------------------------------------------------------------ the state ObservationMixin owns
     _last_obs: Any = None
@@ -55,7 +71,7 @@ class ObservationMixin:
             return {}
         if not self._textures:
             obs = self._get_obs_state_dict(info)
-        elif self.obs_mode == "pointcloud":
+        elif is_pointcloud_mode(self.obs_mode):
             obs = self._get_obs_with_sensor_data(info)
             obs["pointcloud"] = fuse_pointcloud(obs["sensor_data"], obs["sensor_param"])
             obs["sensor_data"] = {}  # consumed, as in the seed
@@ -68,16 +84,24 @@ class ObservationMixin:
         return {"agent": self._get_obs_agent(), "extra": self._get_obs_extra(info)}
 
     def _get_obs_with_sensor_data(self, info: dict, apply_texture_transforms: bool = True) -> dict:
-        """The state dict plus ``"sensor_data"`` (images) and ``"sensor_param"`` (camera matrices)."""
+        """The state dict plus ``"sensor_data"`` (images) and ``"sensor_param"`` (camera matrices);
+        its ``extra`` keeps only ``image_obs_extra`` unless ``obs_mode`` names the state."""
         obs = self._get_obs_state_dict(info)
+        if obs_mode_state(self.obs_mode) is None:
+            keep = self.image_obs_extra
+            obs["extra"] = {key: value for key, value in obs["extra"].items() if key in keep}
         obs["sensor_data"] = self._get_obs_sensor_data(apply_texture_transforms)
         obs["sensor_param"] = self.get_sensor_params()
         return obs
 
     def _flatten_raw_obs(self, obs: Any):
-        """The raw observation as returned: flat float32 (N, D) in ``"state"`` mode, else unchanged."""
+        """The raw observation as returned: flat float32 (N, D) in ``"state"`` mode; in an image
+        mode with ``+state`` the ``agent`` and ``extra`` dicts replaced by their flat float32
+        (N, D) ``obs["state"]`` (ManiSkill's layout); else unchanged."""
         if self.obs_mode == "state":
             return flatten_obs(obs)
+        if self._textures and obs_mode_state(self.obs_mode) == "state":
+            obs["state"] = flatten_obs({"agent": obs.pop("agent"), "extra": obs.pop("extra")})
         return obs
 
 

@@ -461,10 +461,43 @@ def _resolve(env, path: list, term: Randomize):
             obj = obj[segment] if isinstance(obj, Mapping) else getattr(obj, segment)
         except (KeyError, AttributeError):
             where = ".".join(path[:i]) or type(env).__name__
-            choices = sorted(obj) if isinstance(obj, Mapping) else None
-            raise ValueError(f"Randomize({term.param!r}): {where} has no {segment!r}"
-                             + (f"; it has {choices}" if choices is not None else "")) from None
+            choices = sorted(obj) if isinstance(obj, Mapping) else _targets(obj)
+            raise ValueError(f"Randomize({term.param!r}): {where} has no {segment!r}; its randomization targets "
+                             f"are {choices}") from None
     if not parameters_of(obj):
         raise ValueError(f"Randomize({term.param!r}): {'.'.join(path)} is a {type(obj).__name__}, which has no "
                          "randomizable parameters (a Prop, Robot, env.lights or env.sensor_cameras[name] has)")
     return obj
+
+
+_CONTAINERS = ("lights", "sensor_cameras")
+"""The env's properties that hold randomization targets (besides its attributes)."""
+
+
+def _targets(obj, depth: int = 2) -> list[str]:
+    """The names under ``obj`` (its public attributes, and an env's ``_CONTAINERS``) that are, or
+    lead within ``depth`` more names to, something with randomizable parameters: what a
+    ``Randomize`` path may name next."""
+    return sorted(name for name, value in _children(obj).items() if _leads_to_parameters(value, depth - 1))
+
+
+def _leads_to_parameters(value, depth: int) -> bool:
+    if parameters_of(value):
+        return True
+    return depth > 0 and any(_leads_to_parameters(child, depth - 1) for child in _children(value).values())
+
+
+def _children(obj) -> dict:
+    """``obj``'s public attributes (a mapping's items), the randomizer component left out; an
+    env's ``_CONTAINERS`` too (its ``lights`` and ``sensor_cameras`` properties)."""
+    if isinstance(obj, Mapping):
+        return dict(obj)
+    children = {k: v for k, v in getattr(obj, "__dict__", {}).items()
+                if not k.startswith("_") and not isinstance(v, Randomizer)}
+    if isinstance(obj.__dict__.get("randomization") if hasattr(obj, "__dict__") else None, Randomizer):  # an env
+        for name in _CONTAINERS:
+            try:
+                children[name] = getattr(obj, name)
+            except RuntimeError:   # lights of an env that does not render
+                pass
+    return children

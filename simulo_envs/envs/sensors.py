@@ -47,18 +47,22 @@ def apply_overrides(defaults: Sequence[CameraConfig], overrides: Optional[Mappin
     return out
 
 
+STATE_PARTS = ("state", "state_dict")
+"""What an image obs mode may add with ``+`` (ManiSkill 3's spelling, ``"rgb+state"``): the
+privileged state, flat under ``obs["state"]`` or as ``agent``/``extra`` dicts."""
+
+
 def parse_obs_mode(obs_mode: str) -> frozenset:
     """The textures an obs mode asks for: empty for state modes; ``"rgbd"`` is rgb + depth,
     ``"sensor_data"`` rgb + depth + segmentation, ``"pointcloud"`` rgb + position +
-    segmentation, and ``+`` joins textures (``"rgb+normal"``, ``"albedo+depth"``).
+    segmentation, and ``+`` joins textures (``"rgb+normal"``, ``"albedo+depth"``) and at most one
+    of ``STATE_PARTS`` (``"rgb+state"``; ``obs_mode_state`` says which).
 
     Raises:
         ValueError: an unknown mode (the message lists the valid ones).
     """
     if obs_mode in STATE_OBS_MODES:
         return frozenset()
-    if obs_mode == "pointcloud":
-        return POINTCLOUD_TEXTURES
     parts = obs_mode.split("+") if isinstance(obs_mode, str) else []
     textures = set()
     for part in parts:
@@ -66,9 +70,32 @@ def parse_obs_mode(obs_mode: str) -> frozenset:
             textures |= {"rgb", "depth"}
         elif part == "sensor_data":
             textures |= set(SENSOR_DATA_TEXTURES)
+        elif part == "pointcloud":
+            textures |= POINTCLOUD_TEXTURES
         elif part in TEXTURES:
             textures.add(part)
-        else:
+        elif part not in STATE_PARTS:
             raise ValueError(f"obs_mode {obs_mode!r} not supported: use one of {STATE_OBS_MODES + ('pointcloud',)}, "
-                             f"or textures {TEXTURES} / 'rgbd' / 'sensor_data' joined with '+'")
+                             f"or textures {TEXTURES} / 'rgbd' / 'sensor_data' / 'pointcloud' joined with '+', "
+                             f"optionally with one of {STATE_PARTS} ('rgb+state')")
+    state = [part for part in parts if part in STATE_PARTS]
+    if len(state) > 1 or not textures:
+        raise ValueError(f"obs_mode {obs_mode!r}: add at most one of {STATE_PARTS} to image textures ('rgb+state', "
+                         f"'rgbd+state_dict'); the state alone is obs_mode 'state' or 'state_dict'")
     return frozenset(textures)
+
+
+def obs_mode_state(obs_mode: str):
+    """The state an obs mode carries beside its images: ``"state"`` (flat, ``obs["state"]``),
+    ``"state_dict"`` (``agent`` and ``extra`` dicts) or None (the robot's proprioception only:
+    ``BaseEnv.image_obs_extra``); for the state modes themselves their own name (None for
+    ``"none"``). ``obs_mode`` must be valid (``parse_obs_mode``)."""
+    if obs_mode in STATE_OBS_MODES:
+        return None if obs_mode == "none" else obs_mode
+    return next((part for part in obs_mode.split("+") if part in STATE_PARTS), None)
+
+
+def is_pointcloud_mode(obs_mode: str) -> bool:
+    """True when ``obs_mode`` fuses the cameras into ``obs["pointcloud"]`` (``"pointcloud"``,
+    ``"pointcloud+state"``, ...)."""
+    return isinstance(obs_mode, str) and "pointcloud" in obs_mode.split("+")

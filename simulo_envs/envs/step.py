@@ -136,8 +136,8 @@ class StepMixin:
         before_control, after_control, before, after, substeps = self._step_hooks
         if before_control is not None:
             before_control()
-        if action is not None:
-            self.agent.set_action(action)
+        if action is not None:  # checked and clipped above: the controller need not test it again
+            self.agent._set_checked_action(action)
         self._backend.step(substeps, before, after)
         if after_control is not None:
             after_control()

@@ -7,13 +7,14 @@ against the env the policy is for before anything trains.
 2. builds the spec of a policy for ``env_id`` (default: the dataset's task) in the dataset's
    control mode from one env made with the dataset's recorded env keywords (``spec_for_env``:
    the checkpoint keeps them, so evaluation rebuilds that env) and compares: the dataset's task,
-   its action width and its state columns (by name) must be the env's, and an ``rgb`` policy
-   needs a dataset recorded with that camera; each difference is refused with a
-   ``DemonstrationError`` naming it and what to do. A dataset in a real robot's schema (an SO
-   arm's LeRobot dataset: ``state_source="robot"``) gives a policy of the robot's recorded joints
-   (degrees, 0..100) and actions (``pd_joint_pos_lerobot``), read in the sim through the same map
-   (``spec.robot_state``); a camera recorded under another name (``front`` <- ``base_camera``)
-   is read from the env's camera it was rendered by;
+   its action width and its state columns (by name) must be the env's (for an ``rgb`` policy:
+   the whole state, as recorded with ``"rgb+state"``, or the state of the ``"rgb"`` observation
+   alone), and an ``rgb`` policy needs a dataset recorded with that camera; each difference is
+   refused with a ``DemonstrationError`` naming it and what to do. A dataset in a real robot's
+   schema (an SO arm's LeRobot dataset: ``state_source="robot"``) gives a policy of the robot's
+   recorded joints (degrees, 0..100) and actions (``pd_joint_pos_lerobot``), read in the sim
+   through the same map (``spec.robot_state``); a camera recorded under another name (``front``
+   <- ``base_camera``) is read from the env's camera it was rendered by;
 3. keeps the successful episodes (a dataset written with ``--keep-failures`` holds others too);
 4. returns ``Demonstrations`` (not yet validated: ``train`` validates them, so NaNs and too few
    episodes are refused there, with every other input).
@@ -21,6 +22,7 @@ against the env the policy is for before anything trains.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 from simulo_envs.imitation.demos import DemonstrationError, Demonstrations, Episode
@@ -67,6 +69,9 @@ def load_demonstrations(path: str, obs: str, env_id: Optional[str] = None, camer
     if schema.action_dim != spec.action_dim:
         raise DemonstrationError(f"{path} has {schema.action_dim}-wide actions, {env_id} in "
                                  f"{dataset.control_mode} takes {spec.action_dim}")
+    if spec.obs == "rgb" and spec.state_source == "env" and tuple(dataset.state_names) == spec.read_names:
+        # recorded in "rgb": the dataset holds the state the policy reads, and nothing else
+        spec = replace(spec, state_names=spec.read_names, state_columns=tuple(range(spec.state_dim)))
     if tuple(dataset.state_names) != spec.state_names:
         raise DemonstrationError(f"{path}'s state ({len(dataset.state_names)} columns) is not {env_id}'s "
                                  f"({len(spec.state_names)}): " + _first_difference(dataset.state_names, spec.state_names)

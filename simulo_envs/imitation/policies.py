@@ -58,7 +58,9 @@ def check_settings(spec: PolicySpec, config: ILConfig) -> None:
     if config.encoder_pretrain > 0 and spec.obs != "rgb":
         raise ValueError("encoder_pretrain needs an image encoder (--obs rgb)")
     if config.state_aux_weight > 0 and (spec.obs != "rgb" or not spec.other_columns):
-        raise ValueError("state_aux_weight needs an rgb policy whose env state has columns it does not read")
+        raise ValueError("state_aux_weight needs an rgb policy whose demonstrations hold state it does not read "
+                         "(object poses): record them with the state beside the images (collect_demos.py or "
+                         "replay.py --obs-mode rgb+state; an 'rgb' dataset holds the robot's own state only)")
     if config.image_crop and spec.image_size is not None:
         check_crop(config.image_crop, spec.image_size)
 

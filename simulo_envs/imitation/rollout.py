@@ -30,6 +30,7 @@ import torch
 from simulo_envs.envs.provenance import file_sha256, provenance
 from simulo_envs.imitation.checkpoint import load_policy_from, read_checkpoint
 from simulo_envs.imitation.spec import PolicySpec, env_kwargs, policy_inputs
+from simulo_envs.progress import ProgressBar
 
 __all__ = ["ChunkRunner", "make_eval_env", "eval_env_kwargs", "evaluate", "record_policy_video", "check_action_space"]
 
@@ -190,8 +191,6 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
             ``episodes``/``max_envs`` < 1, a device other than the CPU, evaluation seeds that the
             demonstrations used, an env whose actions do not fit. KeyError: unknown task.
     """
-    from tqdm import tqdm
-
     for name, value in (("episodes", episodes), ("max_envs", max_envs)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be an int >= 1, got {value!r}")
@@ -204,7 +203,7 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
     record = provenance(env, env_id=spec.env_id, env_kwargs=env_kwargs(spec), seeds=range(seed, seed + episodes),
                         checkpoint=os.path.abspath(checkpoint), checkpoint_sha256=file_sha256(checkpoint),
                         max_envs=max_envs, num_workers=num_workers, full_episodes=bool(full_episodes))
-    bar = tqdm(total=episodes, unit="episode", desc=f"evaluating {spec.env_id}", disable=not progress)
+    bar = ProgressBar(total=episodes, unit="episode", desc=f"evaluating {spec.env_id}", disable=not progress)
     try:
         while len(results) < episodes:
             batch = min(env.num_envs, episodes - len(results))

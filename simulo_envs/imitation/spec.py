@@ -7,9 +7,14 @@ column of a dataset recorded in any observation mode (``simulo_envs.datasets``).
 
 - ``state`` policies read the whole flat state, float32 (N, D).
 - ``rgb`` policies read one camera's RGB image, uint8 (N, 3, H, W) (channels first, as torch
-  convolutions take it), plus the flat state's columns of the robot's own state: agent qpos,
-  agent qvel and the TCP pose (``RGB_STATE_KEYS``; 9 + 9 + 7 for the Panda). Object poses are left
-  out, as ManiSkill 3 does in its visual observation modes: the policy finds the object in the image.
+  convolutions take it), plus the state of the env's ``obs_mode="rgb"`` observation: the agent's
+  qpos and qvel and the extras the task keeps in image modes (``BaseEnv.image_obs_extra``: the TCP
+  pose, and a goal the cameras do not show; 9 + 9 + 7 for the Panda lifting a cube). Object poses
+  are privileged state, which image modes leave out as ManiSkill 3 does: the policy finds the
+  object in the image. A dataset recorded with ``"rgb+state"`` / ``"rgb+state_dict"`` (or before
+  image modes dropped the privileged state) holds the whole flat state; the policy then reads its
+  columns of that observation (``state_columns``) and training may regress the others
+  (``other_columns``); a dataset recorded with ``"rgb"`` holds exactly what the policy reads.
 
 A policy trained on a dataset in a real robot's schema (``state_source="robot"``: an SO arm's
 LeRobot dataset) reads what the real arm gives instead: its joint positions in the units its
@@ -36,14 +41,11 @@ import torch
 
 from simulo_envs.envs.observations import flatten_obs
 
-__all__ = ["PolicySpec", "OBS_MODES", "RGB_STATE_KEYS", "policy_inputs", "env_kwargs", "spec_mismatch",
-           "spec_for_env", "flat_state_layout"]
+__all__ = ["PolicySpec", "OBS_MODES", "policy_inputs", "env_kwargs", "spec_mismatch", "spec_for_env",
+           "flat_state_layout", "image_state_keys"]
 
 OBS_MODES = ("state", "rgb")
 """The policy input kinds ``scripts/train_il.py --obs`` takes."""
-
-RGB_STATE_KEYS = ("agent/qpos", "agent/qvel", "extra/tcp_pose")
-"""Leaves of the observation an ``rgb`` policy reads beside the image (in flat-state order)."""
 
 
 @dataclass(frozen=True)
@@ -54,15 +56,17 @@ class PolicySpec:
         env_id: the task the demonstrations come from (``"FrankaPush-v1"``).
         obs: ``"state"`` or ``"rgb"`` (see the module docstring).
         control_mode: the env's control mode of the actions (``"pd_ee_delta_pos"`` for our experts).
-        state_dim: width of the low-dimensional input (the flat state obs, or ``RGB_STATE_KEYS``).
+        state_dim: width of the low-dimensional input (the flat state obs, or for ``rgb`` the state
+            of the env's ``"rgb"`` observation).
         action_dim: width of an action.
         camera: the sensor camera an ``rgb`` policy reads (None for ``state``).
         image_size: ``(height, width)`` [px] of that camera's images (None for ``state``).
         control_freq: env steps per second [Hz] (actions are per env step).
-        state_columns: the flat state's columns the policy reads, in order (None: all of them).
-        state_names: the names of the flat state's columns (``simulo_envs.datasets`` naming), all
-            of them, so a dataset or env whose state means something else is recognised (for
-            ``state_source="robot"``: the robot's recorded names, ``shoulder_pan.pos`` ...).
+        state_columns: the columns of the demonstrations' flat state the policy reads, in order
+            (None: all of them).
+        state_names: the names of the demonstrations' flat state columns (``simulo_envs.datasets``
+            naming), all of them, so a dataset or env whose state means something else is recognised
+            (for ``state_source="robot"``: the robot's recorded names, ``shoulder_pan.pos`` ...).
         state_source: ``"env"`` (the flat state) or ``"robot"`` (the real robot's joint readings,
             ``robot_units``; module docstring).
         robot_units: for ``state_source="robot"``: ``{"names", "joints", "scale", "offset",
@@ -102,6 +106,14 @@ class PolicySpec:
                 object.__setattr__(self, name, tuple(value))
         if self.state_columns is not None and len(self.state_columns) != self.state_dim:
             raise ValueError(f"state_dim {self.state_dim} != {len(self.state_columns)} state columns")
+
+    @property
+    def read_names(self) -> Optional[tuple[str, ...]]:
+        """The names of the state columns the policy reads, in order (None without names)."""
+        if self.state_names is None:
+            return None
+        columns = range(len(self.state_names)) if self.state_columns is None else self.state_columns
+        return tuple(self.state_names[c] for c in columns)
 
     @property
     def other_columns(self) -> tuple[int, ...]:
@@ -175,8 +187,9 @@ def policy_inputs(obs, spec: PolicySpec) -> tuple[torch.Tensor, Optional[torch.T
     """``(state, image)`` a policy of ``spec`` reads from a batched env observation.
 
     Args:
-        obs: the env's observation: float32 (N, D) in ``state`` mode; the observation dict of
-            ``obs_mode="rgb"`` for an ``rgb`` policy.
+        obs: the env's observation: float32 (N, D) in ``state`` mode; for an ``rgb`` policy the
+            observation dict of ``obs_mode="rgb"`` (its state is what the policy reads), or of
+            ``"rgb+state"`` / ``"rgb+state_dict"`` (the policy's ``state_columns`` of it).
 
     Returns:
         ``state`` float32 (N, state_dim); ``image`` uint8 (N, 3, H, W) (None for ``state``).
@@ -191,18 +204,7 @@ def policy_inputs(obs, spec: PolicySpec) -> tuple[torch.Tensor, Optional[torch.T
                              f"{type(obs).__name__} (is the env in obs_mode='state_dict' or 'rgb'?)")
         state = robot_state(obs["agent"]["qpos"], spec.robot_units)
     else:
-        if spec.obs == "state" and not isinstance(obs, torch.Tensor):
-            raise ValueError(f"a state policy reads the flat state observation (N, {spec.state_dim}); got "
-                             f"{type(obs).__name__} (is the env in obs_mode='state'?)")
-        if spec.obs == "rgb" and not (isinstance(obs, dict) and "sensor_data" in obs):
-            raise ValueError(f"an rgb policy reads the observation dict of obs_mode='rgb'; got {type(obs).__name__}")
-        flat = obs if spec.obs == "state" else flatten_obs({"agent": obs["agent"], "extra": obs["extra"]})
-        width = len(spec.state_names) if spec.state_names else spec.state_dim
-        if flat.ndim != 2 or flat.shape[1] != width:
-            raise ValueError(f"the env's state observation has {flat.shape[-1]} values, the policy was trained on "
-                             f"{width} ({spec.env_id})")
-        columns = spec.state_columns
-        state = flat.to(torch.float32) if columns is None else flat[:, list(columns)].to(torch.float32)
+        state = _flat_state(obs, spec)
     if spec.obs == "state":
         return state, None
     cameras = obs["sensor_data"]
@@ -213,6 +215,26 @@ def policy_inputs(obs, spec: PolicySpec) -> tuple[torch.Tensor, Optional[torch.T
         raise ValueError(f"camera {spec.camera!r} gives {image.shape[1]}x{image.shape[2]} images, the policy reads "
                          f"{spec.image_size[0]}x{spec.image_size[1]}")
     return state, image[..., :3].permute(0, 3, 1, 2).contiguous()
+
+
+def _flat_state(obs, spec: PolicySpec) -> torch.Tensor:
+    """float32 (N, state_dim): the columns of the flat state a policy of the env's state reads."""
+    if spec.obs == "state" and not isinstance(obs, torch.Tensor):
+        raise ValueError(f"a state policy reads the flat state observation (N, {spec.state_dim}); got "
+                         f"{type(obs).__name__} (is the env in obs_mode='state'?)")
+    if spec.obs == "rgb" and not (isinstance(obs, dict) and "sensor_data" in obs):
+        raise ValueError(f"an rgb policy reads the observation dict of obs_mode='rgb'; got {type(obs).__name__}")
+    if spec.obs == "state":
+        flat, widths = obs, (len(spec.state_names) if spec.state_names else spec.state_dim,)
+    else:
+        flat = obs["state"] if "state" in obs else flatten_obs({"agent": obs["agent"], "extra": obs["extra"]})
+        widths = (spec.state_dim, len(spec.state_names) if spec.state_names else spec.state_dim)
+    if flat.ndim != 2 or flat.shape[1] not in widths:
+        raise ValueError(f"the env's state observation has {flat.shape[-1]} values, the policy was trained on "
+                         f"{' or '.join(str(w) for w in sorted(set(widths)))} ({spec.env_id})")
+    whole = spec.obs == "rgb" and flat.shape[1] == spec.state_dim  # the "rgb" observation: all of it
+    state = flat if spec.state_columns is None or whole else flat[:, list(spec.state_columns)]
+    return state.to(torch.float32)
 
 
 def flat_state_layout(raw: dict) -> dict[str, tuple[int, int]]:
@@ -232,6 +254,16 @@ def flat_state_layout(raw: dict) -> dict[str, tuple[int, int]]:
 
     walk({"agent": raw["agent"], "extra": raw["extra"]}, "")
     return layout
+
+
+def image_state_keys(env, raw: dict) -> tuple[str, ...]:
+    """The leaves of an observation dict with the whole state (``raw``: ``agent`` and ``extra``)
+    that ``env``'s image obs modes keep, as ``flat_state_layout`` keys (``"agent/qpos"``,
+    ``"extra/tcp_pose"``), in flat-state order: every ``agent`` leaf and the extras of
+    ``image_obs_extra`` (``simulo_envs/envs/observations.py``)."""
+    keep = set(env.unwrapped.image_obs_extra)
+    return tuple(key for key in flat_state_layout(raw)
+                 if key.startswith("agent/") or key.partition("/")[2].split("/")[0] in keep)
 
 
 def spec_mismatch(expected: PolicySpec, actual: PolicySpec, what: str = "dataset") -> Optional[str]:
@@ -285,8 +317,11 @@ def spec_for_env(env_id: str, obs: str, control_mode: str, camera: Optional[str]
     if env_id not in REGISTERED:
         raise KeyError(f"unknown env id {env_id!r}; registered: {', '.join(sorted(REGISTERED))}")
     robot = robot_units is not None
+    # An rgb policy's spec: the whole state's names (a dataset may hold them: "rgb+state") and the
+    # columns of it that the "rgb" observation keeps.
     kwargs = decode_env_kwargs(recorded_kwargs or {})
-    kwargs.update(control_mode=control_mode, obs_mode="rgb" if obs == "rgb" else ("state_dict" if robot else "state"))
+    kwargs.update(control_mode=control_mode,
+                  obs_mode="rgb+state_dict" if obs == "rgb" else ("state_dict" if robot else "state"))
     if obs != "rgb":
         kwargs.pop("sensor_configs", None)
     elif image_size is not None:
@@ -321,7 +356,7 @@ def spec_for_env(env_id: str, obs: str, control_mode: str, camera: Optional[str]
             return PolicySpec(env_id, obs, control_mode, len(names), action_dim, name, size, state_names=names,
                               **common)
         layout = flat_state_layout(raw)
-        columns = tuple(c for key in RGB_STATE_KEYS for c in range(*layout[key]))
+        columns = tuple(c for key in image_state_keys(env, raw) for c in range(*layout[key]))
         return PolicySpec(env_id, obs, control_mode, len(columns), action_dim, name, size, state_columns=columns,
                           state_names=names, **common)
     finally:

@@ -10,8 +10,12 @@ warmup power ``config.ema_power``). On a machine shared with other work, the CPU
 reproducible one: it is what the same training takes alone on one core.
 
 Outputs in ``out_dir``: ``model_<iteration>.pt`` every ``checkpoint_every`` iterations and
-``model_final.pt`` (``checkpoint.py``'s layout, resumable), ``progress.csv`` (``iteration``,
-``wall_s``, ``cpu_s``, ``loss``, ``lr``, ``it_per_s``), ``evaluations.csv`` (``iteration``,
+``model_final.pt`` (``checkpoint.py``'s layout). Only the newest checkpoint keeps the training
+state (optimizer, raw weights, EMA, generators) that resuming needs: each periodic checkpoint
+is cut to its acting weights (what ``scripts/evaluate.py`` reads) once a newer one is written, so
+a run's folder grows by one small file per checkpoint, not by one training state each. The
+progress bar's time estimate counts ``max_minutes`` and ``max_cpu_minutes`` too. Also written:
+``progress.csv`` (``iteration``, ``wall_s``, ``cpu_s``, ``loss``, ``lr``, ``it_per_s``), ``evaluations.csv`` (``iteration``,
 ``wall_s``, ``cpu_s`` and whatever ``on_checkpoint`` returns, e.g. a success rate) and TensorBoard
 events. ``wall_s`` counts training only (gradient steps, logging, checkpoint writes), never the
 time ``on_checkpoint`` takes; ``cpu_s`` is the CPU time this process spent on the same (all
@@ -34,12 +38,13 @@ from typing import Callable, Optional
 import torch
 
 from simulo_envs.envs.provenance import provenance
-from simulo_envs.imitation.checkpoint import CheckpointError, read_checkpoint, save_checkpoint
+from simulo_envs.imitation.checkpoint import CheckpointError, export_policy, read_checkpoint, save_checkpoint
 from simulo_envs.imitation.config import ILConfig
 from simulo_envs.imitation.demos import Demonstrations, Windows
 from simulo_envs.imitation.encoders import Normalizer
 from simulo_envs.imitation.policies import build_policy, check_settings
 from simulo_envs.imitation.spec import PolicySpec, env_kwargs, spec_mismatch
+from simulo_envs.progress import ProgressBar
 
 __all__ = ["train", "TrainResult", "OutputInUse", "check_output_dir"]
 
@@ -157,8 +162,6 @@ def train(demos: Demonstrations, config: ILConfig, out_dir: str, seed: int = 0, 
     """
     from diffusers.training_utils import EMAModel
     from torch.utils.tensorboard import SummaryWriter
-    from tqdm import tqdm
-
     demos.validate()
     for name, value in (("max_minutes", max_minutes), ("max_cpu_minutes", max_cpu_minutes)):
         if value is not None and not value > 0:
@@ -169,7 +172,8 @@ def train(demos: Demonstrations, config: ILConfig, out_dir: str, seed: int = 0, 
     if resume is not None:
         raw = read_checkpoint(resume)
         if "train_state" not in raw:
-            raise CheckpointError(f"{resume!r} holds acting weights only (exported); resume from a model_*.pt of the run")
+            raise CheckpointError(f"{resume!r} holds acting weights only (exported, or a run's older checkpoint); resume "
+                                  "from the run's newest checkpoint (model_final.pt, or its highest model_<i>.pt)")
         problem = spec_mismatch(PolicySpec.from_dict(raw["spec"]), demos.spec, what="dataset")
         if problem:
             raise CheckpointError(f"cannot resume {resume!r} on {demos.source}: {problem}")
@@ -178,7 +182,7 @@ def train(demos: Demonstrations, config: ILConfig, out_dir: str, seed: int = 0, 
         check_settings(demos.spec, config)
     if config.state_aux_weight > 0 and any(e.other is None for e in demos.episodes):
         raise ValueError(f"state_aux_weight needs demonstrations that carry the state the policy does not read; "
-                         f"{demos.source} has none")
+                         f"{demos.source} has none (record it with --obs-mode rgb+state)")
     check_output_dir(out_dir, resume=raw is not None)
     with open(os.path.join(out_dir, LOCK), "w") as handle:
         handle.write(str(os.getpid()))
@@ -186,7 +190,7 @@ def train(demos: Demonstrations, config: ILConfig, out_dir: str, seed: int = 0, 
     previous = signal.signal(signal.SIGTERM, _interrupt) if on_main_thread else None
     try:
         return _train(demos, config, out_dir, seed, (max_minutes, max_cpu_minutes), checkpoint_every, raw, progress,
-                      log_every, on_checkpoint, EMAModel, SummaryWriter, tqdm)
+                      log_every, on_checkpoint, EMAModel, SummaryWriter)
     finally:
         if on_main_thread:
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
@@ -199,7 +203,7 @@ def _interrupt(signum, frame):
 
 
 def _train(demos, config, out_dir, seed, minutes, checkpoint_every, raw, progress, log_every, on_checkpoint,
-           EMAModel, SummaryWriter, tqdm) -> TrainResult:
+           EMAModel, SummaryWriter) -> TrainResult:
     torch.manual_seed(seed)
     windows = Windows(demos, config.obs_horizon, config.pred_horizon)
     policy = build_policy(demos.spec, config, Normalizer(windows.state, windows.actions))
@@ -246,8 +250,10 @@ def _train(demos, config, out_dir, seed, minutes, checkpoint_every, raw, progres
     writer = SummaryWriter(out_dir)
     log = _CsvLog(os.path.join(out_dir, "progress.csv"), ["iteration", "wall_s", "cpu_s", "loss", "lr", "it_per_s"])
     evaluations = None
-    bar = tqdm(total=config.iterations, initial=iteration, unit="it", desc=f"{config.policy} {demos.spec.env_id}",
-               disable=not progress)
+    bar = ProgressBar(total=config.iterations, initial=iteration, unit="it", desc=f"{config.policy} {demos.spec.env_id}",
+                      disable=not progress, deadline_s=min((c for c in caps if c is not None), default=None))
+    bar_start = time.perf_counter()   # a CPU cap counts as wall time at one full core until the share is measured
+    periodic = None   # the newest model_<iteration>.pt: the one periodic checkpoint that stays resumable
     losses: list[float] = []
     last_loss, interrupted = float("nan"), False
     policy.train()
@@ -286,10 +292,14 @@ def _train(demos, config, out_dir, seed, minutes, checkpoint_every, raw, progres
                 log.write(row)
                 for key in ("loss", "lr", "it_per_s"):
                     writer.add_scalar(f"train/{key}", row[key], iteration)
+                if caps[1] is not None and cpu_s > 0:   # the CPU cap, as wall seconds at this run's CPU share
+                    left = (budget.max_cpu_s - cpu_s) * (wall_s / cpu_s)
+                    bar.deadline_s = min(d for d in (caps[0], time.perf_counter() - bar_start + left) if d is not None)
                 bar.set_postfix(loss=f"{last_loss:.4f}")
                 losses, logged_iteration, logged_wall = [], iteration, wall_s
             if iteration % checkpoint_every == 0:
                 path = save(f"model_{iteration}.pt")
+                periodic = _keep_resumable(path, periodic)
                 wall_s += time.perf_counter() - tick
                 cpu_s += time.process_time() - cpu_tick
                 metrics = on_checkpoint(path, iteration, wall_s) if on_checkpoint is not None else None
@@ -307,10 +317,20 @@ def _train(demos, config, out_dir, seed, minutes, checkpoint_every, raw, progres
     finally:
         bar.close()
     path = save(f"model_{iteration}.pt" if interrupted else "model_final.pt")
+    _keep_resumable(path, periodic)
     writer.close()
     if interrupted:
         print(f"interrupted at iteration {iteration}: saved {path} (resume with --resume {path})", flush=True)
     return TrainResult(path, iteration, wall_s, last_loss, interrupted)
+
+
+def _keep_resumable(newest: str, previous: Optional[str]) -> str:
+    """``newest`` was just saved with its training state: ``previous`` (the periodic checkpoint
+    before it, if any and another file) keeps its acting weights only (``export_policy``), so a
+    run holds one resumable checkpoint. Returns ``newest``."""
+    if previous is not None and previous != newest and os.path.exists(previous):
+        export_policy(previous, previous)
+    return newest
 
 
 class _CsvLog:

@@ -17,7 +17,8 @@ from simulo_envs.policies.phase_expert import PhaseExpert
 from simulo_envs.policies.pick_experts import PickExpertConfig, PickPlaceExpert, SortExpert, StackExpert
 from simulo_envs.policies.push_expert import PushExpert, PushExpertConfig
 
-_SO_LIFT = partial(LiftExpert, config=LiftExpertConfig(hover=0.04, lift_height=0.08, reach_tol=0.005, close_time=0.4))
+_SO_LIFT = partial(LiftExpert, config=LiftExpertConfig(hover=0.04, lift_height=0.08, reach_tol=0.005, close_time=0.4,
+                                                     object="cube"))
 _SO_PICK_PLACE = partial(PickPlaceExpert, config=PickExpertConfig(hover=0.04, reach_tol=0.005, close_time=0.4,
                                                                   grasp_offset=0.0, drop_tol=0.02))
 

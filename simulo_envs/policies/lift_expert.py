@@ -1,5 +1,6 @@
-"""``LiftExpert``: a batched scripted expert for FrankaLift-v1 and SO100Lift-v1 (the same info
-keys) on ``pd_ee_delta_pos``, whichever robot runs it.
+"""``LiftExpert``: a batched scripted expert for FrankaLift-v1 and SO100Lift-v1 on
+``pd_ee_delta_pos``, whichever robot runs it (the lifted object's info keys are
+``<object>_pose``: ``block`` in FrankaLift-v1, ``cube`` in SO100Lift-v1; ``LiftExpertConfig.object``).
 
 A state machine with one phase per env, run on privileged state (the block's and the TCP's
 world poses, read from the env):
@@ -11,7 +12,7 @@ world poses, read from the env):
 
 Phase bookkeeping, ``act()`` / ``act(info)`` and moves are ``PhaseExpert``'s: an env just reset
 (fully or partially) starts again at APPROACH; the state comes from the task's info
-(``block_pose``, ``tcp_pose``, ``height_gain``); actions are ``clip(gain * (goal - tcp) /
+(``<object>_pose``, ``tcp_pose``, ``height_gain``); actions are ``clip(gain * (goal - tcp) /
 pos_bound, -1, 1)`` for the arm (world-frame TCP translation) and +1 (open) / -1 (closed) for
 the gripper.
 """
@@ -39,6 +40,7 @@ class LiftExpertConfig:
     close_time: float = 0.3      # time spent closing the gripper [s] (6 steps at 20 Hz)
     gain: float = 0.6            # fraction of the remaining error commanded per step
     pos_bound: Optional[float] = None  # the controller's translation per unit action [m]; None: the env's
+    object: str = "block"        # the lifted object's name in the task's info (its pose: info["<object>_pose"])
 
 
 class LiftExpert(PhaseExpert):
@@ -59,7 +61,7 @@ class LiftExpert(PhaseExpert):
 
     def _act(self, info: dict) -> torch.Tensor:
         cfg = self.cfg
-        block = info["block_pose"][:, :3]
+        block = info[f"{cfg.object}_pose"][:, :3]
         tcp = info["tcp_pose"][:, :3]
         spawn_z = block[:, 2] - info["height_gain"]
         grasp = block.clone()

@@ -36,12 +36,46 @@ def vulkan_available() -> bool:
     lavapipe recompiling costs about 9 s per env made after another was closed (measured).
     A process that can render also keeps the memory it frees (``keep_freed_memory``).
     """
-    try:
-        _KEEPALIVE.append(sapien.render.RenderSystem())
-    except Exception:  # SAPIEN raises RuntimeError("failed to find a rendering device") and others
+    system = first_render_system()
+    if system is None:
         return False
+    _KEEPALIVE.append(system)
     keep_freed_memory()
     return True
+
+
+RENDER_DEVICE_ALIASES = ("cuda", "cpu")
+"""The devices the probe render system tries, in order: ManiSkill 3's choice for its default
+``render_backend`` (``mani_skill/envs/utils/system/backend.py``: ``sapien.Device("cuda")``, and
+``sapien.Device("cpu")`` where no CUDA device exists)."""
+
+
+def first_render_system():
+    """A render system on the device ManiSkill 3 (and any other SAPIEN user in this process)
+    renders with, or None where nothing can render.
+
+    SAPIEN 3.0.3 creates one Vulkan context per process, on the device of its first render
+    system, and refuses a render system on another device ("current SAPIEN version only supports
+    single-GPU rendering"). Its default device is named by PCI address (``pci:0000:00:00.0``),
+    which it treats as another device than ``cpu`` or ``cuda`` even where the hardware is the
+    same, so a default first render system would lock ManiSkill's ``cuda``/``cpu`` out of the
+    process. The probe takes ``RENDER_DEVICE_ALIASES`` in order; where a context exists already
+    (another library rendered first) a render system on another device is refused, and the
+    default one then joins that context.
+    """
+    for alias in RENDER_DEVICE_ALIASES:
+        try:
+            device = sapien.Device(alias)
+        except RuntimeError:  # 'failed to find device "cuda"'
+            continue
+        try:
+            return sapien.render.RenderSystem(device)
+        except RuntimeError:  # a context on another device exists, or this device cannot render
+            continue
+    try:
+        return sapien.render.RenderSystem()
+    except Exception:  # SAPIEN raises RuntimeError("failed to find a rendering device") and others
+        return None
 
 
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3

@@ -24,6 +24,7 @@ from typing import Optional
 
 import sapien
 
+from simulo_envs.sim.render import keepalive_render_system
 from simulo_envs.sim.visual_meshes import check_visual_detail, visual_mesh_file
 
 SHADER_PACKS = ("auto", "default", "minimal", "rt", "rt-fast")
@@ -64,7 +65,7 @@ class RenderConfig:
 
     def make_render_system(self) -> sapien.render.RenderSystem:
         """A render system on the process's render device (``parse_render_backend``)."""
-        return sapien.render.RenderSystem()
+        return sapien.render.RenderSystem(keepalive_render_system().device)
 
 
 def parse_render_backend(render_backend) -> Optional[str]:
@@ -117,8 +118,6 @@ def check_render_backend_name(render_backend) -> Optional[str]:
 
 
 def _process_device():
-    from simulo_envs.sim.render import keepalive_render_system
-
     return keepalive_render_system().device
 
 
@@ -128,6 +127,8 @@ def _device_name() -> str:
 
 def software_renderer() -> bool:
     """True when the Vulkan device this process renders with is a software one (lavapipe)."""
+    if _process_device().is_cpu():
+        return True
     name = _device_name().lower()
     return "llvmpipe" in name or "lavapipe" in name or "swiftshader" in name
 

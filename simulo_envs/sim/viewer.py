@@ -13,12 +13,12 @@ __all__ = ["render_device_can_present", "open_viewer"]
 
 def render_device_can_present() -> bool:
     """True when the process's Vulkan render device can present to a window (False on
-    lavapipe, SAPIEN's ``RenderSystem.device.can_present``).
+    lavapipe, SAPIEN's ``RenderSystem.device.can_present()``).
 
     Raises:
         RuntimeError: no Vulkan device at all (``require_vulkan``'s message).
     """
-    return bool(getattr(keepalive_render_system().device, "can_present", False))
+    return bool(keepalive_render_system().device.can_present())
 
 
 def open_viewer(scene, camera_pose: np.ndarray):

@@ -19,7 +19,7 @@ from typing import Any, Callable, Optional, Union
 import torch
 
 from simulo_envs.envs.provenance import file_sha256, provenance
-from simulo_envs.training.progress import ProgressBar
+from simulo_envs.progress import ProgressBar
 from simulo_envs.training.task_lookup import import_task_modules, registered_kwargs, resolve_task
 
 __all__ = ["read_checkpoint", "is_sb3_checkpoint", "load_policy", "evaluate", "record_policy_video"]

@@ -9,7 +9,7 @@
   gradients averaged in ``PPO.reduce_parameters``, the adaptive learning rate decided on rank 0 and
   broadcast, observation-normaliser statistics all-reduced.
 - the logger: ``ProgressLogger`` replaces the library's console block with a progress bar
-  (``simulo_envs.training.progress``) that moves every env step, writes ``progress.csv`` and
+  (``simulo_envs.progress``) that moves every env step, writes ``progress.csv`` and
   TensorBoard scalars against env steps (all ranks' finished episodes, gathered on rank 0), and
   writes nothing on other ranks. Each row also holds the iteration's seconds of rollout
   (``collect_s``) and of PPO update (``learn_s``, gradient averaging included), as rank 0's clock
@@ -44,7 +44,7 @@ from rsl_rl.utils.logger import Logger
 
 from simulo_envs.training.distributed import RankInfo, init_process_group
 from simulo_envs.training.interrupt import StopOnSignals, TrainingInterrupted, max_over_ranks
-from simulo_envs.training.progress import ProgressBar
+from simulo_envs.progress import ProgressBar
 from simulo_envs.training.run_files import open_progress_csv, progress_row
 
 __all__ = ["SimuloRunner", "ProgressLogger", "WallClockLimit", "EPISODE_KEYS", "MOVED_CLASS_MODULES",

@@ -39,7 +39,7 @@ from stable_baselines3.common.save_util import load_from_zip_file
 from simulo_envs.envs.provenance import provenance
 from simulo_envs.training.distributed import check_device
 from simulo_envs.training.interrupt import StopOnSignals
-from simulo_envs.training.progress import ProgressBar
+from simulo_envs.progress import ProgressBar
 from simulo_envs.training.run_files import (OutputError, claim_log_dir, delete_run_files, open_progress_csv,
                                             progress_row)
 from simulo_envs.wrappers.sb3 import SB3VecEnv
