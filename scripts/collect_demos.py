@@ -39,6 +39,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from simulo_envs.datasets.scene_cli import add_randomization_option, scene_kwargs
+
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
@@ -59,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "such as pd_joint_pos converts each episode as it finishes)")
     parser.add_argument("--reward-mode", default=None, help="the env's reward mode (default: the task's)")
     cli.add_camera_size_option(parser)
+    add_randomization_option(parser)
     parser.add_argument("--format", choices=("lerobot", "hdf5"), default="lerobot")
     parser.add_argument("--out", required=True, help="dataset folder (new or empty; with --append, a dataset)")
     parser.add_argument("--append", action="store_true", help="add episodes to the dataset in --out")
@@ -85,7 +88,7 @@ def main(argv=None) -> int:
     env_kwargs = {}
     if args.reward_mode is not None:
         env_kwargs["reward_mode"] = args.reward_mode
-    env_kwargs.update(cli.camera_kwargs(args))
+    env_kwargs.update(scene_kwargs(args))
     settings = CollectSettings(
         env_id=args.env_id, num_episodes=args.num_episodes, out=args.out, fmt=args.format, num_envs=args.num_envs,
         num_workers=args.num_workers, seed=args.seed, obs_mode=args.obs_mode, control_mode=args.control_mode,

@@ -30,6 +30,7 @@ import torch
 from simulo_envs.envs.provenance import file_sha256, provenance
 from simulo_envs.imitation.checkpoint import load_policy_from, read_checkpoint
 from simulo_envs.imitation.spec import PolicySpec, env_kwargs, policy_inputs
+from simulo_envs.imitation.spec import env_kwargs as _spec_env_kwargs
 from simulo_envs.progress import ProgressBar
 
 __all__ = ["ChunkRunner", "make_eval_env", "eval_env_kwargs", "evaluate", "record_policy_video", "check_action_space"]
@@ -175,7 +176,7 @@ def _load(checkpoint: str, expected_env_id: Optional[str]):
 def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int = 100, device: str = "cpu",
              progress: bool = False, full_episodes: bool = False, num_workers: Union[int, str] = 1,
              expected_env_id: Optional[str] = None, max_episode_steps: Optional[int] = None,
-             isolate: bool = True) -> dict[str, Any]:
+             isolate: bool = True, env_kwargs: Optional[dict] = None) -> dict[str, Any]:
     """Success of an imitation checkpoint over ``episodes`` episodes (one per env, batches of at
     most ``max_envs``).
 
@@ -184,6 +185,8 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
     "train_cpu_s", "isolate_envs", "per_episode", "provenance"}``
     (``env_steps`` is None: the policy never stepped an env in training). Success, success at end,
     ``full_episodes``, ``isolate`` and ``per_episode``: as ``simulo_envs.training.evaluation.evaluate``.
+    ``env_kwargs`` override the env keywords of the policy's spec (``randomization="visual"``);
+    sensor sizes other than the spec's are refused (the policy reads its own image size).
 
     Raises:
         FileNotFoundError / CheckpointError: as ``read_checkpoint``; CheckpointError also when
@@ -199,8 +202,17 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
     raw, policy, spec = _load(checkpoint, expected_env_id)
     _check_seeds(raw, seed, episodes)
     results: list[tuple] = []
-    env = make_eval_env(spec, min(max_envs, episodes), full_episodes, num_workers, max_episode_steps, isolate=isolate)
-    record = provenance(env, env_id=spec.env_id, env_kwargs=env_kwargs(spec), seeds=range(seed, seed + episodes),
+    extra = dict(env_kwargs or {})
+    sizes = extra.pop("sensor_configs", None)
+    if sizes and spec.obs == "rgb":
+        size = sizes.get(spec.camera, sizes)
+        if (size.get("height"), size.get("width")) != tuple(spec.image_size):
+            raise ValueError(f"the policy reads {spec.describe()}; it cannot be evaluated with camera size "
+                             f"{size.get('width')} x {size.get('height')} (width x height)")
+    env = make_eval_env(spec, min(max_envs, episodes), full_episodes, num_workers, max_episode_steps,
+                        isolate=isolate, **extra)
+    record = provenance(env, env_id=spec.env_id, env_kwargs={**_spec_env_kwargs(spec), **extra},
+                        seeds=range(seed, seed + episodes),
                         checkpoint=os.path.abspath(checkpoint), checkpoint_sha256=file_sha256(checkpoint),
                         max_envs=max_envs, num_workers=num_workers, full_episodes=bool(full_episodes))
     bar = ProgressBar(total=episodes, unit="episode", desc=f"evaluating {spec.env_id}", disable=not progress)

@@ -74,6 +74,9 @@ class PolicySpec:
             ``agent/qpos``); None otherwise.
         env_kwargs: the encoded env keywords of the demonstrations' env (None: the task's
             defaults, a checkpoint written before they were recorded).
+        randomization: the randomization preset the policy is evaluated under (``"default"``,
+            ``"none"``, ``"visual"``: ``BaseEnv(randomization=...)``), over the recorded env
+            keywords; None: the recorded ones (or the task's own table).
     """
 
     env_id: str
@@ -89,6 +92,7 @@ class PolicySpec:
     state_source: str = "env"
     robot_units: Optional[dict] = None
     env_kwargs: Optional[dict] = None
+    randomization: Optional[str] = None
 
     def __post_init__(self):
         if self.obs not in OBS_MODES:
@@ -152,7 +156,8 @@ def env_kwargs(spec: PolicySpec) -> dict:
     """Keyword arguments of the env a policy of ``spec`` runs in: the recorded env keywords
     (``spec.env_kwargs``, decoded: camera poses, randomization, frequencies, ...), then the
     ``control_mode``, the observation mode the policy reads (``rgb``; ``state``, or
-    ``state_dict`` for a robot-state policy, which reads ``agent/qpos``) and the camera's size.
+    ``state_dict`` for a robot-state policy, which reads ``agent/qpos``), the camera's size and
+    the ``randomization`` preset (when the spec names one).
 
     Raises:
         ValueError: recorded keywords that cannot be decoded (an unknown recorded type).
@@ -163,6 +168,8 @@ def env_kwargs(spec: PolicySpec) -> dict:
     robot = spec.state_source == "robot"
     kwargs.update(control_mode=spec.control_mode,
                   obs_mode="rgb" if spec.obs == "rgb" else ("state_dict" if robot else "state"))
+    if spec.randomization is not None:
+        kwargs["randomization"] = spec.randomization
     if spec.obs == "rgb":
         height, width = spec.image_size
         sensors = dict(kwargs.get("sensor_configs") or {})
