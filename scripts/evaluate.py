@@ -141,7 +141,7 @@ def main(argv=None) -> None:
                 step = "video"
                 summary["video"] = record_policy_video(checkpoint, args.video_dir, seed=args.seed, device=args.device,
                                                        full_episodes=args.full_episodes or args.video_full_episodes,
-                                                       **limit)
+                                                       env_kwargs=scene_kwargs(args) or None, **limit)
                 print(json.dumps(summary) if args.json else f"video: {summary['video']}", flush=True)
         except (OSError, LookupError, ValueError, TypeError, ImportError, RuntimeError) as error:
             message = _message(error)

@@ -265,9 +265,11 @@ def _run_episodes(env, policy, spec: PolicySpec, seed: int, count: int, bar, per
 
 def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed: int = 10_000,
                         device: str = "cpu", size: int = 256, full_episodes: bool = False,
-                        expected_env_id: Optional[str] = None, max_episode_steps: Optional[int] = None) -> str:
+                        expected_env_id: Optional[str] = None, max_episode_steps: Optional[int] = None,
+                        env_kwargs: Optional[dict] = None) -> str:
     """Film the policy of ``checkpoint`` for one episode per env (``num_envs`` envs tiled, ``size``
-    px each) and write ``<video_dir>/<env_id>.mp4``; returns the path. Raises as ``evaluate``."""
+    px each) and write ``<video_dir>/<env_id>.mp4``; returns the path. ``env_kwargs``: only
+    ``randomization`` is taken (the policy reads its own camera size). Raises as ``evaluate``."""
     from simulo_envs.envs.registration import REGISTERED
     from simulo_envs.wrappers.record import RecordEpisode
     from simulo_envs.vector.vector_env import SimuloVectorEnv
@@ -278,7 +280,7 @@ def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed
         raise KeyError(f"the checkpoint's task {spec.env_id!r} is not registered here")
     base = REGISTERED[spec.env_id](num_envs=num_envs, render_mode="rgb_array",
                                    human_render_camera_configs=dict(width=size, height=size),
-                                   **eval_env_kwargs(spec, max_episode_steps))
+                                   **{**eval_env_kwargs(spec, max_episode_steps), **_randomization_only(env_kwargs)})
     recorder = RecordEpisode(base, video_dir, save_on_reset=False)
     env = SimuloVectorEnv(recorder, ignore_terminations=full_episodes, record_metrics=True)
     try:
@@ -287,6 +289,10 @@ def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed
         return recorder.flush_video(name=spec.env_id)
     finally:
         env.close()
+
+
+def _randomization_only(env_kwargs: Optional[dict]) -> dict:
+    return {"randomization": env_kwargs["randomization"]} if env_kwargs and "randomization" in env_kwargs else {}
 
 
 class _NoBar:

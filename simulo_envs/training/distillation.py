@@ -161,6 +161,15 @@ class DAggerDistillation(Distillation):
             self.transition.actions = actions
         return actions
 
+    def load(self, loaded_dict: dict, load_cfg: Optional[dict], strict: bool) -> bool:
+        """The library's ``load``; a resumed training (the iteration loaded too) continues beta's
+        schedule from the checkpoint's iteration. The aggregated data is not in a checkpoint: a
+        resumed training starts aggregating again."""
+        load_iteration = super().load(loaded_dict, load_cfg, strict)
+        if load_iteration and "iter" in loaded_dict:
+            self.num_updates = int(loaded_dict["iter"]) + 1
+        return load_iteration
+
     def update(self) -> dict[str, float]:
         """One iteration's fit: the library's (``aggregate_iterations=0``), or minibatches drawn
         from the kept iterations; returns ``{"behavior": mean loss}``."""

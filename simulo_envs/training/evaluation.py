@@ -243,12 +243,14 @@ def _run_episodes(env, policy, count: int, bar) -> list[tuple[bool, bool, float,
 
 
 def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed: int = 10_000,
-                        device: str = "cpu", size: int = 256, full_episodes: bool = False) -> str:
+                        device: str = "cpu", size: int = 256, full_episodes: bool = False,
+                        env_kwargs: Optional[dict] = None) -> str:
     """Film the deterministic policy of ``checkpoint`` for one episode per env (``num_envs`` envs
     tiled, ``size`` px each) and write ``<video_dir>/<env_id>.mp4``; returns the path.
     ``full_episodes``: ignore terminations, so every episode runs to the time limit (shows whether
     a success holds, e.g. a lifted cube kept up); else the clip ends when every env has finished
-    its episode (envs that finish earlier start the next one meanwhile)."""
+    its episode (envs that finish earlier start the next one meanwhile). ``env_kwargs`` override
+    the checkpoint's (``randomization="visual"``), as in ``evaluate``."""
     from simulo_envs.wrappers.record import RecordEpisode
     from simulo_envs.wrappers.rsl_rl import RslRlVecEnv
     from simulo_envs.vector.vector_env import SimuloVectorEnv
@@ -257,7 +259,7 @@ def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed
     config = _eval_config(infos["train_config"])
     env_id, cls = resolve_task(infos["env_id"])
     base = cls(num_envs=num_envs, render_mode="rgb_array", human_render_camera_configs=dict(width=size, height=size),
-               **{**registered_kwargs(env_id), **config.get("env_kwargs", {})})
+               **{**registered_kwargs(env_id), **config.get("env_kwargs", {}), **(env_kwargs or {})})
     recorder = RecordEpisode(base, video_dir, save_on_reset=False)
     vector_kwargs = {k: v for k, v in config.get("vector_kwargs", {}).items()
                      if k not in ("ignore_terminations", "num_workers")}   # filmed in this process
