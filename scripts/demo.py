@@ -14,6 +14,9 @@ Your own task: ``--task-module my_tasks`` imports ``my_tasks`` (from the current
 Python path) so the ids it registers can be run, or name it ``--env-id my_tasks:MyTask-v1`` /
 ``my_tasks:MyTaskClass`` (no ``PYTHONPATH`` needed).
 
+``--variant NAME`` makes a task of the SO table-top suite in that variant (``train``, ``heldout``,
+``heldout_<axis>``; ``docs/writing_a_task.md``); without it the task's default.
+
 ``--num-workers P`` (or ``auto``: the usable cores) steps the envs in P worker processes
 (``docs/scale_out.md``); the expert then reads the state it needs from ``info``.
 
@@ -57,6 +60,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--video", default=None, metavar="PATH.mp4",
                         help="record the rollout (all envs tiled, 256x256 each) to this mp4")
     parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
+    parser.add_argument("--variant", default=None, metavar="NAME",
+                        help="the task's variant (SO table-top suite: train, heldout, heldout_<axis>); default: the task's")
     parser.add_argument("--sim-backend", default="auto", type=sim_backend_arg,
                         help="auto, physx_cpu, physx_cuda[:N] or physx_cuda_emulated (default auto)")
     parser.add_argument("--num-workers", type=num_workers_arg, default=1, metavar="P",
@@ -88,12 +93,16 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def run(env_id: str, num_envs: int, episodes: int, seed: int, policy: str = "expert", progress: bool = True,
-        video: str | None = None, sim_backend: str = "auto", num_workers: int = 1, report=None) -> dict:
+        video: str | None = None, sim_backend: str = "auto", num_workers: int = 1, report=None,
+        variant: str | None = None) -> dict:
     """Roll out ``policy`` until ``episodes`` episodes end; return the summary. ``env_id``: as
     ``--env-id`` (a registered id, ``module:EnvId``, ``module:Class``). ``report(summary)``, if
-    given, is called with the summary before the video is written."""
+    given, is called with the summary before the video is written. ``variant``: passed to the
+    env as ``variant=`` when given (the SO table-top suite's tasks)."""
     env_id, cls = resolve_task(env_id)
     kwargs = {"control_mode": "pd_ee_delta_pos"} if policy == "expert" else {}
+    if variant is not None:
+        kwargs["variant"] = variant
     if video:
         kwargs.update(render_mode="rgb_array", human_render_camera_configs=dict(width=256, height=256))
     if num_workers == 1 and env_id in REGISTERED:
@@ -162,7 +171,8 @@ def main(argv=None) -> None:
 
     try:
         summary = run(args.env_id, args.num_envs, episodes, args.seed, args.policy, video=args.video,
-                      sim_backend=args.sim_backend, num_workers=args.num_workers, report=report)
+                      sim_backend=args.sim_backend, num_workers=args.num_workers, report=report,
+                      variant=args.variant)
     except (OSError, RuntimeError) as error:
         if not args.video:
             raise

@@ -40,6 +40,11 @@ level, which can flip a contact-rich episode. The summary records what reproduce
 (``provenance``: software versions, repository commit, env settings, seeds) and, with
 ``--json``, each episode's ``[seed, success, success at end, return, length]`` (``per_episode``).
 
+``--camera-size W H`` and ``--randomization {default,none,visual}`` (spelled as in the other
+scripts) override the settings the checkpoint was trained with: ``--randomization visual`` evaluates
+on visually randomized scenes (lights, colours, camera pose), drawn from the evaluation seeds. An
+image policy reads its own image size: another ``--camera-size`` is refused.
+
 ``--device`` and every output (``--video-dir``, ``--csv``) are checked before anything is
 evaluated; each result is printed as soon as it is computed, before the video and the CSV file
 are written. A checkpoint trained on a GPU evaluates on ``--device cpu``.
@@ -56,6 +61,7 @@ import sys
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
+from simulo_envs.datasets.scene_cli import add_scene_options, scene_kwargs
 from simulo_envs.imitation.dispatch import by_policy_type
 from simulo_envs.training.distributed import check_device
 from simulo_envs.training.evaluation import evaluate, record_policy_video
@@ -82,12 +88,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--video-dir", default=None, help="also write a video of the policy (4 envs, tiled) here")
     parser.add_argument("--video-full-episodes", action="store_true",
                         help="film every episode to the time limit (the clip otherwise ends at each env's first success)")
+    parser.add_argument("--max-episode-steps", type=int, default=None, metavar="N",
+                        help="imitation checkpoints whose demonstrations were recorded without a time limit (a "
+                             "control conversion): the limit to evaluate with")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--num-workers", type=num_workers_arg, default=1, metavar="P",
                         help="worker processes stepping the evaluation envs: an int or 'auto' (default 1: in process)")
     parser.add_argument("--shared-physics", action="store_true",
                         help="all envs in one PhysX system, one batched policy call: faster, but results then "
                              "depend on --max-envs at float-rounding level (default: one system per env, exact)")
+    add_scene_options(parser)
     parser.add_argument("--json", action="store_true", help="print each summary as one JSON line")
     parser.add_argument("--csv", default=None, help="write one row per checkpoint to this CSV file")
     parser.add_argument("--no-progress", action="store_true")
@@ -116,10 +126,11 @@ def main(argv=None) -> None:
         try:
             if not summaries:
                 import_task_modules(args.task_module)
+            limit = {} if args.max_episode_steps is None else {"max_episode_steps": args.max_episode_steps}
             summary = evaluate(checkpoint, args.episodes, seed=args.seed, max_envs=args.max_envs,
                                device=args.device, progress=not (args.no_progress or args.json),
                                full_episodes=args.full_episodes, num_workers=args.num_workers,
-                               isolate=not args.shared_physics)
+                               isolate=not args.shared_physics, env_kwargs=scene_kwargs(args) or None, **limit)
             summary["checkpoint"] = checkpoint
             summaries.append(summary)
             filming = args.video_dir and checkpoint == checkpoints[-1]
@@ -129,7 +140,8 @@ def main(argv=None) -> None:
             if filming:
                 step = "video"
                 summary["video"] = record_policy_video(checkpoint, args.video_dir, seed=args.seed, device=args.device,
-                                                       full_episodes=args.full_episodes or args.video_full_episodes)
+                                                       full_episodes=args.full_episodes or args.video_full_episodes,
+                                                       env_kwargs=scene_kwargs(args) or None, **limit)
                 print(json.dumps(summary) if args.json else f"video: {summary['video']}", flush=True)
         except (OSError, LookupError, ValueError, TypeError, ImportError, RuntimeError) as error:
             message = _message(error)

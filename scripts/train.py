@@ -10,6 +10,19 @@ the cap, whatever is left of the step budget, and saves ``model_final.pt`` as us
 PPO trains whole iterations (num_envs x the config's steps per env): the budget is rounded down to
 them, and the first line printed says exactly what will be trained.
 
+Distillation into an image policy: ``--teacher CHECKPOINT`` (a PPO checkpoint of this script)
+trains a student that reads camera images and the robot's proprioception, on its own rollouts, with
+the teacher's actions as labels (rsl-rl-lib's distillation with DAgger's mixing and aggregation,
+``simulo_envs/training/distillation.py``); the task is the teacher's. ``--camera-size W H`` sets
+every sensor camera's resolution (default 64 x 64 for a student), ``--cameras`` the ones the
+student reads (default all).
+
+    python scripts/train.py --teacher tasks/so100_lift_ppo.pt --camera-size 32 32 --max-minutes 20
+
+``--camera-size W H`` and ``--randomization {default,none,visual}`` set the env's cameras and
+randomization preset as the other scripts spell them (``simulo_envs/datasets/scene_cli.py``);
+the checkpoint keeps them (its ``train_config["env_kwargs"]``), and evaluation uses them.
+
 Your own task: ``--task-module my_tasks`` imports ``my_tasks`` (from the current directory or the
 Python path) so the ids it registers can be trained, or name the class: ``--env-id my_tasks:MyTask``.
 
@@ -40,6 +53,7 @@ import sys
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
+from simulo_envs.datasets.scene_cli import add_scene_options, scene_kwargs
 from simulo_envs.sim import sim_backend_arg
 from simulo_envs.training.distributed import check_device, rank_device, rank_info
 from simulo_envs.training.evaluation import evaluate
@@ -77,6 +91,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--num-workers", type=num_workers_arg, default=None, metavar="P",
                         help="worker processes per rank stepping its envs: an int or 'auto' (default: the config's; "
                              "docs/scale_out.md)")
+    parser.add_argument("--teacher", default=None, metavar="CHECKPOINT",
+                        help="distil this PPO checkpoint into an image student (its task; --env-id is ignored)")
+    parser.add_argument("--cameras", nargs="+", default=None, metavar="NAME",
+                        help="with --teacher: the cameras the student reads (default: all of the task's)")
+    add_scene_options(parser)
     parser.add_argument("--sim-backend", default=None, type=sim_backend_arg,
                         help="auto, physx_cpu, physx_cuda[:N] or physx_cuda_emulated (default: the task's config)")
     return parser
@@ -101,19 +120,30 @@ def main(argv=None) -> None:
     if args.resume and args.overwrite:
         fail(parser, "--resume continues the run in the log folder and --overwrite deletes it: give one")
     torch.set_num_threads(args.torch_threads)
-    log_dir = args.log_dir or os.path.join("runs", args.env_id.replace(":", "."), f"seed{args.seed}")
     try:
         import_task_modules(args.task_module)
         rank = rank_info()
         device = check_device(rank_device(check_device(args.device), rank))
         env_kwargs = {} if args.sim_backend is None else {"sim_backend": args.sim_backend}
+        env_kwargs.update(scene_kwargs(args))
         vector_kwargs = {} if args.num_workers is None else {"num_workers": args.num_workers}
-        plan = plan_training(args.env_id, args.num_envs, args.total_timesteps, rank.world_size, env_kwargs, vector_kwargs)
+        if args.teacher:
+            from simulo_envs.training.distillation import plan_distillation
+
+            size = (64, 64) if args.camera_size is None else (args.camera_size[1], args.camera_size[0])
+            plan = plan_distillation(args.teacher, size, args.cameras, args.num_envs, args.total_timesteps,
+                                     rank.world_size, env_kwargs, vector_kwargs)
+            args.env_id = plan.env_id
+        else:
+            plan = plan_training(args.env_id, args.num_envs, args.total_timesteps, rank.world_size, env_kwargs,
+                                 vector_kwargs)
+        log_dir = args.log_dir or os.path.join("runs", args.env_id.replace(":", ".") + ("-student" if args.teacher else ""),
+                                               f"seed{args.seed}")
         if rank.is_main:   # what rank 0 will write, checked before anything is built
             claim_log_dir(log_dir, resume=args.resume, overwrite=args.overwrite)
             if args.resume:
                 resume_infos(log_dir, plan, device)
-    except (LookupError, ValueError, TypeError, ImportError) as error:
+    except (LookupError, ValueError, TypeError, ImportError, OSError) as error:
         fail(parser, str(error.args[0]) if error.args else repr(error))
     if rank.is_main:
         print(f"training {plan.describe()}; logs in {log_dir}{' (resumed)' if args.resume else ''}", flush=True)

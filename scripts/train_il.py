@@ -19,6 +19,10 @@ events, and with ``--eval-episodes K`` ``evaluations.csv``: success over K episo
 checkpoint (evaluation time is not counted as training time). ``--export FILE`` also writes the
 final policy's acting weights alone (a small file for sharing). Hyperparameters: ``--set
 name=value`` (``simulo_envs/imitation/config.py`` lists them, with units).
+
+``--randomization {default,none,visual}`` evaluates the policy (``--eval-episodes``, and later
+``scripts/evaluate.py``) under that randomization preset: the checkpoint's policy spec keeps it.
+``--camera-size W H`` (spelled as in the other scripts) must match the dataset's images.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import sys
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
+from simulo_envs.datasets.scene_cli import add_scene_options
 from simulo_envs.imitation import CheckpointError, DemonstrationError, default_config, export_policy
 from simulo_envs.imitation.config import POLICIES
 from simulo_envs.imitation.spec import OBS_MODES
@@ -60,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a hyperparameter")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     parser.add_argument("--export", default=None, metavar="FILE", help="also write the final acting weights here")
+    add_scene_options(parser)
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
     return parser
@@ -76,6 +82,19 @@ def _overrides(pairs: list[str], parser) -> dict:
         except (ValueError, SyntaxError):
             out[name] = text
     return out
+
+
+def _with_scene(spec, args):
+    """The dataset's policy spec with ``--randomization`` (kept in the checkpoint: evaluation runs
+    under it); ``--camera-size`` must be the dataset's own image size (the policy reads those)."""
+    import dataclasses
+
+    if args.camera_size is not None and spec.obs == "rgb" and tuple(args.camera_size[::-1]) != tuple(spec.image_size):
+        raise ValueError(f"--camera-size {args.camera_size[0]} {args.camera_size[1]}: the dataset's images are "
+                         f"{spec.image_size[1]} x {spec.image_size[0]} (width x height), the size the policy reads")
+    if args.randomization is not None:
+        spec = dataclasses.replace(spec, randomization=args.randomization)
+    return spec
 
 
 def main(argv=None) -> int:
@@ -101,6 +120,7 @@ def main(argv=None) -> int:
         demos = load_demonstrations(args.dataset, args.obs, env_id=args.env_id, camera=args.camera)
         if args.num_demos is not None:
             demos = demos.subset(args.num_demos)
+        demos.spec = _with_scene(demos.spec, args)
         out = args.out or os.path.join("runs", "il", demos.spec.env_id, f"{args.policy}_{args.obs}_seed{args.seed}")
 
         def on_checkpoint(path: str, iteration: int, wall_s: float):

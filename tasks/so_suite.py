@@ -255,11 +255,12 @@ class SuiteEnv(SO100TableTopEnv):
             prop.set_velocity(torch.zeros(len(env_idx), 6, device=self.device), env_ids=env_idx)
         return pose[:, :3]
 
-    def draw_colors(self, env_idx: torch.Tensor, roles: int) -> torch.Tensor:
-        """Distinct colours for ``roles`` roles per env of ``env_idx``: int64 (k, roles) indices
-        into ``cfg.colors`` (a random permutation's first ``roles``), kept in ``colors_drawn``
-        for ``color_names``. Draw it after every position: a seed then places things exactly
-        as a task without colours did.
+    def draw_colors(self, env_idx: torch.Tensor, roles: int, first_role: int = 0) -> torch.Tensor:
+        """Distinct colours for roles ``first_role .. first_role + roles - 1`` per env of
+        ``env_idx``: int64 (k, roles) indices into ``cfg.colors`` (a random permutation's first
+        ``roles``), kept in ``colors_drawn`` for ``color_names``. Roles of separate calls may share
+        a colour (a cube and a square). Draw colours after every position: a seed then places
+        things exactly as a task without colours did.
 
         Raises:
             ValueError: more roles than ``cfg.colors`` has colours.
@@ -268,9 +269,13 @@ class SuiteEnv(SO100TableTopEnv):
             raise ValueError(f"{roles} distinct colours asked for; the variant has {len(self.cfg.colors)}")
         keys = self.episode_rng.uniform(env_idx, 0.0, 1.0, (len(self.cfg.colors),))
         drawn = keys.argsort(dim=1)[:, :roles]
-        if self.colors_drawn.shape != (self.num_envs, roles):
-            self.colors_drawn = torch.zeros(self.num_envs, roles, dtype=torch.long)
-        self.colors_drawn[env_idx.cpu()] = drawn
+        end = first_role + roles
+        if self.colors_drawn.shape[0] != self.num_envs or self.colors_drawn.shape[1] < end:
+            grown = torch.zeros(self.num_envs, end, dtype=torch.long)
+            if self.colors_drawn.shape[0] == self.num_envs:
+                grown[:, :self.colors_drawn.shape[1]] = self.colors_drawn
+            self.colors_drawn = grown
+        self.colors_drawn[env_idx.cpu(), first_role:end] = drawn
         return drawn
 
     def paint(self, prop, env_idx: torch.Tensor, role: int) -> None:

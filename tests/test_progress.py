@@ -106,3 +106,29 @@ def test_training_logs_plain_lines_whose_estimate_keeps_to_the_time_cap(tmp_path
     for line in lines[1:]:
         elapsed, remaining = re.search(r"\[(\d\d:\d\d)<(\d\d:\d\d)", line).groups()
         assert remaining <= limit and elapsed <= "01:00", line
+
+
+def test_no_module_draws_its_own_tqdm_bar():
+    """Every progress bar of the package, the scripts and the integrations is a ``ProgressBar``
+    (plain lines off a terminal): a bare ``tqdm`` would write carriage returns into logs."""
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    files = [p for folder in ("simulo_envs", "scripts", "integrations", "tasks") for p in (root / folder).rglob("*.py")]
+    assert len(files) > 100
+    bare = [str(p.relative_to(root)) for p in files if p.name != "progress.py"
+            and re.search(r"^\s*(from tqdm\b|import tqdm\b)", p.read_text(), re.MULTILINE)]
+    assert bare == []
+
+
+def test_a_replay_verification_logs_plain_lines(tmp_path, capsys):
+    from simulo_envs.datasets.collect import CollectSettings, collect
+    from simulo_envs.datasets.verify import verify
+
+    collect(CollectSettings("FrankaLift-v1", num_episodes=2, out=str(tmp_path / "ds"), num_envs=2))
+    capsys.readouterr()
+    report = verify(str(tmp_path / "ds"), progress=True)
+    err = capsys.readouterr().err
+    assert "\r" not in err and report["matched"] == 2
+    lines = _lines(err, "verifying FrankaLift-v1")
+    assert lines[-1].startswith("verifying FrankaLift-v1: 2/2 episodes (100%)")

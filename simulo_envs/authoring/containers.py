@@ -121,13 +121,15 @@ class Container:
         ]
 
     def contains(self, points, margin: float = 0.0):
-        """bool (N,): points (N, 3) given in the container frame (torch or numpy) that lie inside:
-        within the floor's footprint shrunk by ``margin`` [m] (a bowl's radius, a bin's half
-        extents) and between the floor's top and the rim."""
+        """bool (N,): points (N, 3) given in the container frame (torch or numpy) that lie inside,
+        ``margin`` [m] clear of the walls: between the floor's top and the rim, and within the
+        bowl's radius at the point's height (the flared wall's inner face) or the bin's half
+        extents."""
         x, y, z = points[:, 0], points[:, 1], points[:, 2]
         height_ok = (z >= self.floor) & (z <= self.height)
         if self.kind == "bowl":
-            radius = self.inner_size[0] - margin
+            rise = (z - self.floor) * (z >= self.floor)  # 0 below the floor's top (then outside anyway)
+            radius = self.inner_size[0] + rise * math.tan(self.flare) - margin
             return height_ok & (x * x + y * y <= radius * radius)
         hx, hy = self.inner_size[0] / 2 - margin, self.inner_size[1] / 2 - margin
         return height_ok & (abs(x) <= hx) & (abs(y) <= hy)

@@ -34,6 +34,7 @@ from simulo_envs.datasets.robot_units import real_robot_frames
 from simulo_envs.datasets.rollout import EpisodeRecorder, local_state_dict
 from simulo_envs.envs.provenance import same_software
 from simulo_envs.envs.registration import REGISTERED
+from simulo_envs.progress import ProgressBar
 
 __all__ = ["verify", "SHARED_TOLERANCE"]
 
@@ -110,8 +111,6 @@ def verify(source: str, num_envs: int = 16, count: Optional[int] = None, toleran
             ``tolerance``, or a dataset recorded with action noise (its actions are clean labels,
             not the executed ones).
     """
-    from tqdm import tqdm
-
     ds = load_dataset(source)
     if ds.env_id not in REGISTERED:
         raise KeyError(f"{source} holds episodes of {ds.env_id!r}, which is not a registered env")
@@ -132,7 +131,7 @@ def verify(source: str, num_envs: int = 16, count: Optional[int] = None, toleran
     frames = real_robot_frames(env, ds.format)
     as_obs = frames.obs if frames is not None else (lambda o: o)
     rows, differences = [], set()
-    bar = tqdm(total=total, unit="episode", desc=f"verifying {ds.env_id}", disable=not progress)
+    bar = ProgressBar(total=total, unit="episode", desc=f"verifying {ds.env_id}", disable=not progress)
     try:
         for start in range(0, total, n):
             wave = [_recorded(ds, k) for k in range(start, min(start + n, total))]

@@ -56,6 +56,7 @@ from simulo_envs.envs.faults import Faults
 from simulo_envs.envs.maniskill_api import ManiSkillApiMixin
 from simulo_envs.envs.observations import ObservationMixin
 from simulo_envs.envs.randomization import Randomizer
+from simulo_envs.envs.randomization_presets import randomization_table
 from simulo_envs.envs.reconfigure import ReconfigureMixin
 from simulo_envs.envs.rendering import RenderingMixin
 from simulo_envs.envs.reset import ResetMixin, episode_seeds
@@ -111,7 +112,10 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
             (so each episode replays alone from ``_episode_seed``); by default an unseeded reset
             continues the episode streams (``simulo_envs/envs/rng.py``).
         randomization: a domain randomization table (``Randomize`` entries) replacing the task's
-            ``default_randomization``; see ``simulo_envs/envs/randomization.py``.
+            ``default_randomization``, or a preset by name: ``"default"`` (the task's table),
+            ``"none"`` (no randomization), ``"visual"`` (the task's table plus its
+            ``visual_randomization``: lights, colours, camera poses, for image policies); see
+            ``simulo_envs/envs/randomization.py``.
         visual_detail: ``"fast"`` (simplified copies of the visual meshes: sensors, ``render()``
             and videos render several times faster) or ``"full"`` (the assets' own meshes); None
             takes the task's ``default_visual_detail``. Collision geometry is the same in both
@@ -152,6 +156,9 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
     """``visual_detail`` when the keyword is None: ``"fast"`` or ``"full"``."""
     default_randomization: ClassVar[tuple] = ()
     """The task's randomization table (a tuple of ``Randomize``); ``randomization=`` replaces it."""
+    visual_randomization: ClassVar[tuple] = ()
+    """What ``randomization="visual"`` adds to ``default_randomization``: the task's visual domain
+    randomization (lights, colours, camera poses), drawn per env on every reset."""
     #: ``reset(options=...)`` keys this class reads; each subclass (or mixin) lists only its own
     #: additions, the accepted set is the union over the MRO (``reset_options.known_reset_option_keys``).
     reset_option_keys: ClassVar[tuple[str, ...]] = ("env_idx", "reconfigure", "reset_to_env_states")
@@ -293,7 +300,7 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
         self._closed = False
         self._enhanced_determinism = extra.enhanced_determinism
         self._rng = EpisodeRNG(self.num_envs)  # main seeds MAIN_SEED + i
-        self.randomization = Randomizer(self, self.default_randomization if randomization is None else randomization)
+        self.randomization = Randomizer(self, randomization_table(type(self), randomization))
         self.faults = Faults(self)
         self._init_fast_path()
         self._init_step_counter(limit)  # validates the limit, before the scene is built

@@ -38,6 +38,7 @@ class LiftExpertConfig:
     lift_height: float = 0.2     # lift goal above the block's spawn height [m]
     reach_tol: float = 0.01      # phase switch when the TCP is this close to its goal [m]
     close_time: float = 0.3      # time spent closing the gripper [s] (6 steps at 20 Hz)
+    open_action: float = OPEN    # gripper action while open, in [-1, 1] (+1: wide open)
     gain: float = 0.6            # fraction of the remaining error commanded per step
     pos_bound: Optional[float] = None  # the controller's translation per unit action [m]; None: the env's
     object: str = "block"        # the lifted object's name in the task's info (its pose: info["<object>_pose"])
@@ -81,5 +82,5 @@ class LiftExpert(PhaseExpert):
 
         action = torch.empty(self.num_envs, 4, device=self.device)
         action[:, :3] = self.move_to(goal, tcp)
-        action[:, 3] = torch.where(phase >= CLOSE, CLOSED, OPEN)
+        action[:, 3] = torch.where(phase >= CLOSE, CLOSED, cfg.open_action)
         return action

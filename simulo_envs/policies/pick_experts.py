@@ -49,6 +49,8 @@ class PickExpertConfig:
     align_tol: float = 0.006     # stacking: lower once the held cube is this close above the other in the plane;
                                  # let go once it is this close to its resting place [m]
     place_slowdown: float = 0.5  # stacking: fraction of the usual speed while lowering the cube
+    open_action: float = OPEN    # gripper action while open, in [-1, 1]: +1 wide open; less keeps a
+                                 # hinged jaw from sweeping into things beside the cube
     carry_z: float = 0.07        # sorting: the TCP's height while carrying and after releasing [m]
     gain: float = 0.6            # fraction of the remaining error commanded per step
     pos_bound: Optional[float] = None  # the controller's translation per unit action [m]; None: the env's
@@ -101,7 +103,7 @@ class PickPlaceExpert(_GraspExpert):
         self._advance((phase == CARRY) & self._dropped(cube, tcp), to=APPROACH)
         action = torch.empty(self.num_envs, 4, device=self.device)
         action[:, :3] = self.move_to(goal, tcp)
-        action[:, 3] = torch.where(phase >= CLOSE, CLOSED, OPEN)
+        action[:, 3] = torch.where(phase >= CLOSE, CLOSED, self.cfg.open_action)
         return action
 
 
@@ -132,7 +134,7 @@ class StackExpert(_GraspExpert):
         action = torch.empty(self.num_envs, 4, device=self.device)
         action[:, :3] = self.move_to(goal, tcp)
         action[:, :3] *= torch.where(phase == PLACE, cfg.place_slowdown, 1.0).unsqueeze(1)  # lower gently
-        action[:, 3] = torch.where((phase >= CLOSE) & (phase < RELEASE), CLOSED, OPEN)
+        action[:, 3] = torch.where((phase >= CLOSE) & (phase < RELEASE), CLOSED, cfg.open_action)
         return action
 
 
@@ -164,5 +166,5 @@ class SortExpert(_GraspExpert):
         goal = torch.where(done[:, None], up, goal)
         action = torch.empty(self.num_envs, 4, device=self.device)
         action[:, :3] = self.move_to(goal, tcp)
-        action[:, 3] = torch.where((phase >= CLOSE) & (phase <= SORT_OVER), CLOSED, OPEN)
+        action[:, 3] = torch.where((phase >= CLOSE) & (phase <= SORT_OVER), CLOSED, cfg.open_action)
         return action

@@ -71,12 +71,38 @@ def _policy(env, infos: dict, checkpoint: str, device: str) -> Callable:
         from simulo_envs.training.sb3_train import sb3_policy
 
         return sb3_policy(checkpoint, device)
+    if "student" in infos["train_config"].get("runner", {}):   # a distilled image student
+        return _student_policy(env, infos, checkpoint, device)
     from simulo_envs.training.rsl_rl_runner import SimuloRunner
 
     runner = SimuloRunner(env, copy.deepcopy(infos["train_config"]["runner"]), device=device)
     # The policy is the actor alone: a checkpoint stripped of its critic and optimizer state still evaluates.
     runner.load(checkpoint, load_cfg={"actor": True}, map_location=device)
     return runner.get_inference_policy(device)
+
+
+def _student_policy(env, infos: dict, checkpoint: str, device: str) -> Callable:
+    """The student of a distillation checkpoint (``simulo_envs.training.distillation``), alone:
+    built from its config on the env's observations and its saved weights; the teacher is not
+    needed (nor present: the env runs ``obs_mode="rgb"``)."""
+    from rsl_rl.utils import resolve_class
+
+    runner = infos["train_config"]["runner"]
+    cls, kwargs = resolve_class(runner["student"])
+    student = cls(env.get_observations(), runner["obs_groups"], "student", env.num_actions, **kwargs).to(device)
+    state = torch.load(checkpoint, weights_only=False, map_location=device)
+    student.load_state_dict(state["student_state_dict"])
+    return student.eval()
+
+
+def _eval_config(config: dict) -> dict:
+    """``config`` as an evaluation env is built from it: a distilled student's in
+    ``obs_mode="rgb"`` (what the student reads, without the teacher's state)."""
+    if "student" not in config.get("runner", {}):
+        return config
+    from simulo_envs.training.distillation import student_env_kwargs
+
+    return {**config, "env_kwargs": student_env_kwargs(config)}
 
 
 def load_policy(checkpoint: str, num_envs: int, seed: int, device: str = "cpu", full_episodes: bool = False,
@@ -93,7 +119,12 @@ def load_policy(checkpoint: str, num_envs: int, seed: int, device: str = "cpu", 
     from simulo_envs.training.rsl_rl_env import make_rsl_env   # rsl-rl-lib (and tensordict) when evaluating only
 
     infos = read_checkpoint(checkpoint, device)
-    config = infos["train_config"]
+    config = _eval_config(infos["train_config"])
+    trained = config.get("env_kwargs", {}).get("sensor_configs")
+    if env_kwargs and env_kwargs.get("sensor_configs") and config is not infos["train_config"] \
+            and env_kwargs["sensor_configs"] != trained:
+        raise ValueError(f"the student reads camera images of {trained}; it cannot be evaluated with "
+                         f"{env_kwargs['sensor_configs']}")
     if env_kwargs:
         config = {**config, "env_kwargs": {**config.get("env_kwargs", {}), **env_kwargs}}
     if isolate:
@@ -166,7 +197,7 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
                                      env_kwargs, isolate=isolate)
     if isolate:
         policy = row_by_row(policy)
-    used = {**infos["train_config"].get("env_kwargs", {}), **(env_kwargs or {})}
+    used = {**_eval_config(infos["train_config"]).get("env_kwargs", {}), **(env_kwargs or {})}
     record = provenance(env, env_id=infos["env_id"], env_kwargs=isolated_kwargs(used) if isolate else used,
                         seeds=range(seed, seed + episodes), checkpoint=os.path.abspath(checkpoint),
                         checkpoint_sha256=file_sha256(checkpoint), max_envs=max_envs, num_workers=num_workers,
@@ -212,21 +243,23 @@ def _run_episodes(env, policy, count: int, bar) -> list[tuple[bool, bool, float,
 
 
 def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed: int = 10_000,
-                        device: str = "cpu", size: int = 256, full_episodes: bool = False) -> str:
+                        device: str = "cpu", size: int = 256, full_episodes: bool = False,
+                        env_kwargs: Optional[dict] = None) -> str:
     """Film the deterministic policy of ``checkpoint`` for one episode per env (``num_envs`` envs
     tiled, ``size`` px each) and write ``<video_dir>/<env_id>.mp4``; returns the path.
     ``full_episodes``: ignore terminations, so every episode runs to the time limit (shows whether
     a success holds, e.g. a lifted cube kept up); else the clip ends when every env has finished
-    its episode (envs that finish earlier start the next one meanwhile)."""
+    its episode (envs that finish earlier start the next one meanwhile). ``env_kwargs`` override
+    the checkpoint's (``randomization="visual"``), as in ``evaluate``."""
     from simulo_envs.wrappers.record import RecordEpisode
     from simulo_envs.wrappers.rsl_rl import RslRlVecEnv
     from simulo_envs.vector.vector_env import SimuloVectorEnv
 
     infos = read_checkpoint(checkpoint, device)
-    config = infos["train_config"]
+    config = _eval_config(infos["train_config"])
     env_id, cls = resolve_task(infos["env_id"])
     base = cls(num_envs=num_envs, render_mode="rgb_array", human_render_camera_configs=dict(width=size, height=size),
-               **{**registered_kwargs(env_id), **config.get("env_kwargs", {})})
+               **{**registered_kwargs(env_id), **config.get("env_kwargs", {}), **(env_kwargs or {})})
     recorder = RecordEpisode(base, video_dir, save_on_reset=False)
     vector_kwargs = {k: v for k, v in config.get("vector_kwargs", {}).items()
                      if k not in ("ignore_terminations", "num_workers")}   # filmed in this process

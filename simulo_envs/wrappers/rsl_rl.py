@@ -12,6 +12,14 @@ point ``obs_groups`` at it: ``{"actor": ["policy"], "critic": ["policy"]}``. An 
 domain randomization table adds the group ``"privileged"`` (``info["privileged"]``: each env's
 randomized values, of its new episode for envs just reset): ``{"actor": ["policy"], "critic":
 ["policy", "privileged"]}`` trains an asymmetric actor-critic.
+
+Image observations (``obs_mode="rgb"`` or ``"rgb+state"``): one group per sensor camera, named
+after it (``"base_camera"``: its RGB image, uint8 (N, 3, H, W), channels first as torch
+convolutions take it) and ``"proprio"`` (float32 (N, P): what the ``"rgb"`` observation keeps of
+the state: the agent's qpos and qvel, then the task's ``image_obs_extra`` such as the TCP pose, in
+flat-state order; no object state). ``"rgb+state"`` adds ``"policy"``, the whole flat state, the
+same columns as ``obs_mode="state"`` gives: what a state teacher reads while an image student
+learns from it (``simulo_envs.training.distillation``).
 Extras: ``time_outs`` (bool (N,): truncated and not terminated); ``final_obs`` (a TensorDict
 like the observations: each env's observation before its reset; present only on steps where
 some env finished, its other rows hold their current observation), read by
@@ -31,6 +39,8 @@ from gymnasium.vector import AutoresetMode
 from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
+from simulo_envs.envs.observations import flatten_obs
+from simulo_envs.envs.sensors import obs_mode_state
 from simulo_envs.tensors import as_step_counts
 from simulo_envs.vector.vector_env import SimuloVectorEnv
 
@@ -51,6 +61,9 @@ class RslRlVecEnv(VecEnv):
             (rsl_rl's MLPs need flat observations), or with no ``max_episode_steps``.
     """
 
+    IMAGE_OBS_MODES = ("rgb", "rgb+state")
+    """The image obs modes the adapter takes besides ``"state"`` (module docstring)."""
+
     def __init__(self, env, vector_kwargs: Optional[dict] = None):
         if not isinstance(env, SimuloVectorEnv):
             env = SimuloVectorEnv(env, **{**(vector_kwargs or {}), "record_metrics": True})
@@ -58,8 +71,9 @@ class RslRlVecEnv(VecEnv):
             raise ValueError("rsl_rl needs same-step autoreset: use SimuloVectorEnv(env, autoreset_mode=SAME_STEP)")
         env.record_metrics = True
         base = env.base_env
-        if base.obs_mode != "state":
-            raise ValueError(f"RslRlVecEnv needs obs_mode='state' (flat observations), got {base.obs_mode!r}")
+        if base.obs_mode != "state" and base.obs_mode not in self.IMAGE_OBS_MODES:
+            raise ValueError(f"RslRlVecEnv needs obs_mode 'state' (flat observations) or one of "
+                             f"{self.IMAGE_OBS_MODES} (camera images + proprioception), got {base.obs_mode!r}")
         if base.max_episode_steps is None:
             raise ValueError("RslRlVecEnv needs an env with max_episode_steps")
         self.venv = env
@@ -75,6 +89,8 @@ class RslRlVecEnv(VecEnv):
                     "num_envs": self.num_envs, "max_episode_steps": self.max_episode_length,
                     "control_mode": base.control_mode, "reward_mode": base.reward_mode,
                     "ignore_terminations": env.ignore_terminations}
+        self.proprio_columns = self._proprio_columns(base)
+        """For ``"rgb+state"``: the columns of the flat state that make ``"proprio"`` (else None)."""
         obs, info = env.reset()
         self._obs = self._wrap(obs, info)
         self.last_info: dict = {}
@@ -95,11 +111,45 @@ class RslRlVecEnv(VecEnv):
         counts = as_step_counts(value, self.num_envs, "episode_length_buf")
         self.base_env.set_elapsed_steps(np.minimum(counts, self.max_episode_length - 1))
 
-    def _wrap(self, obs: torch.Tensor, info: dict) -> TensorDict:
-        groups = {"policy": obs}
+    @staticmethod
+    def _proprio_columns(base) -> Optional[torch.Tensor]:
+        """The flat-state columns of the ``agent`` leaves and the ``image_obs_extra`` extras (the
+        ``"rgb"`` observation's state), for an env in ``"rgb+state"``; None otherwise."""
+        if base.obs_mode == "state" or obs_mode_state(base.obs_mode) is None:
+            return None
+        raw = base.get_obs(unflattened=True)
+        keep, columns, start = set(base.image_obs_extra), [], 0
+        for part in ("agent", "extra"):
+            for key, leaf in _leaves(raw[part]):
+                width = int(leaf.reshape(leaf.shape[0], -1).shape[1]) if leaf.ndim > 1 else 1
+                if part == "agent" or key.split("/")[0] in keep:
+                    columns.extend(range(start, start + width))
+                start += width
+        return torch.as_tensor(columns, dtype=torch.long)
+
+    def _wrap(self, obs, info: dict) -> TensorDict:
+        if isinstance(obs, dict):
+            groups = self._image_groups(obs)
+        else:
+            groups = {"policy": obs}
         if "privileged" in info:
             groups["privileged"] = info["privileged"]
         return TensorDict(groups, batch_size=[self.num_envs], device=self.device)
+
+    def _image_groups(self, obs: dict) -> dict:
+        """An image observation's groups: each camera's RGB (uint8 (N, 3, H, W)), ``"proprio"``,
+        and with ``"rgb+state"`` the whole flat state as ``"policy"``."""
+        groups = {}
+        for name, textures in obs["sensor_data"].items():
+            if "rgb" in textures:
+                groups[name] = textures["rgb"][..., :3].permute(0, 3, 1, 2).contiguous()
+        if "state" in obs:
+            state = obs["state"]
+            groups["policy"] = state
+            groups["proprio"] = state[:, self.proprio_columns.to(state.device)]
+        else:
+            groups["proprio"] = flatten_obs({"agent": obs["agent"], "extra": obs["extra"]})
+        return groups
 
     def get_observations(self) -> TensorDict:
         """The current observations, ``{"policy": float32 (N, obs_dim)}`` (and ``"privileged"``
@@ -133,3 +183,14 @@ class RslRlVecEnv(VecEnv):
     def close(self) -> None:
         """Close the env."""
         self.venv.close()
+
+
+def _leaves(node: dict, prefix: str = ""):
+    """``(path, tensor)`` of every leaf of a nested observation dict, depth first in key order
+    (``flatten_obs``'s order)."""
+    for key, value in node.items():
+        path = f"{prefix}/{key}" if prefix else key
+        if isinstance(value, dict):
+            yield from _leaves(value, path)
+        else:
+            yield path, value

@@ -1,0 +1,44 @@
+"""The scene options every script that builds a task's env takes, spelled the same everywhere
+(``scripts/collect_demos.py``, ``scripts/train.py``, ``scripts/train_il.py``, ``scripts/evaluate.py``):
+
+- ``--camera-size W H``: every sensor camera's width and height [px] (``sensor_configs``;
+  ``simulo_envs.datasets.cli.add_camera_size_option``);
+- ``--randomization NAME``: the task's randomization preset (``BaseEnv(randomization=NAME)``):
+  ``default`` (the task's own table), ``none``, or ``visual`` (the task's table plus its visual
+  domain randomization: lights, colours, camera pose; ``simulo_envs/envs/randomization_presets.py``).
+
+What they set is recorded where the script records its env: a dataset's provenance, a training
+checkpoint's config (``train_config["env_kwargs"]``), an imitation checkpoint's policy spec, an
+evaluation's provenance; a checkpoint evaluates with its own settings unless the options override them.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from simulo_envs.datasets.cli import add_camera_size_option, camera_kwargs
+from simulo_envs.envs.randomization_presets import RANDOMIZATION_PRESETS
+
+__all__ = ["add_scene_options", "add_randomization_option", "scene_kwargs"]
+
+
+def add_randomization_option(parser: argparse.ArgumentParser) -> None:
+    """``--randomization {default,none,visual}`` (default: not given, the task's or the checkpoint's)."""
+    parser.add_argument("--randomization", choices=RANDOMIZATION_PRESETS, default=None,
+                        help="the task's randomization preset: default (its own table), none, or visual "
+                             "(plus lights, colours and camera pose, drawn per env at every reset)")
+
+
+def add_scene_options(parser: argparse.ArgumentParser) -> None:
+    """``--camera-size W H`` and ``--randomization NAME``."""
+    add_camera_size_option(parser)
+    add_randomization_option(parser)
+
+
+def scene_kwargs(args: argparse.Namespace) -> dict:
+    """The env keywords the scene options ask for: ``sensor_configs`` and ``randomization``, each
+    only when given."""
+    kwargs = camera_kwargs(args) if getattr(args, "camera_size", None) is not None else {}
+    if getattr(args, "randomization", None) is not None:
+        kwargs["randomization"] = args.randomization
+    return kwargs

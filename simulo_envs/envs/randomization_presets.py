@@ -1,0 +1,62 @@
+"""Randomization presets: the names ``BaseEnv(randomization=...)`` takes besides a table, so a
+command line, a config file or a checkpoint can name a task's randomization by one word."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+__all__ = ["RANDOMIZATION_PRESETS", "randomization_table", "visual_table"]
+
+
+RANDOMIZATION_PRESETS = ("default", "none", "visual")
+"""The names ``randomization=`` takes besides a table (``randomization_table``)."""
+
+
+def randomization_table(env_cls, randomization) -> tuple:
+    """The table an env of ``env_cls`` uses for its ``randomization`` keyword: None or
+    ``"default"``: the task's ``default_randomization``; ``"none"``: no entry; ``"visual"``: the
+    task's table plus its ``visual_randomization``; a sequence of ``Randomize``: itself.
+
+    Raises:
+        ValueError: an unknown preset name, or ``"visual"`` for a task without a visual table.
+    """
+    if randomization is None:
+        return tuple(env_cls.default_randomization)
+    if not isinstance(randomization, str):
+        return tuple(randomization)
+    if randomization not in RANDOMIZATION_PRESETS:
+        raise ValueError(f"randomization {randomization!r}: a table of Randomize entries or one of "
+                         f"{', '.join(RANDOMIZATION_PRESETS)}")
+    if randomization == "none":
+        return ()
+    if randomization == "visual":
+        if not env_cls.visual_randomization:
+            raise ValueError(f"{env_cls.__name__} has no visual randomization table (visual_randomization)")
+        return tuple(env_cls.default_randomization) + tuple(env_cls.visual_randomization)
+    return tuple(env_cls.default_randomization)
+
+
+def visual_table(colored: tuple = (), cameras: Optional[dict] = None) -> tuple:
+    """A visual randomization table (a task's ``visual_randomization``), drawn at every reset:
+
+    - lights: directional intensity x U(0.5, 1.5), colour U(0.7, 1.0) per channel, direction
+      default + U(-0.3, 0.3) per component (renormalised), ambient U(0.15, 0.45) per channel;
+    - ``colored`` props (attribute names, e.g. ``"block"``): RGB colour U(0.1, 1.0) per channel;
+    - ``cameras``: ``{name: (metres, radians)}``: the sensor camera's pose jitter, position
+      U(-m, m) and rotation U(-rad, rad) per axis of the camera frame, around its nominal mount.
+
+    The ranges follow FrankaLiftRandomized-v1's (``tasks/franka_lift_randomized.py``).
+    """
+    from simulo_envs.envs.randomization import Randomize, Uniform
+
+    table = [
+        Randomize("lights.intensity", Uniform(0.5, 1.5)),                     # x colour
+        Randomize("lights.color", Uniform(0.7, 1.0)),                         # RGB
+        Randomize("lights.direction", Uniform(-0.3, 0.3), operation="add"),   # world frame, renormalised
+        Randomize("lights.ambient", Uniform(0.15, 0.45)),                     # RGB
+    ]
+    table += [Randomize(f"{name}.color", Uniform(0.1, 1.0)) for name in colored]
+    for name, (metres, radians) in (cameras or {}).items():
+        table.append(Randomize(f"sensor_cameras.{name}.pose_jitter",
+                               Uniform([-metres] * 3 + [-radians] * 3, [metres] * 3 + [radians] * 3)))
+    return tuple(table)

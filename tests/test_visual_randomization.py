@@ -1,0 +1,81 @@
+"""Visual domain randomization presets (randomization="visual") and the scene options the scripts share."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import simulo_envs  # noqa: F401
+from simulo_envs.datasets.scene_cli import scene_kwargs
+from simulo_envs.envs.randomization_presets import randomization_table
+from simulo_envs.envs.registration import REGISTERED
+from simulo_envs.tasks.franka_lift import FrankaLiftEnv
+from simulo_envs.tasks.franka_reach import FrankaReachEnv
+from script_runs import load_script
+
+SMALL = {"width": 32, "height": 32}
+
+
+def _values(env) -> np.ndarray:
+    return np.asarray(env.randomization.privileged(), dtype=np.float64)
+
+
+def test_presets_name_tables():
+    assert randomization_table(FrankaLiftEnv, "none") == ()
+    assert randomization_table(FrankaLiftEnv, "default") == randomization_table(FrankaLiftEnv, None) == ()
+    visual = randomization_table(FrankaLiftEnv, "visual")
+    assert [t.param for t in visual] == ["lights.intensity", "lights.color", "lights.direction", "lights.ambient",
+                                         "block.color", "sensor_cameras.base_camera.pose_jitter"]
+    with pytest.raises(ValueError, match="one of default, none, visual"):
+        randomization_table(FrankaLiftEnv, "heavy")
+    with pytest.raises(ValueError, match="no visual randomization table"):
+        randomization_table(FrankaReachEnv, "visual")
+
+
+def test_visual_draws_are_per_env_and_seeded():
+    """Env k seeded s draws the same lights, colour and camera pose whatever num_envs; other seeds
+    draw other values; and the images change with them."""
+    two = REGISTERED["FrankaLift-v1"](num_envs=2, obs_mode="rgb", sensor_configs=SMALL, randomization="visual")
+    one = REGISTERED["FrankaLift-v1"](num_envs=1, obs_mode="rgb", sensor_configs=SMALL, randomization="visual")
+    plain = REGISTERED["FrankaLift-v1"](num_envs=1, obs_mode="rgb", sensor_configs=SMALL)
+    try:
+        obs2, _ = two.reset(seed=[7, 8])
+        obs1, _ = one.reset(seed=8)
+        obs0, _ = plain.reset(seed=8)
+        both, alone = _values(two), _values(one)
+        assert both.shape == (2, alone.shape[1]) and alone.shape[1] == 1 + 3 + 3 + 3 + 3 + 6
+        np.testing.assert_array_equal(both[1], alone[0])
+        assert not np.allclose(both[0], both[1])
+        names = two.randomization.privileged_names
+        jitter = [i for i, n in enumerate(names) if n.startswith("sensor_cameras.base_camera.pose_jitter")]
+        assert len(jitter) == 6 and np.all(np.abs(both[:, jitter[:3]]) <= 0.02)
+        np.testing.assert_array_equal(obs2["sensor_data"]["base_camera"]["rgb"][1],
+                                      obs1["sensor_data"]["base_camera"]["rgb"][0])
+        assert not torch.equal(obs1["sensor_data"]["base_camera"]["rgb"][0], obs0["sensor_data"]["base_camera"]["rgb"][0])
+        one.reset(seed=8)
+        np.testing.assert_array_equal(_values(one), alone)
+    finally:
+        for env in (two, one, plain):
+            env.close()
+
+
+@pytest.mark.parametrize("script", ["collect_demos", "train", "train_il", "evaluate"])
+def test_every_script_spells_the_scene_options_alike(script):
+    parser = load_script(script).build_parser()
+    required = {"collect_demos": ["--env-id", "FrankaLift-v1", "--out", "x"], "train": [],
+                "train_il": ["--dataset", "x"], "evaluate": ["--checkpoint", "x"]}[script]
+    args = parser.parse_args(required + ["--camera-size", "48", "32", "--randomization", "visual"])
+    assert scene_kwargs(args) == {"sensor_configs": {"width": 48, "height": 32}, "randomization": "visual"}
+    assert scene_kwargs(parser.parse_args(required)) == {}
+    with pytest.raises(SystemExit):
+        parser.parse_args(required + ["--randomization", "heavy"])
+
+
+def test_an_imitation_spec_keeps_its_randomization():
+    from simulo_envs.imitation.spec import PolicySpec, env_kwargs
+
+    spec = PolicySpec("FrankaLift-v1", "state", "pd_ee_delta_pos", 3, 4, randomization="visual")
+    assert env_kwargs(spec)["randomization"] == "visual"
+    assert PolicySpec.from_dict(spec.to_dict()) == spec
+    assert "randomization" not in env_kwargs(PolicySpec("FrankaLift-v1", "state", "pd_ee_delta_pos", 3, 4))
