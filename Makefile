@@ -71,13 +71,37 @@ demo: setup
 # The suite on parallel workers (pytest-xdist), one per logical core up to TEST_WORKERS_MAX. Each worker
 # takes whole test files, so a module's shared fixtures are built once; the files with long
 # end-to-end runs go first (tests/conftest.py). It ends with the slowest tests and the time budget
-# (tests/timing_report.py). TEST_WORKERS=0 runs the suite in one process.
-TEST_WORKERS     ?= logical
-TEST_WORKERS_MAX ?= 4
+# (tests/timing_report.py). TEST_WORKERS=0 runs the suite in one process; TEST_ARGS adds pytest
+# arguments (test files to run instead of the whole suite, -k ...).
+# The LeRobot plugins' tests (one pytest at a time, in their own venv) run beside it, so the cores
+# stay busy while either side waits for a command it runs; their output is kept in
+# build/test-lerobot.log and printed after the main suite's. TEST_LEROBOT_BESIDE=0 runs them after it.
+TEST_WORKERS       ?= logical
+TEST_WORKERS_MAX   ?= 4
+TEST_LEROBOT_BESIDE ?= 1
+TEST_LEROBOT_LOG   := build/test-lerobot.log
+TEST_ARGS          ?=
 
+.PHONY: test-main test-lerobot-logged
+
+test-main:
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --maxprocesses $(TEST_WORKERS_MAX) --dist loadfile --no-loadscope-reorder $(TEST_ARGS)
+
+test-lerobot-logged:
+	@mkdir -p $(dir $(TEST_LEROBOT_LOG))
+	@echo "[test] the LeRobot plugins' tests run beside the main suite (output: $(TEST_LEROBOT_LOG))"
+	@($(LEROBOT_TESTS)) > $(TEST_LEROBOT_LOG) 2>&1 || (echo "[test] the LeRobot plugins' tests failed: $(TEST_LEROBOT_LOG)"; exit 1)
+
+ifeq ($(TEST_LEROBOT_BESIDE),0)
 test: setup lerobot-setup
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --maxprocesses $(TEST_WORKERS_MAX) --dist loadfile --no-loadscope-reorder
+	$(MAKE) --no-print-directory test-main
 	$(LEROBOT_TESTS)
+else
+test: setup lerobot-setup
+	@$(MAKE) --no-print-directory -j2 test-main test-lerobot-logged; status=$$?; \
+		echo "============================ LeRobot plugins' tests ============================"; \
+		cat $(TEST_LEROBOT_LOG) 2>/dev/null; exit $$status
+endif
 
 bench: setup
 	$(BIN)/python scripts/benchmark.py

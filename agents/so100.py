@@ -138,7 +138,7 @@ WRIST_CAMERA = CameraConfig("wrist_camera", look_at((0.030, -0.025, 0.035), (-0.
 """The wrist camera: behind the fixed jaw, looking down the jaws at the TCP (pose in ``Fixed_Jaw``)."""
 
 LEROBOT = LeRobotJoints(
-    robot_type="so100",
+    robot_type="so_follower",
     names=tuple(f"{j}.pos" for j in ARM_JOINTS + GRIPPER_JOINTS),
     joints=ARM_JOINTS + GRIPPER_JOINTS,
     scale=(180.0 / math.pi,) * len(ARM_JOINTS) + (100.0 / (GRIPPER_OPEN - GRIPPER_CLOSED),),

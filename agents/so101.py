@@ -63,7 +63,8 @@ down the jaws at the space between their tips (LeRobot's SO-101 setups record a 
 front view; the tasks add the front one).
 
 LeRobot's schema (``LEROBOT``): the follower (``so101_follower``, LeRobot 0.6's
-``lerobot/robots/so_follower/``) records ``shoulder_pan.pos`` ... ``wrist_roll.pos`` in degrees
+``lerobot/robots/so_follower/``, whose datasets carry ``robot_type`` ``so_follower``: the ``name``
+of ``SOFollower``, which ``SO101Follower`` is, as ``lerobot-record`` writes ``robot.name``) records ``shoulder_pan.pos`` ... ``wrist_roll.pos`` in degrees
 (``MotorNormMode.DEGREES``: ``(raw - mid) * 360 / 4095``, 0 deg at the calibrated middle) and
 ``gripper.pos`` in 0..100 (``RANGE_0_100`` over the calibrated range). This asset's zeros are
 those middles ("new_calib"), so ``deg = degrees(q)``; the gripper's calibrated range is taken as
@@ -125,7 +126,7 @@ WRIST_CAMERA = CameraConfig("wrist_camera", look_at((-0.030, 0.035, -0.025), (0.
 """The wrist camera: behind the fixed jaw, looking down the jaws at the TCP (pose in ``gripper_link``)."""
 
 LEROBOT = LeRobotJoints(
-    robot_type="so101_follower",
+    robot_type="so_follower",
     names=tuple(f"{j}.pos" for j in ARM_JOINTS + GRIPPER_JOINTS),
     joints=ARM_JOINTS + GRIPPER_JOINTS,
     scale=(180.0 / math.pi,) * len(ARM_JOINTS) + (100.0 / (GRIPPER_OPEN - GRIPPER_CLOSED),),

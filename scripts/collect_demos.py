@@ -23,10 +23,11 @@ actions lie in [-1, 1]; every column but the gripper's; clipped to the action sp
 episode from its seed), the dataset records the expert's clean actions and the noise's STD. Such a
 dataset replays by its env states only (``scripts/replay.py --use-env-states``, HDF5).
 
-An SO-100 task in the LeRobot format writes the real arm's schema (robot_type ``so100``,
+An SO-100 task in the LeRobot format writes the real arm's schema (robot_type ``so_follower``,
 ``shoulder_pan.pos`` ... ``gripper.pos`` in degrees and 0..100, joint-target actions that replay
-in ``pd_joint_pos_lerobot``: ``simulo_envs/datasets/robot_units.py``), so the episodes
-concatenate with real SO-100 recordings.
+in ``pd_joint_pos_lerobot``: ``simulo_envs/datasets/robot_units.py``). With the recording options
+(``--fps 30 --camera front=base_camera:640x480 --no-next``: ``simulo_envs/datasets/recording.py``)
+the dataset merges with a real SO arm's ``lerobot-record`` dataset.
 
 The output folder must be new or empty; a dataset there is refused unless ``--append`` (same
 env, modes and layout). Formats and layouts: ``docs/datasets.md``. The last line is a one-line
@@ -75,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "gripper), record its clean actions (DART; default 0: no noise)")
     parser.add_argument("--no-states", action="store_true",
                         help="do not record env states (smaller; replay then follows the actions only)")
+    cli.add_recording_options(parser)
     cli.add_report_options(parser)
     return parser
 
@@ -91,7 +93,8 @@ def main(argv=None) -> int:
         env_id=args.env_id, num_episodes=args.num_episodes, out=args.out, fmt=args.format, num_envs=args.num_envs,
         num_workers=args.num_workers, seed=args.seed, obs_mode=args.obs_mode, control_mode=args.control_mode,
         append=args.append, keep_failures=args.keep_failures, max_tries=args.max_tries, env_kwargs=env_kwargs,
-        record_states=not args.no_states, exact=not args.shared_physics, action_noise=args.action_noise)
+        record_states=not args.no_states, exact=not args.shared_physics, action_noise=args.action_noise,
+        recording=cli.recording_options(args, parser))
     return cli.run_job(parser, args, collect, settings, describe)
 
 

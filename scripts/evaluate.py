@@ -88,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--video-dir", default=None, help="also write a video of the policy (4 envs, tiled) here")
     parser.add_argument("--video-full-episodes", action="store_true",
                         help="film every episode to the time limit (the clip otherwise ends at each env's first success)")
+    parser.add_argument("--max-episode-steps", type=int, default=None, metavar="N",
+                        help="imitation checkpoints whose demonstrations were recorded without a time limit (a "
+                             "control conversion): the limit to evaluate with")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--num-workers", type=num_workers_arg, default=1, metavar="P",
                         help="worker processes stepping the evaluation envs: an int or 'auto' (default 1: in process)")
@@ -123,10 +126,11 @@ def main(argv=None) -> None:
         try:
             if not summaries:
                 import_task_modules(args.task_module)
+            limit = {} if args.max_episode_steps is None else {"max_episode_steps": args.max_episode_steps}
             summary = evaluate(checkpoint, args.episodes, seed=args.seed, max_envs=args.max_envs,
                                device=args.device, progress=not (args.no_progress or args.json),
                                full_episodes=args.full_episodes, num_workers=args.num_workers,
-                               isolate=not args.shared_physics, env_kwargs=scene_kwargs(args) or None)
+                               isolate=not args.shared_physics, env_kwargs=scene_kwargs(args) or None, **limit)
             summary["checkpoint"] = checkpoint
             summaries.append(summary)
             filming = args.video_dir and checkpoint == checkpoints[-1]
@@ -137,7 +141,7 @@ def main(argv=None) -> None:
                 step = "video"
                 summary["video"] = record_policy_video(checkpoint, args.video_dir, seed=args.seed, device=args.device,
                                                        full_episodes=args.full_episodes or args.video_full_episodes,
-                                                       env_kwargs=scene_kwargs(args) or None)
+                                                       env_kwargs=scene_kwargs(args) or None, **limit)
                 print(json.dumps(summary) if args.json else f"video: {summary['video']}", flush=True)
         except (OSError, LookupError, ValueError, TypeError, ImportError, RuntimeError) as error:
             message = _message(error)

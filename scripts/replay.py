@@ -16,6 +16,11 @@ the recorded initial state checked) in batched envs of the target modes, in this
   step, and where the target mode cannot move that fast (a delta mode's per-step bound) it
   follows the recorded states over extra steps, so converted episodes can be longer.
 
+The written dataset keeps the source's schema (``--schema source``): an SO arm's dataset in the
+real arm's schema (degrees, 0..100, its robot type and camera names) is written in it again;
+``--schema env`` writes the env's own state instead. ``--robot-type``, ``--camera`` and
+``--no-next`` change what they name on top; the recording frequency stays the source's.
+
 The report says how many episodes that succeeded when recorded still succeed; only those are
 written unless ``--keep-failures``. Contact-rich episodes replayed open loop can end otherwise
 from float-level differences (PhysX carries state over from an env slot's earlier episodes); a
@@ -67,6 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="tries more for an episode that succeeded when recorded and fails here (default 2)")
     parser.add_argument("--keep-failures", action="store_true", help="also write episodes that no longer succeed")
     parser.add_argument("--append", action="store_true", help="add the episodes to the dataset in --out")
+    parser.add_argument("--schema", choices=("source", "env", "robot"), default="source",
+                        help="the written state and actions: the source's (default), the env's own (radians, object "
+                             "poses), or the real robot's (LeRobot's units; SO arms)")
+    cli.add_recording_options(parser)
     parser.add_argument("--verify", action="store_true",
                         help="write nothing: re-simulate every episode and check it against the recording (bit for "
                              "bit for a recording with one PhysX system per env); exit status 1 on a mismatch")
@@ -88,7 +97,8 @@ def main(argv=None) -> int:
         source=args.source, out=args.out, fmt=args.format, obs_mode=args.obs_mode,
         control_mode=args.target_control_mode, env_id=args.env_id, num_envs=args.num_envs,
         num_workers=args.num_workers, use_env_states=args.use_env_states, keep_failures=args.keep_failures,
-        append=args.append, count=args.count, max_retries=args.max_retries, env_kwargs=cli.camera_kwargs(args))
+        append=args.append, count=args.count, max_retries=args.max_retries, env_kwargs=cli.camera_kwargs(args),
+        schema=args.schema, recording=cli.recording_options(args, parser))
     return cli.run_job(parser, args, replay, settings, describe, cli.ERRORS + (NotImplementedError,))
 
 

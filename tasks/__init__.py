@@ -12,6 +12,7 @@ from simulo_envs.tasks.franka_stack_v2 import FrankaStackV2Config, FrankaStackV2
 from simulo_envs.tasks.so100_lift import SO100LiftConfig, SO100LiftEnv
 from simulo_envs.tasks.so100_pick_place import SO100PickPlaceConfig, SO100PickPlaceEnv
 from simulo_envs.tasks.so101_lift import SO101LiftEnv
+from simulo_envs.tasks.so101_open_drawer import SO100OpenDrawerEnv, SO101OpenDrawerConfig, SO101OpenDrawerEnv
 from simulo_envs.tasks.so101_pick_place import SO101PickPlaceEnv
 from simulo_envs.tasks.so101_place_in_bowl import SO100PlaceInBowlEnv, SO101PlaceInBowlConfig, SO101PlaceInBowlEnv
 from simulo_envs.tasks.so101_place_on_target import (SO100PlaceOnTargetEnv, SO101PlaceOnTargetConfig,
@@ -29,4 +30,5 @@ __all__ = ["FrankaLiftEnv", "FrankaLiftConfig", "FrankaLiftMixedEnv", "FrankaLif
            "SO101PlaceInBowlEnv", "SO101PlaceInBowlConfig", "SO100PlaceInBowlEnv", "SO101PlaceOnTargetEnv",
            "SO101PlaceOnTargetConfig", "SO100PlaceOnTargetEnv", "SO101StackEnv", "SO101StackConfig", "SO100StackEnv",
            "SO101PushEnv", "SO101PushConfig", "SO100PushEnv", "SO101PullEnv", "SO101PullConfig", "SO100PullEnv",
-           "SO101SortEnv", "SO101SortConfig", "SO100SortEnv"]
+           "SO101SortEnv", "SO101SortConfig", "SO100SortEnv", "SO101OpenDrawerEnv", "SO101OpenDrawerConfig",
+           "SO100OpenDrawerEnv"]

@@ -8,13 +8,17 @@ cube in the blue bin." (the episode's colours).
 Randomisation per reset env (env-local metres; the arm's base at the origin facing +x): the two
 bins in the ring sector 0.15-0.32 m from the base at bearings within +-0.75 rad of +x, then the
 two cubes 0.235-0.30 m from the base within +-0.5 rad (where the arm grasps from above), all
-apart by their clearances (``SuiteEnv.layout``), each turned to face the base; then the colours (cube A and its bin, cube B and its bin, distractors: distinct,
-from the variant's set); the robot at its rest pose.
+apart by their clearances (``SuiteEnv.layout``), each turned to face the base; then the
+distractors (``distractor_region``) clear of them all; then the colours (cube A and its bin, cube B
+and its bin, distractors: distinct, from the variant's set); the robot at its rest pose.
 
 Variants (``variant=``, ``tasks/so_suite.py``): ``"train"`` (the above, no distractor);
 ``"heldout"`` changes every axis: colours orange, purple, cyan, pink; cylinders (25 mm across and
-tall) instead of cubes; two distractors of the same shape in colours no bin has; the bins at
-bearings of 0.5-0.9 rad either side, the cubes at 0.5-0.8 rad. ``"heldout_<axis>"`` changes one axis.
+tall) instead of cubes; two distractors of the same shape in colours no bin has, in the sector
+0.13-0.36 m, +-1.4 rad, clear of the bins and the cubes; the bins farther out and to the sides
+(0.25-0.34 m, bearings 0.55-1.1 rad either side), the cubes nearer the base (0.19-0.235 m, 0.4-0.9
+rad): regions where every layout fits (no two things closer than their clearances).
+``"heldout_<axis>"`` changes one axis.
 
 Success: cube A's centre inside bin A and cube B's inside bin B (within the inner walls, between
 the floor and the rim, in the bin's frame), neither grasped: so it holds at the episode's last
@@ -61,12 +65,13 @@ class SO101SortConfig(SuiteConfig):
     the reach term are ``SO100TableTopConfig``'s, the colours and the layout ``SuiteConfig``'s."""
 
     region: Region = Region((0.15, 0.32), (0.0, 0.75))  # where the bins spawn
-    cube_region: Region = Region((0.235, 0.30), (0.0, 0.5))  # where the cubes (and distractors) spawn
+    cube_region: Region = Region((0.235, 0.30), (0.0, 0.5))  # where the cubes spawn
+    distractor_region: Region = Region((0.13, 0.36), (0.0, 1.4))  # where distractors may lie, clear of bins and cubes
     heldout: Mapping = field(default_factory=lambda: {
         "colors": {"colors": HELDOUT_COLORS},
         "shapes": {"shapes": ("cylinder",)},
         "distractors": {"distractors": 2},
-        "positions": {"region": Region((0.15, 0.32), (0.5, 0.9)), "cube_region": Region((0.235, 0.30), (0.5, 0.8))},
+        "positions": {"region": Region((0.25, 0.34), (0.55, 1.1)), "cube_region": Region((0.19, 0.235), (0.4, 0.9))},
     })
     sensor_eye: tuple = (0.60, 0.0, 0.35)    # base_camera and render() camera, env-local [m]: from the front, high
     sensor_target: tuple = (0.22, 0.0, 0.0)  # enough to see into the bins (their coloured floors), low enough to
@@ -119,8 +124,11 @@ class SO101SortEnv(SuiteEnv):
     def _initialize_episode(self, env_idx: torch.Tensor, options: dict) -> None:
         cfg = self.cfg
         bins = self.layout(env_idx, [(self.bins[0], cfg.bin_clearance), (self.bins[1], cfg.bin_clearance)])
-        self.layout(env_idx, [(cube, cfg.object_clearance) for cube in self.cubes + self.distractors], fixed=bins,
-                    fixed_clearance=cfg.bin_clearance, region=cfg.cube_region)
+        cubes = self.layout(env_idx, [(cube, cfg.object_clearance) for cube in self.cubes], fixed=bins,
+                            fixed_clearance=cfg.bin_clearance, region=cfg.cube_region)
+        self.layout(env_idx, [(prop, cfg.object_clearance) for prop in self.distractors],
+                    fixed=torch.cat([bins, cubes], dim=1),
+                    fixed_clearance=[cfg.bin_clearance] * 2 + [cfg.object_clearance] * 2, region=cfg.distractor_region)
         for pad, bin_xyz in zip(self.pads, bins.unbind(1)):
             local = bin_xyz[:, :2] - self.env_origins[env_idx, :2]
             self.place(pad, env_idx, local, torch.atan2(local[:, 1], local[:, 0]))

@@ -148,7 +148,7 @@ def test_episodes_recorded_in_the_control_mode_asked(tmp_path, collect_main, cap
     assert "converted pd_ee_delta_pos -> pd_joint_pos: 3/" in lines[-2]
     ds = load_dataset(out)
     assert ds.control_mode == "pd_joint_pos" and ds.schema.env_kwargs["control_mode"] == "pd_joint_pos"
-    assert ds.action_names[:2] == ("panda_joint1.pos", "panda_joint2.pos") and ds.successes.all()
+    assert ds.action_names[:2] == ("panda_joint1.qpos", "panda_joint2.qpos") and ds.successes.all()  # [rad]
     first = ds[0].action.numpy()
     assert np.all(np.abs(first[:, :7]) <= 2 * np.pi) and np.abs(first[:, 0]).max() < 0.6  # joint angles [rad], not deltas
     again = replay(ReplaySettings(out, str(tmp_path / "again"), fmt="hdf5", obs_mode="state", num_envs=2),

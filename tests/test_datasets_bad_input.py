@@ -75,7 +75,12 @@ class FailingWrites:
 
     def __init__(self, monkeypatch, fail_at: int):
         self.count, self.fail_at = 0, fail_at
-        original = atomic.atomic_path
+        original, original_write = atomic.atomic_path, atomic.FolderSwap.write
+
+        def fail(tmp):
+            with open(tmp, "ab") as handle:
+                handle.write(b"\0" * 10)
+            raise OSError(errno.ENOSPC, "No space left on device", tmp)
 
         @contextlib.contextmanager
         def patched(path, sync_folder=True):
@@ -83,31 +88,27 @@ class FailingWrites:
             with original(path, sync_folder) as tmp:
                 yield tmp
                 if self.count == self.fail_at:
-                    with open(tmp, "ab") as handle:
-                        handle.write(b"\0" * 10)
-                    raise OSError(errno.ENOSPC, "No space left on device", tmp)
+                    fail(tmp)
+
+        @contextlib.contextmanager
+        def patched_write(swap, rel):  # a file of the next meta/ folder (the commit)
+            self.count += 1
+            with original_write(swap, rel) as tmp:
+                yield tmp
+                if self.count == self.fail_at:
+                    fail(tmp)
 
         monkeypatch.setattr(atomic, "atomic_path", patched)
+        monkeypatch.setattr(atomic.FolderSwap, "write", patched_write)
 
 
 def writes_per_commit(fmt, tmp_path) -> int:
     writer = WRITERS[fmt](str(tmp_path / "count"), SCHEMA)
     writer.add(make_episode(0))
-    counted = []
-    original = atomic.atomic_path
-
-    @contextlib.contextmanager
-    def counting(path, sync_folder=True):
-        counted.append(path)
-        with original(path, sync_folder) as tmp:
-            yield tmp
-
-    atomic.atomic_path = counting
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        failing = FailingWrites(patch, fail_at=-1)
         writer.add(make_episode(1))
-    finally:
-        atomic.atomic_path = original
-    return len(counted)
+    return failing.count
 
 
 @pytest.mark.parametrize("fmt", sorted(WRITERS))

@@ -101,8 +101,8 @@ def test_schema_names_come_from_the_env_and_its_agent():
     finally:
         env.close()
     assert schema.robot_type == "panda" and schema.fps == 20 and schema.state_dim == 36
-    assert schema.state_names[:2] == ("panda_joint1.pos", "panda_joint2.pos")
-    assert schema.state_names[9] == "panda_joint1.vel" and schema.state_names[18:21] == ("tcp_pose.x", "tcp_pose.y",
+    assert schema.state_names[:2] == ("panda_joint1.qpos", "panda_joint2.qpos")  # radians: never .pos
+    assert schema.state_names[9] == "panda_joint1.qvel" and schema.state_names[18:21] == ("tcp_pose.x", "tcp_pose.y",
                                                                                          "tcp_pose.z")
     assert schema.state_names[-1] == "is_grasped"
     assert schema.action_names == tuple(f"panda_joint{i}.delta_pos" for i in range(1, 8)) + ("gripper",)

@@ -29,7 +29,7 @@ def test_demonstrations_from_a_dataset_have_the_env_layout(push_demos):
     spec = push_demos.spec
     assert (spec.env_id, spec.obs, spec.control_mode, spec.state_dim, spec.action_dim) == \
         ("FrankaPush-v1", "state", "pd_ee_delta_pos", 41, 4)
-    assert spec.state_names[0] == "panda_joint1.pos" and push_demos.state_names[-1] == "cube_to_goal.z"
+    assert spec.state_names[0] == "panda_joint1.qpos" and push_demos.state_names[-1] == "cube_to_goal.z"
     assert len(push_demos.episodes) == 3 and all(0 <= s < 10 for s in push_demos.seeds)
     push_demos.validate()
 

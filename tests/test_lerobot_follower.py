@@ -36,7 +36,7 @@ def _hold(sim) -> dict:
 def test_joints_are_the_so_followers_keys_and_units(follower):
     follower.reset(seed=7)
     obs = follower.observe()
-    assert list(obs) == NAMES and follower.robot_type == "so101_follower"
+    assert list(obs) == NAMES and follower.robot_type == "so_follower"  # SOFollower.name, what a recording carries
     qpos = follower.env.agent.robot.state.qpos[0].numpy().astype(np.float64)
     expected = [math.degrees(q) for q in qpos[:5]] + [100.0 * (qpos[5] + 0.174533) / (1.74533 + 0.174533)]
     assert np.allclose([obs[n] for n in NAMES], expected, atol=1e-3)

@@ -21,7 +21,7 @@ TASKS = ("FrankaLift-v1", "FrankaLiftMixed-v1", "FrankaLiftRandomized-v1", "Fran
          "SO100PickPlace-v1", "SO101Lift-v1", "SO101PickPlace-v1", "SO100PlaceInBowl-v1", "SO101PlaceInBowl-v1",
          "SO100PlaceOnTarget-v1", "SO101PlaceOnTarget-v1", "SO100Stack-v1", "SO101Stack-v1",
          "SO101Push-v1", "SO100Push-v1", "SO101Pull-v1", "SO101Sort-v1",
-         "SO100Pull-v1", "SO100Sort-v1")
+         "SO100Pull-v1", "SO100Sort-v1", "SO101OpenDrawer-v1", "SO100OpenDrawer-v1")
 REWARD_MODES = ("normalized_dense", "dense", "sparse", "none")
 OTHER_CONTROL_MODES = ("pd_joint_delta_pos", "pd_joint_pos", "pd_ee_delta_pose", "pd_ee_pose")
 SO100_CONTROL_MODES = {"SO100Lift-v1": ("pd_joint_delta_pos", "pd_joint_pos_lerobot"),  # the SO-100's other modes

@@ -68,7 +68,7 @@ def test_obs_mode_by_env_states_is_exact(lift_demos, tmp_path):
         assert np.array_equal(ep.done.numpy(), recorded.done.numpy())
 
 
-@pytest.mark.parametrize("mode, names", [("pd_joint_pos", "panda_joint1.pos"),
+@pytest.mark.parametrize("mode, names", [("pd_joint_pos", "panda_joint1.qpos"),
                                          ("pd_joint_delta_pos", "panda_joint1.delta_pos")])
 def test_control_mode_conversion_still_succeeds(lift_demos, tmp_path, mode, names):
     out = tmp_path / mode

@@ -178,7 +178,7 @@ def test_pd_joint_pos_lerobot_takes_degrees_and_gripper_percent():
 
 def test_lerobot_names_units_and_rest_values():
     spec = SO100.lerobot
-    assert spec.robot_type == "so100"
+    assert spec.robot_type == "so_follower"
     assert spec.names == ("shoulder_pan.pos", "shoulder_lift.pos", "elbow_flex.pos", "wrist_flex.pos",
                           "wrist_roll.pos", "gripper.pos")
     env = make()

@@ -1,4 +1,4 @@
-"""SO-100 demonstrations in LeRobot's format use the real arm's schema: robot_type ``so100``, the
+"""SO-100 demonstrations in LeRobot's format use the real arm's schema: robot_type ``so_follower``, the
 follower's feature names, degrees and the gripper's 0..100, actions that replay in
 ``pd_joint_pos_lerobot``."""
 
@@ -26,12 +26,12 @@ def test_lerobot_dataset_in_the_real_arms_schema_replays(tmp_path):
     assert summary["episodes"] == 2 and summary["error"] is None
     with open(os.path.join(out, "meta", "info.json")) as f:
         info = json.load(f)
-    assert info["robot_type"] == "so100"
+    assert info["robot_type"] == "so_follower"  # LeRobot 0.6 SOFollower.name
     for key in ("observation.state", "action"):
         assert info["features"][key]["names"] == NAMES and info["features"][key]["shape"] == [6]
     assert info["features"]["observation.images.base_camera"]["shape"] == [64, 64, 3]
     ds = load_dataset(out)
-    assert ds.control_mode == "pd_joint_pos_lerobot" and ds.robot_type == "so100"
+    assert ds.control_mode == "pd_joint_pos_lerobot" and ds.robot_type == "so_follower"
     ep = ds[0]
     # the first frame is the rest pose in degrees, the gripper open (100)
     assert torch.allclose(ep.observation_state[0], torch.tensor([0.0, -9.969, 5.615, 94.366, 0.0, 100.0]), atol=0.01)
@@ -55,6 +55,6 @@ def test_hdf5_keeps_the_env_schema(tmp_path):
     collect(CollectSettings(env_id="SO100Lift-v1", num_episodes=1, out=out, fmt="hdf5", num_envs=1), progress=False)
     ds = load_dataset(out)
     assert ds.control_mode == "pd_ee_delta_pos" and ds.robot_type == "so100"
-    assert ds.state_names[:6] == ("shoulder_pan.pos", "shoulder_lift.pos", "elbow_flex.pos", "wrist_flex.pos",
-                                  "wrist_roll.pos", "gripper.pos")  # our own units there: radians
+    assert ds.state_names[:6] == ("shoulder_pan.qpos", "shoulder_lift.qpos", "elbow_flex.qpos", "wrist_flex.qpos",
+                                  "wrist_roll.qpos", "gripper.qpos")  # our own units there: radians, never .pos
     assert len(ds.state_names) == 30 and ds[0].action.shape[1] == 4

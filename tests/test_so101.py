@@ -63,7 +63,7 @@ def test_rest_pose_puts_the_tcp_over_the_cube_region_jaw_down():
 
 
 def test_lerobot_units_map_degrees_and_gripper_percent():
-    assert SO101.lerobot.robot_type == "so101_follower"
+    assert SO101.lerobot.robot_type == "so_follower"  # LeRobot 0.6.1: SO101Follower.name
     env = gym.make("SO101Lift-v1", num_envs=1, control_mode="pd_joint_pos_lerobot")
     try:
         env.reset(seed=0)

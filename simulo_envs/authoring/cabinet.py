@@ -1,6 +1,7 @@
-"""Procedural cabinets: a drawer on a prismatic joint, a door on a revolute one (plain data).
+"""Procedural cabinets: a drawer on a prismatic joint, a door on a revolute one, a low chest of
+drawers side by side (plain data).
 
-Both return an ``Articulation`` for ``ArticulatedProp``, built from ``Cuboid`` panels; nothing
+Each returns an ``Articulation`` for ``ArticulatedProp``, built from ``Cuboid`` panels; nothing
 is loaded from a file. Cabinet frame: origin on the floor under the cabinet's centre, +z up,
 the open front facing -x (towards a robot standing at smaller x). All sizes in metres.
 
@@ -15,7 +16,7 @@ import math
 from simulo_envs.authoring.articulation import Articulation, Joint, Link
 from simulo_envs.authoring.physics import Material, Physics
 from simulo_envs.authoring.pose import Pose
-from simulo_envs.authoring.shapes import Cuboid
+from simulo_envs.authoring.shapes import Cuboid, Cylinder
 
 WOOD_DENSITY = 500.0
 """Density of the panels [kg/m^3] (a light wood)."""
@@ -101,3 +102,58 @@ def door_cabinet(name: str = "Cabinet", pose: Pose = Pose(), depth: float = 0.3,
         axis=(0, 0, 1), limits=(0.0, opening), origin=Pose((-d / 2, -w / 2, h / 2)),
         friction=friction, damping=damping))
     return Articulation(name, [_shell(d, w, h, t), door], pose=pose, fix_base=True)
+
+
+def drawer_chest(name: str = "Chest", pose: Pose = Pose(), depth: float = 0.10, width: float = 0.20,
+                 height: float = 0.06, wall: float = 0.005, drawers: int = 2, travel: float = 0.07,
+                 clearance: float = 0.002, handle_length: float = 0.04, handle_gap: float = 0.03,
+                 handle_bar: float = 0.008, round_handle: bool = False, friction: float = 0.05,
+                 damping: float = 1.0) -> Articulation:
+    """A low chest of ``drawers`` drawers side by side, sized for a small arm's jaw.
+
+    The shell (root link ``"body"``) has ``drawers - 1`` upright dividers. Drawer ``i`` (link
+    ``"drawer<i>"``, joint ``"drawer<i>_joint"``; drawer 0 at the most negative y) slides out along
+    -x from 0 (closed, its front flush with the shell) to ``travel`` [m], with the joint's
+    ``friction`` coefficient and viscous ``damping`` [N s/m]. Its frame sits at the drawer box's
+    centre. Its handle is a horizontal bar along y (shape ``"handle"``, ``handle_length`` long,
+    ``handle_bar`` thick: square in section, or round with ``round_handle``) held ``handle_gap``
+    [m] in front of the front panel's centre by a standoff at each end: a jaw closing along x takes
+    it from above, one jaw between the bar and the front panel. Raises ValueError for sizes that
+    leave no room for the drawers or their handles.
+    """
+    d, w, h, t, c = depth, width, height, wall, clearance
+    if not isinstance(drawers, int) or drawers < 1:
+        raise ValueError(f"drawer_chest: drawers must be an int >= 1, got {drawers!r}")
+    bay = (w - (drawers + 1) * t) / drawers  # each drawer's opening along y
+    inner_w, inner_h, drawer_d = bay - 2 * c, h - 2 * t - 2 * c, d - t - c
+    if min(inner_w, inner_h, drawer_d) <= 2 * t or not 0 < travel <= drawer_d or handle_length > inner_w \
+            or handle_bar >= inner_h:
+        raise ValueError(f"drawer_chest: sizes leave no room for {drawers} drawers (depth {d}, width {w}, height {h}, "
+                         f"wall {t}), travel {travel} is not in (0, {drawer_d:.3f}], or the handle does not fit")
+    shell = _shell(d, w, h, t)
+    dividers = [_panel(f"divider{i}", (d - t, t, h - 2 * t), (-t / 2, -w / 2 + (i + 1) * (bay + t) + t / 2, h / 2))
+                for i in range(drawers - 1)]
+    body = Link("body", [*shell.shapes, *dividers])
+    front = -drawer_d / 2
+    bar_x, end_y = front - handle_gap - handle_bar / 2, (handle_length - handle_bar) / 2
+    if round_handle:
+        bar = Cylinder("handle", handle_bar / 2, handle_length, Pose((bar_x, 0, 0), (0.7071068, 0.7071068, 0, 0)),
+                       Physics.rigid(density=WOOD_DENSITY), _HANDLE)
+    else:
+        bar = _panel("handle", (handle_bar, handle_length, handle_bar), (bar_x, 0, 0), _HANDLE)
+    links = [body]
+    for i in range(drawers):
+        y = -w / 2 + t + bay / 2 + i * (bay + t)
+        links.append(Link(f"drawer{i}", [
+            _panel("front", (t, inner_w, inner_h), (front + t / 2, 0, 0), _FRONT),
+            _panel("floor", (drawer_d - t, inner_w, t), (t / 2, 0, -(inner_h - t) / 2)),
+            _panel("left", (drawer_d - t, t, inner_h / 2), (t / 2, -(inner_w - t) / 2, -inner_h / 4)),
+            _panel("right", (drawer_d - t, t, inner_h / 2), (t / 2, (inner_w - t) / 2, -inner_h / 4)),
+            _panel("back", (t, inner_w - 2 * t, inner_h / 2), (drawer_d / 2 - t / 2, 0, -inner_h / 4)),
+            bar,
+            _panel("standoff_left", (handle_gap, handle_bar, handle_bar), (front - handle_gap / 2, -end_y, 0), _HANDLE),
+            _panel("standoff_right", (handle_gap, handle_bar, handle_bar), (front - handle_gap / 2, end_y, 0), _HANDLE),
+        ], parent="body", joint=Joint.prismatic(
+            axis=(-1, 0, 0), limits=(0.0, travel), origin=Pose((-d / 2 + drawer_d / 2, y, h / 2)),
+            friction=friction, damping=damping)))
+    return Articulation(name, links, pose=pose, fix_base=True)

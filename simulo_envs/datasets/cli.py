@@ -44,6 +44,36 @@ def check_cameras_render(env_kwargs: dict, obs_mode: str) -> None:
                          "add an image obs mode (--obs-mode rgb, or rgb+state to keep the whole state) or drop it")
 
 
+def add_recording_options(parser: argparse.ArgumentParser) -> None:
+    """The options that make a dataset merge with real recordings (``recording.py``): ``--fps``,
+    ``--sim-freq``, ``--robot-type``, ``--camera NAME[=SENSOR][:WxH]`` (repeatable), ``--no-next``;
+    read by ``recording_options``."""
+    group = parser.add_argument_group("recording (to merge with real recordings; LeRobot's lerobot-record uses 30 Hz)")
+    group.add_argument("--fps", type=int, default=None,
+                       help="frames per second = the env's control frequency [Hz] (default: the task's)")
+    group.add_argument("--sim-freq", type=int, default=None, help="physics steps per second [Hz], a multiple of --fps")
+    group.add_argument("--robot-type", default=None,
+                       help="the dataset's robot_type (default: the robot's LeRobot name, e.g. so_follower)")
+    group.add_argument("--camera", action="append", default=[], metavar="NAME[=SENSOR][:WxH]",
+                       help="record the env's sensor camera SENSOR as observation.images.NAME, at W x H px "
+                            "(repeatable; e.g. front=base_camera:640x480; default: every sensor camera, its own name)")
+    group.add_argument("--no-next", action="store_true",
+                       help="leave out the next.reward / next.done / next.success columns (real recordings have none)")
+
+
+def recording_options(args: argparse.Namespace, parser: argparse.ArgumentParser):
+    """The ``RecordingOptions`` of ``add_recording_options``' flags; a malformed ``--camera`` exits
+    through ``parser.error``."""
+    from simulo_envs.datasets.recording import RecordingOptions, parse_camera
+
+    try:
+        cameras = tuple(parse_camera(text) for text in args.camera)
+    except ValueError as error:
+        parser.error(str(error))
+    return RecordingOptions(fps=args.fps, sim_freq=args.sim_freq, robot_type=args.robot_type, cameras=cameras,
+                            next_features=False if args.no_next else None)
+
+
 def add_report_options(parser: argparse.ArgumentParser) -> None:
     """``--no-progress`` and ``--json`` (the summary as one JSON line last)."""
     parser.add_argument("--no-progress", action="store_true")

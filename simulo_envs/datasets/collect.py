@@ -40,7 +40,7 @@ from typing import Iterator, Optional
 
 import numpy as np
 
-from simulo_envs.datasets import open_writer
+from simulo_envs.datasets import open_writer, recording
 from simulo_envs.datasets.action_noise import check_noise_std, noised_columns
 from simulo_envs.datasets.cli import check_cameras_render
 from simulo_envs.datasets.episode import Episode
@@ -87,6 +87,8 @@ class CollectSettings:
         action_noise: standard deviation of the Gaussian noise on the executed actions, action
             units (the experts' actions lie in [-1, 1]); every column but the gripper's. The
             recorded actions are the expert's clean ones. 0.0: no noise (the default).
+        recording: frequency, robot type, cameras and ``next.*`` columns of the dataset
+            (``recording.RecordingOptions``: what makes it merge with real recordings).
     """
 
     env_id: str
@@ -105,6 +107,7 @@ class CollectSettings:
     record_states: bool = True
     exact: bool = True
     action_noise: float = 0.0
+    recording: recording.RecordingOptions = field(default_factory=recording.RecordingOptions)
 
 
 def check_settings(s: CollectSettings) -> None:
@@ -136,14 +139,16 @@ def check_settings(s: CollectSettings) -> None:
     if s.seed is not None and (isinstance(s.seed, bool) or not isinstance(s.seed, int) or s.seed < 0):
         raise ValueError(f"seed must be an int >= 0, got {s.seed!r}")
     check_noise_std(s.action_noise)
+    recording.check_frequencies(s.recording, REGISTERED[s.env_id], s.env_kwargs.get("sim_config"), s.env_id)
+    recording.check_format(s.recording, s.fmt)
 
 
 def env_kwargs_of(s: CollectSettings) -> dict:
     """The env's keywords: ``env_kwargs``, ``obs_mode``, ``control_mode`` and, with ``exact``,
     ``sim_config={"isolate_envs": True}`` (over the user's ``sim_config`` dict)."""
-    kwargs = {**s.env_kwargs, "obs_mode": s.obs_mode, "control_mode": s.control_mode}
+    kwargs = recording.env_kwargs(s.recording, {**s.env_kwargs, "obs_mode": s.obs_mode, "control_mode": s.control_mode})
     if s.exact:
-        kwargs["sim_config"] = {**(kwargs.get("sim_config") or {}), "isolate_envs": True}
+        kwargs["sim_config"] = recording.with_sim_fields(kwargs.get("sim_config"), isolate_envs=True)
     return kwargs
 
 
@@ -170,6 +175,7 @@ def collect(s: CollectSettings, progress: bool = True) -> dict:
     probe = cls(num_envs=s.num_envs if in_process else 1, **kwargs)  # bad kwargs raise here, before any write
     try:
         schema = schema_from_env(probe, s.env_id, kwargs)
+        recording.check_cameras(s.recording, schema.cameras, s.obs_mode, s.env_id)
         frames = real_robot_frames(probe, s.fmt)  # a real robot's own schema (robot_units.py)
         if frames is not None:
             schema = frames.schema(schema)
@@ -179,6 +185,7 @@ def collect(s: CollectSettings, progress: bool = True) -> dict:
                                  f"replayed in {schema.control_mode} whatever the control mode; record it without "
                                  "--control-mode, or in the hdf5 format")
             check_target_mode(probe)
+        schema = recording.apply(s.recording, schema)
         if s.action_noise:
             if frames is not None:
                 raise ValueError(f"action noise with the {s.fmt} format of {s.env_id}: its {schema.robot_type} schema "

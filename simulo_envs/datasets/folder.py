@@ -12,6 +12,7 @@ import os
 from typing import Callable, Optional
 
 from simulo_envs.datasets.errors import DatasetExistsError, SchemaMismatchError
+from simulo_envs.datasets import atomic
 from simulo_envs.datasets.schema import DatasetSchema
 
 LEROBOT_MARK = os.path.join("meta", "info.json")
@@ -19,8 +20,9 @@ HDF5_MARK = "trajectory.json"
 
 
 def detect_format(path: str) -> Optional[str]:
-    """``"lerobot"`` (``meta/info.json``), ``"hdf5"`` (``trajectory.json``) or None."""
-    if os.path.isfile(os.path.join(path, LEROBOT_MARK)):
+    """``"lerobot"`` (``meta/info.json``, or a ``meta/`` caught between the two renames of a
+    folder swap: ``atomic.interrupted_swap``), ``"hdf5"`` (``trajectory.json``) or None."""
+    if os.path.isfile(os.path.join(path, LEROBOT_MARK)) or atomic.interrupted_swap(os.path.join(path, "meta")):
         return "lerobot"
     if os.path.isfile(os.path.join(path, HDF5_MARK)):
         return "hdf5"

@@ -60,12 +60,17 @@ Files: chunk ``CCC`` holds at most ``chunks_size`` files; a file takes episodes 
 ``episodes_per_file`` of them or passes its size limit, then the next file starts (LeRobot also
 starts a new file when a dataset is reopened to add episodes).
 
-Atomic per episode: each file an episode touches is rewritten whole beside its target, fsynced
-and renamed over it (``atomic.py``); the files are written in the order videos, data, episode
-metadata, tasks, stats, and last ``meta/info.json``, whose totals are the commit. A crash or a
-full disk leaves every file at a state that holds all committed episodes; rows of an
-uncommitted episode can sit after them (LeRobot never indexes frames past ``total_frames``;
-``read_lerobot`` ignores them, and reopening to append removes them).
+Atomic per commit (``add_many``): the videos and the data file an episode extends are
+rewritten whole beside their targets, fsynced and renamed over them (``atomic.py``); their new
+frames lie past every committed one, where no reader looks (LeRobot indexes frames below
+``total_frames`` and, through ``meta/episodes``, the rows' ``dataset_from_index ..
+dataset_to_index``). Then the whole ``meta/`` folder (episode rows, tasks, stats, info.json)
+is replaced in one atomic exchange (``atomic.FolderSwap``), which is the commit: at no moment
+does a reader see a ``meta/episodes`` row (LeRobot's ``EpisodeAwareSampler`` walks every row)
+whose frames, video, task or totals are not committed, nor totals ahead of the rows. A crash or a
+full disk leaves ``meta/`` at the last commit; frames of an uncommitted episode can sit after the
+committed ones in the data and video files (``read_lerobot`` ignores them, and reopening to
+append removes them).
 """
 
 from __future__ import annotations
@@ -86,6 +91,7 @@ EPISODES_PER_FILE = 100
 """Our default cap of episodes per data / video / episode-metadata file: each new episode
 rewrites its files whole (the atomic write), so a file's size bounds the cost of one episode."""
 CHUNK_FILE = "chunk-{chunk_index:03d}/file-{file_index:03d}"
+META_DIR = "meta"
 INFO_PATH = "meta/info.json"
 STATS_PATH = "meta/stats.json"
 TASKS_PATH = "meta/tasks.parquet"
@@ -104,15 +110,20 @@ def image_key(camera: str) -> str:
     return f"observation.images.{camera}"
 
 
+NEXT_FEATURES = ("next.reward", "next.done", "next.success")
+"""Our per-step outcome columns; left out where ``schema.next_features`` is False."""
+
+
 def features_of(schema: DatasetSchema) -> dict:
     """``info.json``'s ``features`` for ``schema`` (before video ``info`` is known)."""
     out = {"observation.state": {"dtype": "float32", "shape": [schema.state_dim], "names": list(schema.state_names)}}
     for cam, shape in schema.cameras.items():
         out[image_key(cam)] = {"dtype": "video", "shape": list(shape), "names": ["height", "width", "channels"]}
     out["action"] = {"dtype": "float32", "shape": [schema.action_dim], "names": list(schema.action_names)}
-    out["next.reward"] = {"dtype": "float32", "shape": [1], "names": None}
-    out["next.done"] = {"dtype": "bool", "shape": [1], "names": None}
-    out["next.success"] = {"dtype": "bool", "shape": [1], "names": None}
+    if schema.next_features:
+        out["next.reward"] = {"dtype": "float32", "shape": [1], "names": None}
+        out["next.done"] = {"dtype": "bool", "shape": [1], "names": None}
+        out["next.success"] = {"dtype": "bool", "shape": [1], "names": None}
     for key, dtype in DEFAULT_FEATURES.items():
         out[key] = {"dtype": dtype, "shape": [1], "names": None}
     return out
@@ -156,10 +167,11 @@ def load_json(root: str, rel: str) -> dict:
     return data
 
 
-def write_tasks(root: str, tasks: list[str]) -> None:
-    """``meta/tasks.parquet`` as pandas writes LeRobot's task frame (``task_index`` column, task
-    text as the unnamed index), pandas' parquet metadata included so ``pandas.read_parquet``
-    restores the index (pandas' "Storing pandas DataFrame objects in Apache Parquet format")."""
+def write_tasks(path: str, tasks: list[str]) -> None:
+    """``meta/tasks.parquet`` (at ``path``, written as it is: the caller makes it atomic) as
+    pandas writes LeRobot's task frame (``task_index`` column, task text as the unnamed index),
+    pandas' parquet metadata included so ``pandas.read_parquet`` restores the index (pandas'
+    "Storing pandas DataFrame objects in Apache Parquet format")."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -174,8 +186,7 @@ def write_tasks(root: str, tasks: list[str]) -> None:
     table = pa.table({"task_index": pa.array(range(len(tasks)), pa.int64()),
                       TASK_INDEX_COLUMN: pa.array(tasks, pa.string())})
     table = table.replace_schema_metadata({b"pandas": json.dumps(meta).encode()})
-    with atomic.atomic_path(os.path.join(root, TASKS_PATH)) as tmp:
-        pq.write_table(table, tmp)
+    pq.write_table(table, path)
 
 
 def read_tasks(root: str) -> list[str]:

@@ -19,7 +19,7 @@ import os
 import numpy as np
 import torch
 
-from simulo_envs.datasets import stats, video
+from simulo_envs.datasets import atomic, stats, video
 from simulo_envs.datasets.dataset import Dataset, EpisodeData
 from simulo_envs.datasets.errors import DatasetLayoutError
 from simulo_envs.datasets.lerobot import (CODEBASE_VERSION, DEFAULT_FEATURES, ENV_PATH, INFO_PATH, STATS_PATH,
@@ -37,6 +37,11 @@ def read_lerobot(root: str) -> Dataset:
     Raises:
         DatasetLayoutError: a file that does not follow the layout (named in the message).
     """
+    left = atomic.interrupted_swap(os.path.join(root, "meta"))
+    if left:
+        raise DatasetLayoutError(f"{root}: a commit was interrupted while it replaced meta/ (its versions are at "
+                                 f"{', '.join(left)}); reopen the dataset with the writer (collect_demos.py --append) "
+                                 "to put the last one back")
     info = _check_info(root)
     schema = read_schema(root) if os.path.isfile(os.path.join(root, ENV_PATH)) else _schema_from_info(root, info)
     rows = committed_episode_rows(root, info)
@@ -117,7 +122,8 @@ def _schema_from_info(root: str, info: dict) -> DatasetSchema:
     tasks = read_tasks(root)
     return DatasetSchema(env_id="", obs_mode="", control_mode="", reward_mode="", fps=int(info["fps"]),
                          robot_type=str(info.get("robot_type") or ""), state_names=names("observation.state"),
-                         action_names=names("action"), cameras=cams, task=tasks[0] if tasks else "")
+                         action_names=names("action"), cameras=cams, task=tasks[0] if tasks else "",
+                         next_features="next.done" in features)
 
 
 def _frame_table(root: str, info: dict):

@@ -19,7 +19,7 @@ from simulo_envs.datasets.episode import Episode
 from simulo_envs.datasets.errors import DatasetWriteError, SchemaMismatchError
 from simulo_envs.datasets.folder import check_output
 from simulo_envs.datasets.lerobot import (CHUNKS_SIZE, CODEBASE_VERSION, DATA_FILES_SIZE_IN_MB, DATA_PATH, ENV_PATH,
-                                          EPISODES_PATH, EPISODES_PER_FILE, INFO_PATH, STATS_PATH,
+                                          EPISODES_PATH, EPISODES_PER_FILE, INFO_PATH, META_DIR, STATS_PATH, TASKS_PATH,
                                           VIDEO_FILES_SIZE_IN_MB, VIDEO_PATH, committed_episode_rows, committed_stats, features_of,
                                           image_key, load_json, next_file, read_schema, read_tasks, trim_uncommitted,
                                           write_tasks)
@@ -54,6 +54,8 @@ class LeRobotWriter:
             if height % 2 or width % 2:
                 raise ValueError(f"camera {cam!r}: LeRobot videos ({video.PIX_FMT}) need an even width and height, "
                                  f"got {width}x{height}")
+        if append:  # a commit killed between the two renames of a folder swap left no meta/: put it back
+            atomic.recover_folder(os.path.join(root, META_DIR))
         appending = check_output(root, "lerobot", schema, append, read_schema)
         self.root, self.schema = root, schema
         self.episodes_per_file, self.vcodec, self.crf = episodes_per_file, vcodec, crf
@@ -76,10 +78,14 @@ class LeRobotWriter:
         self.dataset_stats: Optional[dict] = None
         self._open_files({})
         os.makedirs(self.root, exist_ok=True)
-        atomic.write_json(os.path.join(self.root, ENV_PATH), self.schema.to_json())
-        atomic.write_json(os.path.join(self.root, INFO_PATH), self.info)  # a valid dataset of 0 episodes
+        with atomic.FolderSwap(os.path.join(self.root, META_DIR)) as meta:  # a valid dataset of 0 episodes
+            for rel, obj in ((ENV_PATH, self.schema.to_json()), (INFO_PATH, self.info)):
+                with meta.write(_rel(rel)) as path:
+                    _write_json(path, obj)
+            meta.commit()
 
     def _resume(self) -> None:
+        atomic.recover_folder(os.path.join(self.root, META_DIR))
         atomic.remove_stale_temporaries(self.root)
         self.info = load_json(self.root, INFO_PATH)
         trim_uncommitted(self.root, self.info)
@@ -125,6 +131,7 @@ class LeRobotWriter:
                 holds every episode committed before, and none of these.
         """
         import pyarrow as pa
+        import pyarrow.parquet as pq
 
         frames = [self._frames(ep) for ep in episodes]
         if not episodes:
@@ -143,15 +150,16 @@ class LeRobotWriter:
                 row = {"episode_index": index, "tasks": [self.schema.task], "length": length}
                 for key in self._video_keys:
                     row.update(self._stage_video(key, index, ep_frames[key], staged, temporaries))
-                columns = {
-                    "observation.state": ep_frames["observation.state"], "action": ep_frames["action"],
-                    "next.reward": episode.rewards.astype(np.float32),
-                    "next.done": (episode.terminated | episode.truncated).astype(bool),
-                    "next.success": episode.success.astype(bool),
+                columns = {"observation.state": ep_frames["observation.state"], "action": ep_frames["action"]}
+                if self.schema.next_features:
+                    columns.update({"next.reward": episode.rewards.astype(np.float32),
+                                    "next.done": (episode.terminated | episode.truncated).astype(bool),
+                                    "next.success": episode.success.astype(bool)})
+                columns.update({
                     "timestamp": (np.arange(length) / self.schema.fps).astype(np.float32),
                     "frame_index": np.arange(length, dtype=np.int64), "episode_index": np.full(length, index, np.int64),
                     "index": np.arange(frame_count, frame_count + length, dtype=np.int64),
-                    "task_index": np.full(length, tasks.index(self.schema.task), np.int64)}
+                    "task_index": np.full(length, tasks.index(self.schema.task), np.int64)})
                 table = pa.table({k: _arrow_column(v, self._types[k]) for k, v in columns.items()})
                 row.update(self._stage_parquet("data", table, staged))
                 row.update(dataset_from_index=frame_count, dataset_to_index=frame_count + length)
@@ -165,15 +173,23 @@ class LeRobotWriter:
                 frame_count += length
             for row in meta_rows:
                 row.update(self._stage_parquet("meta", _meta_table([row]), staged, meta=True))
-            self._flush(staged)
-            if tasks is not self.tasks:
-                write_tasks(self.root, tasks)
-            atomic.write_json(os.path.join(self.root, STATS_PATH), stats.to_json(total), indent=None,
-                              sync_folder=False)
-            atomic.sync_folders(staged)  # every rename before the commit is durable before it
+            self._flush({p: c for p, c in staged.items() if not _is_meta(self.root, p)})
+            atomic.sync_folders([p for p in staged if not _is_meta(self.root, p)])  # durable before the commit
             info = dict(self.info, total_episodes=first + len(episodes), total_frames=frame_count,
                         total_tasks=len(tasks), splits={"train": f"0:{first + len(episodes)}"})
-            atomic.write_json(os.path.join(self.root, INFO_PATH), info)  # the commit
+            with atomic.FolderSwap(os.path.join(self.root, META_DIR)) as meta:  # the commit: meta/ whole
+                for path, (_, table) in staged.items():
+                    if _is_meta(self.root, path):
+                        with meta.write(os.path.relpath(path, os.path.join(self.root, META_DIR))) as target:
+                            pq.write_table(table, target, **PARQUET_OPTIONS)
+                if tasks is not self.tasks:
+                    with meta.write(_rel(TASKS_PATH)) as target:
+                        write_tasks(target, tasks)
+                with meta.write(_rel(STATS_PATH)) as target:
+                    _write_json(target, stats.to_json(total), indent=None)
+                with meta.write(_rel(INFO_PATH)) as target:
+                    _write_json(target, info)
+                meta.commit()
         except OSError as error:
             self._files, self._counts, self._frames_in, self._tables = saved
             for key in self._video_keys:  # a video file may now end with frames of these episodes: move on
@@ -211,7 +227,7 @@ class LeRobotWriter:
             problems.append(f"action has {out['action'].shape[1]} columns, the dataset {self.schema.action_dim}")
         images = episode.rgb()
         for cam, shape in self.schema.cameras.items():
-            frames = images.get(cam)
+            frames = images.get(self.schema.env_camera(cam))
             if frames is None or tuple(frames.shape[1:]) != tuple(shape) or frames.dtype != np.uint8:
                 got = None if frames is None else f"{frames.dtype} {tuple(frames.shape[1:])}"
                 problems.append(f"camera {cam!r}: expected uint8 {tuple(shape)} images, got {got}")
@@ -278,10 +294,10 @@ class LeRobotWriter:
                 f"videos/{key}/to_timestamp": video.duration_s(self._frames_in[key], self.schema.fps)}
 
     def _flush(self, staged: dict) -> None:
-        """Write every staged file atomically: videos first, then data, then episode metadata."""
+        """Write every staged video and data file atomically in place: videos first, then data."""
         import pyarrow.parquet as pq
 
-        order = sorted(staged, key=lambda p: (staged[p][0] != "video", "meta" + os.sep + "episodes" in p, p))
+        order = sorted(staged, key=lambda p: (staged[p][0] != "video", p))
         for path in order:
             kind, content = staged[path]
             with atomic.atomic_path(path, sync_folder=False) as tmp:
@@ -294,7 +310,22 @@ class LeRobotWriter:
         for key in self._video_keys:
             features = self.info["features"][key]
             if "info" not in features and os.path.exists(self._path(key)):
-                features["info"] = video.video_info(self._path(key))
+                features["info"] = video.video_info(self._path(key), self.vcodec, self.crf)
+
+
+def _rel(path: str) -> str:
+    """A ``meta/...`` layout path relative to the ``meta`` folder."""
+    return os.path.relpath(path, META_DIR)
+
+
+def _is_meta(root: str, path: str) -> bool:
+    return os.path.commonpath([os.path.abspath(path), os.path.abspath(os.path.join(root, META_DIR))]) == \
+        os.path.abspath(os.path.join(root, META_DIR))
+
+
+def _write_json(path: str, obj, indent=4) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(obj, indent=indent, ensure_ascii=False) + "\n")
 
 
 def _arrow_types(features: dict) -> dict:

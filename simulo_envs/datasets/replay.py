@@ -182,7 +182,8 @@ def source_targets(source, episodes: Iterator[Recorded]) -> Iterator[Recorded]:
 
 
 def replay_episodes(target, episodes: Iterator[Recorded], source=None, use_env_states: bool = False,
-                    name: str = "trajectory", max_retries: int = 0) -> Iterator[tuple[Recorded, Episode]]:
+                    name: str = "trajectory", max_retries: int = 0,
+                    frames=None) -> Iterator[tuple[Recorded, Episode]]:
     """Replay ``episodes`` in the batched in-process env ``target`` (module docstring); yields
     ``(recorded, replayed)`` as each finishes (``recorded.attempt``: the tries it took).
 
@@ -196,12 +197,16 @@ def replay_episodes(target, episodes: Iterator[Recorded], source=None, use_env_s
             more times (later, in another env slot: contact-rich episodes replayed open loop can
             end otherwise from float-level differences, PhysX's state carried over from the
             slot's previous episodes included); the last try is yielded.
+        frames: None, or a map of the replayed observations and actions to another schema
+            (``robot_units.RealRobotFrames``: a real robot's recorded schema), as ``run_expert``'s.
 
     Raises:
         SchemaMismatchError: an episode of another env (its states, its action width, or an
             initial state ``reset(seed)`` does not give).
     """
     n = target.num_envs
+    as_obs = frames.obs if frames is not None else (lambda o: o)
+    as_action = frames.action if frames is not None else (lambda a: a)
     fresh = fresh_scenes(target)
     per_env = seeded_resets_per_env(target) and not fresh
     converter = ActionConverter(target) if source is not None else None
@@ -229,7 +234,7 @@ def replay_episodes(target, episodes: Iterator[Recorded], source=None, use_env_s
             if follower is not None:
                 follower.begin(np.arange(n))
             recorder = EpisodeRecorder(n, record_states=True)
-            recorder.begin(_begin(target, slots, ids, use_env_states, name), local_state_dict(target), ids,
+            recorder.begin(as_obs(_begin(target, slots, ids, use_env_states, name)), local_state_dict(target), ids,
                            [slots[i].seed for i in ids])
         live = np.flatnonzero(active)
         if use_env_states:
@@ -260,7 +265,7 @@ def replay_episodes(target, episodes: Iterator[Recorded], source=None, use_env_s
         else:
             follower.advance(slots, live, joint_positions(target), _positions(states))
             truncated = truncated | (active & follower.exhausted(slots) & ~terminated)
-        recorder.step(action, obs, reward, terminated, truncated, success, states)
+        recorder.step(as_action(action), as_obs(obs), reward, terminated, truncated, success, states)
         finished = np.flatnonzero(active & (terminated | truncated))
         for i in finished:
             done, episode = slots[i], recorder.finish(int(i))
@@ -282,8 +287,8 @@ def replay_episodes(target, episodes: Iterator[Recorded], source=None, use_env_s
                     follower.begin(restart)
                 seeds = [slots[i].seed for i in restart]
                 target.reset(seed=seeds, options={"env_idx": restart})
-                recorder.begin(_begin(target, slots, restart, use_env_states, name), local_state_dict(target),
-                               restart, seeds)
+                recorder.begin(as_obs(_begin(target, slots, restart, use_env_states, name)),
+                               local_state_dict(target), restart, seeds)
         recorder.trim(active)
 
 

@@ -7,6 +7,14 @@ contiguous share of the episodes and their own batched envs), replays every epis
 The report counts how many episodes that succeeded when recorded still succeed after the
 replay.
 
+The replayed dataset keeps the source's schema (``schema="source"``): a dataset in a real robot's
+schema (``state_source="robot"``: the SO-100's degrees and 0..100) is written in that schema again,
+under the same robot type, camera names and ``next.*`` choice; one in the env's schema in the env's.
+``schema="env"`` writes the env's own state (radians, object poses) instead, ``schema="robot"`` the
+real robot's; the recording options (``recording.py``) rename or resize cameras, set the robot
+type or leave out ``next.*`` on top. The recording frequency is the source's: replaying actions
+at another control frequency would give other episodes, so another ``fps`` is refused.
+
 A dataset recorded with action noise (``DatasetSchema.action_noise_std`` > 0, DART) holds the
 expert's clean actions, not the executed ones: replaying its actions would not reproduce its
 episodes, so it is replayed by its env states only (``use_env_states``; HDF5 sources) and every
@@ -22,7 +30,7 @@ from typing import Optional
 
 import numpy as np
 
-from simulo_envs.datasets import load_dataset, open_writer
+from simulo_envs.datasets import load_dataset, open_writer, recording
 from simulo_envs.datasets.cli import check_cameras_render
 from simulo_envs.datasets.dataset import Dataset
 from simulo_envs.datasets.errors import DatasetError, SchemaMismatchError
@@ -30,6 +38,7 @@ from simulo_envs.datasets.hdf5 import episode_from_group, read_group
 from simulo_envs.datasets.pipeline import READY, WorkerPool, WriterThread, close_uninterrupted
 from simulo_envs.datasets.convert import ActionConverter
 from simulo_envs.datasets.replay import Recorded, preflight, replay_episodes
+from simulo_envs.datasets.robot_units import real_robot_frames
 from simulo_envs.datasets.schema import schema_from_env
 from simulo_envs.envs.registration import REGISTERED
 from simulo_envs.progress import ProgressBar
@@ -51,6 +60,10 @@ class ReplaySettings:
         max_retries: tries more for an episode that succeeded when recorded and fails here
             (``replay.replay_episodes``); the report gives the first-try rate too.
         env_kwargs: keywords for the target env (e.g. ``sensor_configs``) over the recorded ones.
+        schema: ``"source"`` (the source's: the env's, or a real robot's), ``"env"`` or ``"robot"``
+            (module docstring).
+        recording: robot type, cameras and ``next.*`` columns of the written dataset over the
+            source's (``recording.RecordingOptions``; ``fps`` only the source's own).
     """
 
     source: str
@@ -67,6 +80,11 @@ class ReplaySettings:
     count: Optional[int] = None
     max_retries: int = 2
     env_kwargs: dict = field(default_factory=dict)
+    schema: str = "source"
+    recording: recording.RecordingOptions = field(default_factory=recording.RecordingOptions)
+
+
+SCHEMAS = ("source", "env", "robot")
 
 
 def open_source(s: ReplaySettings) -> Dataset:
@@ -100,6 +118,13 @@ def open_source(s: ReplaySettings) -> Dataset:
                          "hold no env states) and the recorded control mode")
     if ds.schema.action_noise_std and not s.use_env_states:
         raise ValueError(_noisy_source_message(s.source, ds, converting))
+    if s.schema not in SCHEMAS:
+        raise ValueError(f"schema must be one of {SCHEMAS}, got {s.schema!r}")
+    if s.recording.fps is not None and s.recording.fps != ds.fps or s.recording.sim_freq is not None:
+        raise ValueError(f"{s.source} was recorded at {ds.fps} Hz; a replay keeps the recorded control and physics "
+                         "frequencies (its actions at another frequency would give other episodes): collect at the "
+                         "frequency you need (collect_demos.py --fps)")
+    recording.check_format(s.recording, s.fmt)
     return ds
 
 
@@ -120,8 +145,8 @@ def target_kwargs(s: ReplaySettings, ds: Dataset) -> dict:
     """The target env's keywords: the recorded ones, then ``env_kwargs``, then the target modes.
     A control conversion lifts the env's time limit (``max_episode_steps=-1``): its episodes may
     take more steps than the recorded ones (``follow.py``) and the replay ends each itself."""
-    kwargs = {**ds.schema.env_kwargs, **s.env_kwargs, "obs_mode": s.obs_mode or ds.obs_mode,
-              "control_mode": s.control_mode or ds.control_mode}
+    kwargs = recording.env_kwargs(s.recording, {**ds.schema.env_kwargs_objects, **s.env_kwargs})
+    kwargs.update(obs_mode=s.obs_mode or ds.obs_mode, control_mode=s.control_mode or ds.control_mode)
     if kwargs["control_mode"] != ds.control_mode:
         kwargs["max_episode_steps"] = -1
     return kwargs
@@ -129,8 +154,34 @@ def target_kwargs(s: ReplaySettings, ds: Dataset) -> dict:
 
 def source_kwargs(ds: Dataset) -> dict:
     """The keywords of the env that replays the recorded actions for a conversion (no obs)."""
-    return {**{k: v for k, v in ds.schema.env_kwargs.items() if k != "sensor_configs"}, "obs_mode": "none",
+    return {**{k: v for k, v in ds.schema.env_kwargs_objects.items() if k != "sensor_configs"}, "obs_mode": "none",
             "control_mode": ds.control_mode, "reward_mode": "none"}
+
+
+def output_schema(s: ReplaySettings, ds: Dataset, target, kwargs: dict):
+    """``(schema, frames)`` of the written dataset (module docstring): ``frames`` maps the
+    replayed steps to a real robot's schema, or is None.
+
+    Raises:
+        ValueError: ``schema="robot"`` for an env whose robot has no real-robot schema; a recorded
+            camera the target env does not render (``recording.check_cameras``).
+    """
+    schema = schema_from_env(target, ds.env_id, kwargs, task=ds.task or None)
+    recording.check_cameras(s.recording, schema.cameras, kwargs["obs_mode"], ds.env_id)
+    robot = s.schema == "robot" or (s.schema == "source" and ds.schema.state_source == "robot")
+    frames = real_robot_frames(target, "lerobot") if robot else None
+    if robot and frames is None:
+        raise ValueError(f"{ds.env_id}'s robot has no real-robot schema (agent.lerobot); write the env's (schema='env')")
+    if frames is not None:
+        schema = frames.schema(schema)
+    if s.schema == "source":  # the source's names for what the user did not set
+        inherited = [recording.CameraRecord(name, ds.schema.env_camera(name)) for name in ds.cameras
+                     if ds.schema.env_camera(name) in schema.cameras]
+        options = recording.RecordingOptions(
+            robot_type=ds.robot_type or None, cameras=tuple(inherited) if len(inherited) == len(ds.cameras) else (),
+            next_features=ds.schema.next_features)
+        schema = recording.apply(options, schema)
+    return recording.apply(s.recording, schema), frames
 
 
 def recorded(ds: Dataset, index: int) -> Recorded:
@@ -142,9 +193,15 @@ def recorded(ds: Dataset, index: int) -> Recorded:
         return Recorded(index, ep.seed, ep.actions, ep.rewards, ep.terminated, ep.truncated, ep.success, ep.env_states,
                         state_obs=ep.state_vector())
     ep = ds.episode(index, images=False)
-    done = ep.done.numpy()
-    success = ep.success.numpy() if ep.success is not None else np.zeros_like(done)
-    return Recorded(index, ep.seed, ep.action.numpy(), ep.reward.numpy(), done & success, done & ~success, success)
+    length = ep.action.shape[0]
+    done = ep.done.numpy() if ep.done is not None else np.arange(length) == length - 1  # no next.*: it ends at T-1
+    if ep.success is not None:
+        success = ep.success.numpy()
+    else:  # the episode's own success, at its last step
+        success = np.zeros(length, bool)
+        success[-1] = bool(ds.successes[index])
+    reward = ep.reward.numpy() if ep.reward is not None else np.zeros(length, np.float32)
+    return Recorded(index, ep.seed, ep.action.numpy(), reward, done & success, done & ~success, success)
 
 
 def replay(s: ReplaySettings, progress: bool = True) -> dict:
@@ -177,21 +234,22 @@ def replay(s: ReplaySettings, progress: bool = True) -> dict:
         if count:  # an episode of another env is refused before the output folder is touched
             preflight(source if source is not None else target, recorded(ds, 0), f"{s.source} episode 0",
                       check_actions=not converting or source is not None)
-        schema = schema_from_env(target, ds.env_id, kwargs, task=ds.task or None)
+        schema, frames = output_schema(s, ds, target, kwargs)
         if ds.schema.action_noise_std:  # the recorded labels are copied: the noise still describes them
             schema = replace(schema, action_noise_std=ds.schema.action_noise_std,
                              action_noise_columns=ds.schema.action_noise_columns)
         writer = open_writer(s.fmt, s.out, schema, append=s.append)
         if not in_process:
             target.close()
-        return _run(s, ds, count, target if in_process else None, source, writer, kwargs, progress)
+        return _run(s, ds, count, target if in_process else None, source, writer, kwargs, progress, frames is not None)
     finally:
         target.close()
         if source is not None:
             source.close()
 
 
-def _run(s: ReplaySettings, ds: Dataset, count: int, target, source, writer, kwargs: dict, progress: bool) -> dict:
+def _run(s: ReplaySettings, ds: Dataset, count: int, target, source, writer, kwargs: dict, progress: bool,
+         robot: bool) -> dict:
     bar = ProgressBar(total=count, unit="ep", desc=f"replay {ds.env_id} -> {s.out}", disable=not progress)
     tally = {"replayed": 0, "recorded_successes": 0, "still": 0, "first_try": 0, "tries": 0, "frames": 0, "queued": 0}
     failed: list[int] = []
@@ -204,12 +262,13 @@ def _run(s: ReplaySettings, ds: Dataset, count: int, target, source, writer, kwa
         if target is not None:
             items = ((r.index, bool(r.success[-1]), r.attempt, r.drift, r.length, ep)
                      for r, ep in replay_episodes(target, (recorded(ds, i) for i in range(count)), source,
-                                                  s.use_env_states, ds.path, s.max_retries))
+                                                  s.use_env_states, ds.path, s.max_retries,
+                                                  real_robot_frames(target, "lerobot") if robot else None))
         else:
             shares = [c for c in np.array_split(np.arange(count), s.num_workers) if len(c)]
             sizes = [len(r) for r in np.array_split(np.arange(min(s.num_envs, count)), len(shares))]
             args = [(s.source, ds.env_id, kwargs, max(1, n), [int(i) for i in share], s.use_env_states,
-                     s.max_retries) for share, n in zip(shares, sizes)]
+                     s.max_retries, robot) for share, n in zip(shares, sizes)]
             pool = WorkerPool(worker_replays, args)
             items = pool.items()
         for index, recorded_success, attempt, drift, recorded_length, episode in items:
@@ -261,7 +320,7 @@ def _quartiles(values: list) -> Optional[dict]:
 
 
 def worker_replays(index: int, source_path: str, env_id: str, kwargs: dict, num_envs: int, indices: list,
-                   use_env_states: bool, max_retries: int, stop):
+                   use_env_states: bool, max_retries: int, robot: bool, stop):
     """A worker's replays (``WorkerPool`` target): its own source dataset handle and envs."""
     import simulo_envs  # noqa: F401  (registers the tasks in this process)
 
@@ -273,7 +332,8 @@ def worker_replays(index: int, source_path: str, env_id: str, kwargs: dict, num_
     yield READY
     try:
         episodes = (recorded(ds, i) for i in indices)
-        for rec, episode in replay_episodes(target, episodes, source, use_env_states, ds.path, max_retries):
+        frames = real_robot_frames(target, "lerobot") if robot else None
+        for rec, episode in replay_episodes(target, episodes, source, use_env_states, ds.path, max_retries, frames):
             yield rec.index, bool(rec.success[-1]), rec.attempt, rec.drift, rec.length, episode
             if stop.is_set():
                 return

@@ -8,7 +8,8 @@ SO-100's is in ``agents/so100.py``) is recorded in LeRobot's format as that robo
 =====================  ======================================================================
 feature                here
 =====================  ======================================================================
-``robot_type``         ``lerobot.robot_type`` (``"so100"``)
+``robot_type``         ``lerobot.robot_type`` (``"so_follower"``, what LeRobot's SO followers
+                       record), unless the recording options name another
 ``observation.state``  the joint positions, ``lerobot.names`` (``shoulder_pan.pos`` ...), in the
                        robot's units (``agent.lerobot_from_qpos``: degrees, gripper 0..100)
 ``action``             the joint targets the controller sent in that step, same names and units
@@ -47,10 +48,12 @@ class RealRobotFrames:
         return self.env.agent
 
     def schema(self, schema: DatasetSchema) -> DatasetSchema:
-        """``schema`` with the robot's type, state and action names and replay control mode."""
+        """``schema`` with the robot's type, state and action names, units map
+        (``state_source="robot"``, ``robot_units``) and replay control mode."""
         kwargs = dict(schema.env_kwargs, control_mode=self.spec.control_mode)
         return replace(schema, robot_type=self.spec.robot_type, state_names=tuple(self.spec.names),
-                       action_names=tuple(self.spec.names), control_mode=self.spec.control_mode, env_kwargs=kwargs)
+                       action_names=tuple(self.spec.names), control_mode=self.spec.control_mode, env_kwargs=kwargs,
+                       state_source="robot", robot_units=units_of(self.spec))
 
     def obs(self, obs):
         """The env's observation -> ``{"agent": {"state": (N, J)}, "sensor_data": ...}``: the joint
@@ -63,6 +66,12 @@ class RealRobotFrames:
     def action(self, action: torch.Tensor) -> torch.Tensor:
         """The action just applied -> the joint targets it set, (N, J), in the robot's units."""
         return self.agent.lerobot_from_qpos(self.agent.robot.state.drive_targets)
+
+
+def units_of(spec) -> dict:
+    """A ``LeRobotJoints`` as the plain dict ``DatasetSchema.robot_units`` records."""
+    return {"names": list(spec.names), "joints": list(spec.joints), "scale": [float(v) for v in spec.scale],
+            "offset": [float(v) for v in spec.offset], "units": list(spec.units)}
 
 
 def real_robot_frames(env, fmt: str) -> Optional[RealRobotFrames]:

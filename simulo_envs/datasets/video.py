@@ -10,6 +10,13 @@ each file's timestamps by the duration of the ones before it, without re-encodin
 of a LeRobot video file follow each other, episode ``e`` starting at ``from_timestamp`` = the
 frames before it ``/ fps``. ``yuv420p`` needs even widths and heights.
 
+Every file is written "fast start" (the ``moov`` index box before the ``mdat`` media data, as
+FFmpeg's ``-movflags faststart`` and LeRobot's own writer do): a reader streaming the file
+(a browser, the Hub's viewer) finds the index without reading the whole file. FFmpeg's own
+faststart pass reopens its output by name, which an in-memory output does not have, so
+``faststart`` moves the box here (ISO/IEC 14496-12: the ``stco``/``co64`` chunk offsets of every
+track shift by the size of the moved box).
+
 Loss: the codec is lossy. On FrankaLift-v1's 128x128 camera images the decoded frames differ from
 the rendered ones by about 1-2 levels of 255 on average (``docs/datasets.md`` gives the measured
 figures; ``tests/test_datasets_lerobot.py`` bounds them).
@@ -100,10 +107,80 @@ def encode(path: str, frames: np.ndarray, fps: int, codec: str = DEFAULT_CODEC, 
 
 
 def _write(path: str, buffer: io.BytesIO) -> None:
-    """Write ``buffer``'s bytes to ``path``. FFmpeg reports a failed write to a file it opened
-    itself as a generic error (EINVAL), so the files are muxed in memory and written here."""
+    """Write ``buffer``'s bytes to ``path``, fast start. FFmpeg reports a failed write to a file
+    it opened itself as a generic error (EINVAL), so the files are muxed in memory and written here."""
     with open(path, "wb") as f:
-        f.write(buffer.getbuffer())
+        f.write(faststart(buffer.getvalue()))
+
+
+_CONTAINERS = {b"moov", b"trak", b"mdia", b"minf", b"stbl", b"edts", b"dinf", b"udta", b"mvex"}
+
+
+def top_level_boxes(data: bytes) -> list[tuple[bytes, int, int]]:
+    """``(type, start, size)`` of the top-level boxes of an MP4 file (ISO/IEC 14496-12 4.2).
+
+    Raises:
+        ValueError: a box that runs past the end of the data.
+    """
+    out, pos = [], 0
+    while pos + 8 <= len(data):
+        size, kind = int.from_bytes(data[pos:pos + 4], "big"), data[pos + 4:pos + 8]
+        if size == 1:
+            size = int.from_bytes(data[pos + 8:pos + 16], "big")
+        elif size == 0:
+            size = len(data) - pos
+        if size < 8 or pos + size > len(data):
+            raise ValueError(f"MP4 box {kind!r} at byte {pos} runs past the end of the file")
+        out.append((kind, pos, size))
+        pos += size
+    return out
+
+
+def faststart(data: bytes) -> bytes:
+    """The MP4 ``data`` with its ``moov`` box moved before its first ``mdat`` box and every chunk
+    offset (``stco``, ``co64``) shifted by the moved box's size; ``data`` unchanged when ``moov``
+    already comes first.
+
+    Raises:
+        ValueError: no ``moov``/``mdat``, or a 32-bit offset that would overflow (files > 4 GB).
+    """
+    boxes = top_level_boxes(data)
+    kinds = [b[0] for b in boxes]
+    if b"moov" not in kinds or b"mdat" not in kinds:
+        raise ValueError("not an MP4 file with moov and mdat boxes")
+    moov = boxes[kinds.index(b"moov")]
+    first_mdat = boxes[kinds.index(b"mdat")]
+    if moov[1] < first_mdat[1]:
+        return data
+    index = bytearray(data[moov[1]:moov[1] + moov[2]])
+    _shift_offsets(index, 0, len(index), moov[2])
+    head = data[:first_mdat[1]]
+    rest = data[first_mdat[1]:moov[1]] + data[moov[1] + moov[2]:]
+    return head + bytes(index) + rest
+
+
+def _shift_offsets(buf: bytearray, start: int, end: int, delta: int) -> None:
+    """Add ``delta`` to every ``stco``/``co64`` entry in the boxes of ``buf[start:end]``."""
+    pos = start + 8 if buf[start + 4:start + 8] == b"moov" and start == 0 else start
+    while pos + 8 <= end:
+        size, kind = int.from_bytes(buf[pos:pos + 4], "big"), bytes(buf[pos + 4:pos + 8])
+        header = 8
+        if size == 1:
+            size, header = int.from_bytes(buf[pos + 8:pos + 16], "big"), 16
+        if size < 8 or pos + size > end:
+            raise ValueError(f"MP4 box {kind!r} at byte {pos} of moov runs past its parent")
+        if kind in _CONTAINERS:
+            _shift_offsets(buf, pos + header, pos + size, delta)
+        elif kind in (b"stco", b"co64"):
+            width = 4 if kind == b"stco" else 8
+            count = int.from_bytes(buf[pos + header + 4:pos + header + 8], "big")
+            for k in range(count):
+                at = pos + header + 8 + k * width
+                value = int.from_bytes(buf[at:at + width], "big") + delta
+                if value >= 1 << (8 * width):
+                    raise ValueError("a chunk offset overflows stco after moving moov (a file over 4 GB)")
+                buf[at:at + width] = value.to_bytes(width, "big")
+        pos += size
 
 
 def concatenate(path: str, parts: Sequence[str]) -> None:
@@ -171,16 +248,23 @@ def decode(path: str, start_s: float = 0.0, count: int = -1, fps: int = 0) -> np
     return np.stack(out)
 
 
-def video_info(path: str) -> dict:
-    """LeRobot's ``info`` of a video feature (0.4.4 ``get_video_info``): ``video.height``,
-    ``video.width``, ``video.codec``, ``video.pix_fmt``, ``video.is_depth_map``, ``video.fps``,
-    ``video.channels``, ``has_audio``."""
+def video_info(path: str, codec: str = DEFAULT_CODEC, crf: int = DEFAULT_CRF, gop: int = DEFAULT_GOP) -> dict:
+    """LeRobot 0.6's ``info`` of a video feature (``lerobot/datasets/video_utils.py``,
+    ``get_video_info``): from the stream ``video.height``, ``video.width``, ``video.codec``,
+    ``video.pix_fmt``, ``video.fps``, ``video.channels``, ``has_audio``; ``is_depth_map`` (False:
+    RGB); and the encoder's settings as LeRobot records them (``video.g``, ``video.crf``,
+    ``video.preset``, ``video.fast_decode``, ``video.video_backend``, ``video.extra_options``;
+    ``lerobot/configs/video.py``, which LeRobot leaves out when it compares features to merge)."""
     with _av().open(path) as container:
         stream = container.streams.video[0]
-        return {"video.height": stream.height, "video.width": stream.width,
+        info = {"video.height": stream.height, "video.width": stream.width,
                 "video.codec": stream.codec_context.codec.canonical_name, "video.pix_fmt": stream.pix_fmt,
-                "video.is_depth_map": False, "video.fps": int(stream.base_rate or stream.average_rate),
-                "video.channels": 3, "has_audio": len(container.streams.audio) > 0}
+                "video.fps": int(stream.base_rate or stream.average_rate), "video.channels": 3,
+                "has_audio": len(container.streams.audio) > 0}
+    info.update({"video.g": gop, "video.crf": crf, "video.preset": 12 if codec == "libsvtav1" else None,
+                 "video.fast_decode": 0, "video.video_backend": "pyav", "video.extra_options": {},
+                 "is_depth_map": False})
+    return info
 
 
 def duration_s(frames: int, fps: int) -> float:

@@ -64,6 +64,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 import torch
 
+from simulo_envs.envs import randomization_rebuild as _rebuild
 from simulo_envs.envs.distributions import Choice, Distribution, Gaussian, LogUniform, Uniform
 from simulo_envs.envs.randomization_params import Parameter, out_of_range, parameters_of, result_range
 from simulo_envs.envs.visuals import Lights, SensorCamera
@@ -72,8 +73,6 @@ __all__ = ["Randomize", "Uniform", "LogUniform", "Gaussian", "Choice", "Randomiz
 
 WHEN = ("startup", "reset", "interval")
 OPERATIONS = ("set", "scale", "add")
-_FOLLOW_GEOMETRY = ("mass",)
-"""Prop parameters a rebuild at another scale changes (their ``scale``/``add`` defaults are read again)."""
 STREAM_TAG = 0x444F4D52
 """Mixed into each env's seed for its randomization stream (``SeedSequence([seed, STREAM_TAG])``)."""
 
@@ -290,27 +289,14 @@ class Randomizer:
     def seeded_reset_rebuilds(self, env_idx: np.ndarray) -> bool:
         """Whether ``reset(seed=...)`` of ``env_idx`` must rebuild the whole scene: a seed fixes
         every randomized value of the envs it reseeds, build-time entries (a prop's ``scale``)
-        included. A seeded reset of every env rebuilds the scene; one of some envs rebuilds only
-        their props (``seed``), where the backend can (``rebuilds_env_bodies``).
+        included (``simulo_envs/envs/randomization_rebuild.py``).
 
         Raises:
             ValueError: a seeded reset of some envs only, with a build-time entry in the table,
                 on a backend that cannot rebuild one env's bodies (PhysX's GPU system); nothing
                 changes.
         """
-        params = self.build_time_params
-        if not params:
-            return False
-        if len(env_idx) == self._env.num_envs:
-            return True
-        backend = self._env.backend
-        if not getattr(backend, "rebuilds_env_bodies", False):
-            raise ValueError(f"reset: a seed fixes every randomized value of the envs it reseeds, and "
-                             f"{', '.join(params)} is drawn when bodies are built; {backend.name} cannot rebuild "
-                             f"some envs' bodies (PhysX's GPU system takes no new body once initialised). Reset "
-                             f"every env with the seed (the scene is rebuilt), these envs without a seed, or use "
-                             f"sim_backend='physx_cpu'")
-        return False
+        return _rebuild.seeded_reset_rebuilds(self.build_time_params, env_idx, self._env.num_envs, self._env.backend)
 
     # ------------------------------------------------------------------ applying
     @property
@@ -336,16 +322,12 @@ class Randomizer:
         if not built or not len(env_ids):
             return
         self._apply(built, env_ids)
-        rebuilt = {id(b.target) for b in built}
-        for b in self._bound:
-            if id(b.target) in rebuilt and not b.param.build_time and b.term.param.rsplit(".", 1)[1] in _FOLLOW_GEOMETRY:
-                fresh = np.asarray(b.param.default(b.target, b.term.joints), dtype=np.float64)
-                b.default[env_ids] = fresh.reshape(self._env.num_envs, *b.shape)[env_ids]
+        _rebuild.reread_geometry_defaults(self._bound, built, env_ids, self._env.num_envs)
 
     @property
     def build_time_params(self) -> list[str]:
         """The ``param`` of every entry fixed when the scene is built (a prop's ``scale``)."""
-        return [b.term.param for b in self._bound if b.param.build_time]
+        return _rebuild.build_time_params(self._bound)
 
     def interval(self, elapsed_steps: torch.Tensor) -> None:
         """Draw and write the ``interval`` entries of the envs whose ``elapsed_steps`` (N,) is a

@@ -7,14 +7,17 @@ points of their chunks after autoresets.
 
 ``evaluate`` and ``record_policy_video`` have the signatures of the PPO ones in
 ``simulo_envs.training.evaluation``; ``scripts/evaluate.py`` calls them for an imitation checkpoint.
-Evaluation envs are the checkpoint's task with its observation kind and control mode
-(``spec.env_kwargs``), terminations on (an episode ends at its first success), ``max_envs`` per
-batch, episode ``k`` seeded ``seed + k``. Seeds the demonstrations were recorded with are refused,
-so a success rate is never measured on a training start state. The denoising noise of Diffusion
-Policy comes from a generator seeded with ``seed``: an evaluation repeats exactly. With
-``isolate`` (``evaluate``'s default) each env also has a PhysX system of its own, rebuilt before
-each batch, and plans alone with a generator seeded by its episode's seed, so each episode is the
-same bit for bit whatever ``max_envs`` and ``num_workers``.
+Evaluation envs are the env the demonstrations were recorded in, rebuilt from the keywords the
+checkpoint carries (``spec.env_kwargs``: cameras and their poses, randomization, physics and
+control frequencies), with the policy's observation kind and control mode; terminations on (an
+episode ends at its first success), ``max_envs`` per batch, episode ``k`` seeded ``seed + k``.
+A recorded env without a time limit (a control conversion's dataset) is refused unless
+``max_episode_steps`` is given: its episodes could run forever. Seeds the demonstrations were
+recorded with are refused, so a success rate is never measured on a training start state. The
+denoising noise of Diffusion Policy comes from a generator seeded with ``seed``: an evaluation
+repeats exactly. With ``isolate`` (``evaluate``'s default) each env also has a PhysX system of its
+own, rebuilt before each batch, and plans alone with a generator seeded by its episode's seed, so
+each episode is the same bit for bit whatever ``max_envs`` and ``num_workers``.
 """
 
 from __future__ import annotations
@@ -30,13 +33,14 @@ from simulo_envs.imitation.spec import PolicySpec, env_kwargs, policy_inputs
 from simulo_envs.imitation.spec import env_kwargs as _spec_env_kwargs
 from simulo_envs.progress import ProgressBar
 
-__all__ = ["ChunkRunner", "make_eval_env", "evaluate", "record_policy_video", "check_action_space"]
+__all__ = ["ChunkRunner", "make_eval_env", "eval_env_kwargs", "evaluate", "record_policy_video", "check_action_space"]
 
 
 class ChunkRunner:
     """Receding-horizon execution of ``policy`` over ``num_envs`` envs (see the module docstring).
 
-    ``act(state, image, fresh)``: ``state`` float32 (N, D), ``image`` uint8 (N, 3, H, W) or None,
+    ``act(state, image, fresh)``: ``state`` float32 (N, D), ``image`` uint8 (N, 3 * K, H, W) (the
+    policy's K cameras, ``policy_inputs``) or None,
     ``fresh`` bool (N,) the envs whose episode begins with this observation -> float32 (N, A).
 
     ``seeds`` (one int per env): each env plans alone (a batch of 1) with a generator of its own
@@ -99,14 +103,36 @@ def check_action_space(env, spec: PolicySpec) -> None:
                          f"gives ({spec.action_dim},)")
 
 
-def make_eval_env(spec: PolicySpec, num_envs: int, full_episodes: bool = False,
-                  num_workers: Union[int, str] = 1, isolate: bool = False, **extra):
-    """A vector env of ``spec``'s task, observation kind and control mode (``record_metrics`` on;
-    terminations ignored with ``full_episodes``; one PhysX system per env with ``isolate``), its
-    actions checked against the spec.
+def eval_env_kwargs(spec: PolicySpec, max_episode_steps: Optional[int] = None) -> dict:
+    """The keywords of ``spec``'s evaluation env (``spec.env_kwargs``, module docstring).
 
     Raises:
-        KeyError: the task is not registered here. ValueError: the env's actions do not fit.
+        ValueError: the recorded env has no time limit and ``max_episode_steps`` is None, or
+            recorded keywords that cannot be decoded.
+    """
+    kwargs = env_kwargs(spec)
+    if max_episode_steps is not None:
+        kwargs["max_episode_steps"] = int(max_episode_steps)
+    limit = kwargs.get("max_episode_steps")
+    if limit is not None and limit < 0:
+        raise ValueError(f"the policy's demonstrations were recorded in {spec.env_id} without a time limit "
+                         f"(max_episode_steps={limit}: a control conversion's episodes are longer than the task's "
+                         "limit); evaluating needs one: give max_episode_steps (scripts/evaluate.py "
+                         "--max-episode-steps N) that fits the demonstrations' lengths")
+    return kwargs
+
+
+def make_eval_env(spec: PolicySpec, num_envs: int, full_episodes: bool = False,
+                  num_workers: Union[int, str] = 1, max_episode_steps: Optional[int] = None,
+                  isolate: bool = False, **extra):
+    """A vector env of ``spec``'s recorded env, observation kind and control mode
+    (``eval_env_kwargs``; ``record_metrics`` on; terminations ignored with ``full_episodes``; one
+    PhysX system per env with ``isolate``), its actions checked against the spec.
+
+    Raises:
+        KeyError: the task is not registered here. ValueError: the env's actions do not fit; see
+            ``eval_env_kwargs``; the recorded keywords are refused by the env (the message says
+            which).
     """
     from simulo_envs.envs.registration import REGISTERED
     from simulo_envs.vector.vector_env import make_vector_env
@@ -114,13 +140,17 @@ def make_eval_env(spec: PolicySpec, num_envs: int, full_episodes: bool = False,
     if spec.env_id not in REGISTERED:
         raise KeyError(f"the checkpoint's task {spec.env_id!r} is not registered here; registered: "
                        f"{', '.join(sorted(REGISTERED))}")
-    kwargs = {**env_kwargs(spec), **extra}
+    kwargs = {**eval_env_kwargs(spec, max_episode_steps), **extra}
     if isolate:
         from simulo_envs.training.evaluation import isolated_kwargs
 
         kwargs = isolated_kwargs(kwargs)
-    env = make_vector_env(spec.env_id, num_envs=num_envs, record_metrics=True, ignore_terminations=full_episodes,
-                          num_workers=num_workers, **kwargs)
+    try:
+        env = make_vector_env(spec.env_id, num_envs=num_envs, record_metrics=True, ignore_terminations=full_episodes,
+                              num_workers=num_workers, **kwargs)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{spec.env_id} cannot be rebuilt with the keywords the policy's demonstrations were "
+                         f"recorded with ({sorted(kwargs)}): {error}") from error
     try:
         check_action_space(env, spec)
     except ValueError:
@@ -146,8 +176,8 @@ def _load(checkpoint: str, expected_env_id: Optional[str]):
 
 def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int = 100, device: str = "cpu",
              progress: bool = False, full_episodes: bool = False, num_workers: Union[int, str] = 1,
-             expected_env_id: Optional[str] = None, isolate: bool = True,
-             env_kwargs: Optional[dict] = None) -> dict[str, Any]:
+             expected_env_id: Optional[str] = None, max_episode_steps: Optional[int] = None,
+             isolate: bool = True, env_kwargs: Optional[dict] = None) -> dict[str, Any]:
     """Success of an imitation checkpoint over ``episodes`` episodes (one per env, batches of at
     most ``max_envs``).
 
@@ -175,12 +205,13 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
     results: list[tuple] = []
     extra = dict(env_kwargs or {})
     sizes = extra.pop("sensor_configs", None)
-    if sizes and spec.obs == "rgb":
-        size = sizes.get(spec.camera, sizes)
+    for camera in (spec.cameras if sizes and spec.obs == "rgb" else ()):
+        size = sizes.get(camera, sizes)
         if (size.get("height"), size.get("width")) != tuple(spec.image_size):
             raise ValueError(f"the policy reads {spec.describe()}; it cannot be evaluated with camera size "
                              f"{size.get('width')} x {size.get('height')} (width x height)")
-    env = make_eval_env(spec, min(max_envs, episodes), full_episodes, num_workers, isolate=isolate, **extra)
+    env = make_eval_env(spec, min(max_envs, episodes), full_episodes, num_workers, max_episode_steps,
+                        isolate=isolate, **extra)
     record = provenance(env, env_id=spec.env_id, env_kwargs={**_spec_env_kwargs(spec), **extra},
                         seeds=range(seed, seed + episodes),
                         checkpoint=os.path.abspath(checkpoint), checkpoint_sha256=file_sha256(checkpoint),
@@ -235,7 +266,8 @@ def _run_episodes(env, policy, spec: PolicySpec, seed: int, count: int, bar, per
 
 def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed: int = 10_000,
                         device: str = "cpu", size: int = 256, full_episodes: bool = False,
-                        expected_env_id: Optional[str] = None, env_kwargs: Optional[dict] = None) -> str:
+                        expected_env_id: Optional[str] = None, max_episode_steps: Optional[int] = None,
+                        env_kwargs: Optional[dict] = None) -> str:
     """Film the policy of ``checkpoint`` for one episode per env (``num_envs`` envs tiled, ``size``
     px each) and write ``<video_dir>/<env_id>.mp4``; returns the path. ``env_kwargs``: only
     ``randomization`` is taken (the policy reads its own camera size). Raises as ``evaluate``."""
@@ -249,7 +281,7 @@ def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed
         raise KeyError(f"the checkpoint's task {spec.env_id!r} is not registered here")
     base = REGISTERED[spec.env_id](num_envs=num_envs, render_mode="rgb_array",
                                    human_render_camera_configs=dict(width=size, height=size),
-                                   **{**_spec_env_kwargs(spec), **_randomization_only(env_kwargs)})
+                                   **{**eval_env_kwargs(spec, max_episode_steps), **_randomization_only(env_kwargs)})
     recorder = RecordEpisode(base, video_dir, save_on_reset=False)
     env = SimuloVectorEnv(recorder, ignore_terminations=full_episodes, record_metrics=True)
     try:

@@ -166,5 +166,5 @@ class SortExpert(_GraspExpert):
         goal = torch.where(done[:, None], up, goal)
         action = torch.empty(self.num_envs, 4, device=self.device)
         action[:, :3] = self.move_to(goal, tcp)
-        action[:, 3] = torch.where((phase >= CLOSE) & (phase <= SORT_OVER), CLOSED, OPEN)
+        action[:, 3] = torch.where((phase >= CLOSE) & (phase <= SORT_OVER), CLOSED, cfg.open_action)
         return action
