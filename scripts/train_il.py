@@ -5,8 +5,9 @@
     python scripts/evaluate.py --checkpoint runs/il/FrankaPush-v1/diffusion_state_seed0/model_final.pt
 
 The dataset is read through ``simulo_envs.datasets`` (LeRobot v3.0 or ManiSkill-style HDF5). ``--obs state``
-trains on the flat state observation; ``--obs rgb`` on one camera's images plus the robot's own
-state (a dataset recorded with images). Before anything trains, the dataset is checked against
+trains on the flat state observation; ``--obs rgb`` on the images of every camera the dataset holds
+(``--camera NAME``, repeatable, picks some; an SO arm's front and wrist cameras are read
+together) plus the robot's own state (a dataset recorded with images). Before anything trains, the dataset is checked against
 the env the policy will run in (``--env-id``, default the dataset's; its observation widths and
 action dimension in the dataset's control mode): another task, observation kind or action width,
 fewer than two episodes, or a NaN are refused with a message naming the problem.
@@ -48,7 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--policy", choices=POLICIES, default="diffusion")
     parser.add_argument("--obs", choices=OBS_MODES, default="state")
     parser.add_argument("--env-id", default=None, help="the env the policy is for (default: the dataset's)")
-    parser.add_argument("--camera", default=None, help="rgb: the camera to read (default: the dataset's first)")
+    parser.add_argument("--camera", action="append", default=None, metavar="NAME",
+                        help="rgb: a camera of the dataset to read (repeatable; default: every camera it holds, "
+                             "e.g. front and wrist)")
     parser.add_argument("--num-demos", type=int, default=None, help="train on the first N episodes only")
     parser.add_argument("--out", default=None, help="output folder (default runs/il/<env>/<policy>_<obs>_seed<seed>)")
     parser.add_argument("--seed", type=int, default=0)

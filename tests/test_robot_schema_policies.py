@@ -45,7 +45,8 @@ def test_a_real_arm_schema_dataset_trains_on_what_the_arm_gives(so100_demos, tmp
     assert spec.state_names == ("shoulder_pan.pos", "shoulder_lift.pos", "elbow_flex.pos", "wrist_flex.pos",
                                 "wrist_roll.pos", "gripper.pos")
     assert torch.allclose(demos.episodes[0].state[0], torch.tensor(REST_DEGREES), atol=0.01)
-    assert (spec.camera, spec.image_size) == (("base_camera", (32, 32)) if obs == "rgb" else (None, None))
+    assert (spec.cameras, spec.image_size) == ((("base_camera", "wrist_camera"), (32, 32)) if obs == "rgb"
+                                               else (None, None))  # the front and the wrist camera
     result = train(demos, default_config(policy, obs, dict(TINY)), str(tmp_path / "run"), progress=False)
     summary = evaluate(result.checkpoint, 2, seed=1000, max_envs=2)
     assert summary["episodes"] == 2 and summary["mean_length"] > 0
@@ -61,7 +62,7 @@ def test_the_sim_gives_the_policy_the_follower_units(so100_demos, tmp_path):
         agent = env.unwrapped.agent
         assert torch.allclose(state, agent.lerobot_from_qpos(agent.robot.state.qpos), atol=1e-4)
         assert torch.allclose(state[0], torch.tensor(REST_DEGREES), atol=0.01)
-        assert image.shape == (2, 3, 32, 32) and image.dtype == torch.uint8
+        assert image.shape == (2, 6, 32, 32) and image.dtype == torch.uint8  # both cameras, stacked
         # a recorded action (degrees, 0..100) steps the arm towards the recorded target
         target = demos.episodes[0].actions[5]
         for _ in range(10):

@@ -9,7 +9,8 @@ against the env the policy is for before anything trains.
    the checkpoint keeps them, so evaluation rebuilds that env) and compares: the dataset's task,
    its action width and its state columns (by name) must be the env's (for an ``rgb`` policy:
    the whole state, as recorded with ``"rgb+state"``, or the state of the ``"rgb"`` observation
-   alone), and an ``rgb`` policy needs a dataset recorded with that camera; each difference is
+   alone), and an ``rgb`` policy needs a dataset recorded with its cameras (default: every
+   camera the dataset holds, e.g. an SO arm's front and wrist cameras, read together); each difference is
    refused with a ``DemonstrationError`` naming it and what to do. A dataset in a real robot's
    schema (an SO arm's LeRobot dataset: ``state_source="robot"``) gives a policy of the robot's
    recorded joints (degrees, 0..100) and actions (``pd_joint_pos_lerobot``), read in the sim
@@ -23,7 +24,9 @@ against the env the policy is for before anything trains.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional
+from typing import Optional, Sequence, Union
+
+import torch
 
 from simulo_envs.imitation.demos import DemonstrationError, Demonstrations, Episode
 from simulo_envs.imitation.spec import spec_for_env
@@ -31,14 +34,19 @@ from simulo_envs.imitation.spec import spec_for_env
 __all__ = ["load_demonstrations"]
 
 
-def load_demonstrations(path: str, obs: str, env_id: Optional[str] = None, camera: Optional[str] = None,
-                        successful_only: bool = True) -> Demonstrations:
+def load_demonstrations(path: str, obs: str, env_id: Optional[str] = None,
+                        camera: Union[str, Sequence[str], None] = None, successful_only: bool = True) -> Demonstrations:
     """The dataset at ``path`` as ``Demonstrations`` for a policy of kind ``obs`` on ``env_id``.
+
+    ``camera``: for ``rgb``, the dataset's camera the policy reads, or a sequence of them (their
+    images stacked on the channel axis in that order: ``Episode.image`` uint8 (T, 3 * K, H, W));
+    default every camera of the dataset, in its order.
 
     Raises:
         FileNotFoundError: nothing at ``path``. DatasetLayoutError (a ValueError): not a dataset.
         DemonstrationError: the dataset is of another task, action width or state layout than
-            ``env_id`` in its control mode, or has no images of ``camera`` for an ``rgb`` policy.
+            ``env_id`` in its control mode, or has no images of a ``camera`` for an ``rgb`` policy,
+            or its cameras are of different sizes (a policy reads its cameras at one size).
         KeyError: ``env_id`` is not registered.
     """
     from simulo_envs.datasets import load_dataset
@@ -51,19 +59,14 @@ def load_demonstrations(path: str, obs: str, env_id: Optional[str] = None, camer
     if dataset.env_id != env_id:
         raise DemonstrationError(f"{path} holds demonstrations of {dataset.env_id}, the policy is for {env_id}")
     schema = dataset.schema
-    image_size = env_camera = None
+    image_size = env_cameras = None
+    cameras: tuple[str, ...] = ()
     if obs == "rgb":
-        if not dataset.cameras:
-            raise DemonstrationError(f"{path} has no images (recorded in obs mode {dataset.obs_mode!r}); an rgb "
-                                     f"policy needs a dataset recorded with a camera (collect_demos.py --obs-mode rgb)")
-        camera = camera or next(iter(dataset.cameras))
-        if camera not in dataset.cameras:
-            raise DemonstrationError(f"{path} has no images of camera {camera!r} (it has {sorted(dataset.cameras)})")
-        image_size = tuple(dataset.cameras[camera][:2])
-        env_camera = schema.env_camera(camera)
+        cameras, image_size = _cameras(path, dataset, camera)
+        env_cameras = tuple(schema.env_camera(name) for name in cameras)
     robot = schema.robot_units if schema.state_source == "robot" else None
     try:
-        spec = spec_for_env(env_id, obs, dataset.control_mode, env_camera, image_size, schema.env_kwargs, robot)
+        spec = spec_for_env(env_id, obs, dataset.control_mode, env_cameras, image_size, schema.env_kwargs, robot)
     except ValueError as error:
         raise DemonstrationError(f"{path}: {error}") from None
     if schema.action_dim != spec.action_dim:
@@ -84,11 +87,33 @@ def load_demonstrations(path: str, obs: str, env_id: Optional[str] = None, camer
             continue
         data = dataset[index]
         state = data.observation_state if columns is None else data.observation_state[:, columns]
-        image = data.images[camera].permute(0, 3, 1, 2).contiguous() if obs == "rgb" else None  # dataset's name
+        image = (torch.cat([data.images[name].permute(0, 3, 1, 2) for name in cameras], dim=1).contiguous()
+                 if obs == "rgb" else None)  # the dataset's names
         other = data.observation_state[:, list(spec.other_columns)].contiguous() if spec.other_columns else None
         episodes.append(Episode(state.contiguous(), data.action, image, int(data.seed), other))
     names = list(spec.state_names) if columns is None else [spec.state_names[c] for c in columns]
     return Demonstrations(spec, episodes, source=path, state_names=names)
+
+
+def _cameras(path: str, dataset, camera) -> tuple[tuple[str, ...], tuple[int, int]]:
+    """The dataset cameras an rgb policy reads (``load_demonstrations``' ``camera``) and their
+    one ``(height, width)`` [px]; raises DemonstrationError as ``load_demonstrations``."""
+    if not dataset.cameras:
+        raise DemonstrationError(f"{path} has no images (recorded in obs mode {dataset.obs_mode!r}); an rgb "
+                                 f"policy needs a dataset recorded with a camera (collect_demos.py --obs-mode rgb)")
+    names = tuple(dataset.cameras) if camera is None else ((camera,) if isinstance(camera, str) else tuple(camera))
+    if not names or len(set(names)) != len(names):
+        raise DemonstrationError(f"the cameras to read must be distinct names, at least one; got {list(names)}")
+    for name in names:
+        if name not in dataset.cameras:
+            raise DemonstrationError(f"{path} has no images of camera {name!r} (it has {sorted(dataset.cameras)})")
+    sizes = {name: tuple(int(v) for v in dataset.cameras[name][:2]) for name in names}
+    if len(set(sizes.values())) > 1:
+        listed = ", ".join(f"{name} {h}x{w}" for name, (h, w) in sizes.items())
+        raise DemonstrationError(f"{path}'s cameras have different sizes ({listed}); a policy reads its cameras at one "
+                                 "size: choose cameras of one size (train_il.py --camera NAME, repeatable), or write "
+                                 "them at one size (replay.py or collect_demos.py --camera NAME=SENSOR:WxH)")
+    return names, sizes[names[0]]
 
 
 def _first_difference(got, want) -> str:

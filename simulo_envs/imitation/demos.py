@@ -7,7 +7,9 @@ field                 dtype        shape                 meaning
 ====================  ===========  ====================  ==========================================
 ``Episode.state``     float32      (T, state_dim)        policy state input at steps 0 .. T-1
 ``Episode.actions``   float32      (T, action_dim)       action taken at steps 0 .. T-1
-``Episode.image``     uint8        (T, 3, H, W)          camera image at steps 0 .. T-1 (rgb only)
+``Episode.image``     uint8        (T, 3 * K, H, W)      the K cameras' images (``PolicySpec.cameras``,
+                                                         stacked on the channel axis) at steps
+                                                         0 .. T-1 (rgb only)
 ``Episode.seed``      int or None                        the episode's reset seed, when known
 ``Episode.other``     float32      (T, P) or None        the state columns the policy does not read
                                                          (``PolicySpec.other_columns``; training
@@ -107,8 +109,9 @@ class Demonstrations:
             _check(episode.state, (len(episode), spec.state_dim), torch.float32, f"{name}: state")
             if spec.obs == "rgb":
                 if episode.image is None:
-                    raise DemonstrationError(f"{name} has no images; an rgb policy needs camera {spec.camera!r}")
-                _check(episode.image, (len(episode), 3, *spec.image_size), torch.uint8, f"{name}: image")
+                    raise DemonstrationError(f"{name} has no images; an rgb policy needs cameras {list(spec.cameras)}")
+                _check(episode.image, (len(episode), 3 * len(spec.cameras), *spec.image_size), torch.uint8,
+                       f"{name}: image")
             if episode.other is not None:
                 _check(episode.other, (len(episode), len(spec.other_columns)), torch.float32, f"{name}: other state")
             for label, values in (("actions", episode.actions), ("state", episode.state)):
@@ -138,7 +141,7 @@ class Windows:
         obs_horizon / pred_horizon: observations per sample, actions per sample (>= 1).
 
     Attributes:
-        state: float32 (F, state_dim), actions float32 (F, action_dim), image uint8 (F, 3, H, W)
+        state: float32 (F, state_dim), actions float32 (F, action_dim), image uint8 (F, 3 * K, H, W)
             or None, other float32 (F, P) or None: every episode's frames, concatenated.
     """
 
@@ -167,7 +170,7 @@ class Windows:
     def batch(self, rows: torch.Tensor, images: bool = True) -> dict[str, torch.Tensor]:
         """Samples ``rows`` (int64 (B,)): ``{"state": (B, To, D), "actions": (B, Tp, A),
         "frames": int64 (B, To)}`` (the observations' indices into ``state``/``image``), for rgb
-        ``"image": uint8 (B, To, 3, H, W)`` (unless ``images`` is False: a policy reading cached
+        ``"image": uint8 (B, To, 3 * K, H, W)`` (unless ``images`` is False: a policy reading cached
         image features needs only ``frames``), and ``"other": (B, To, P)`` when the episodes carry
         the state columns the policy does not read."""
         obs = self.obs_index[rows]

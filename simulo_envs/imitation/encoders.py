@@ -14,8 +14,10 @@ All in torch (torchvision does not import beside the CPU torch build this projec
   its channels into the expected image coordinates of that channel's activation (Levine et al.,
   "End-to-End Training of Deep Visuomotor Policies", JMLR 2016; robomimic's and Diffusion Policy's
   image encoders end the same way): where things are, which a policy placing a cube needs.
-- ``ObsEncoder``: the observation history (state and, for rgb, image features) flattened into one
-  conditioning vector.
+- ``ObsEncoder``: the observation history (state and, for rgb, image features of every camera)
+  flattened into one conditioning vector. Several cameras share one image encoder and their
+  features are concatenated in camera order (LeRobot's Diffusion Policy does the same by default:
+  one backbone for all cameras).
 """
 
 from __future__ import annotations
@@ -155,11 +157,12 @@ def check_crop(crop: tuple[int, ...], image_size: tuple[int, int]) -> None:
 class ObsEncoder(nn.Module):
     """An observation history -> one conditioning vector (B, cond_dim).
 
-    ``state`` float32 (B, To, D) is normalised; for rgb, ``image`` uint8 (B, To, 3, H, W) is cut
-    to ``crop`` (top, left, height, width) [px] when one is given, and goes through one image
-    encoder (``image_encoder``: a name of ``IMAGE_ENCODERS``) shared by the steps (randomly
-    shifted by ``shift_pad`` pixels while training).
-    ``cond_dim = To * (D + feature_dim)`` (``feature_dim`` 0 for state).
+    ``state`` float32 (B, To, D) is normalised; for rgb, ``image`` uint8 (B, To, 3 * K, H, W)
+    holds ``cameras`` = K images per step (stacked on the channel axis); each is cut to ``crop``
+    (top, left, height, width) [px] when one is given, and goes through one image encoder
+    (``image_encoder``: a name of ``IMAGE_ENCODERS``) shared by the steps and the cameras
+    (randomly shifted by ``shift_pad`` pixels while training, each image by its own offset).
+    ``cond_dim = To * (D + K * feature_dim)`` (``feature_dim`` 0 for state).
 
     Raises:
         ValueError: a ``crop`` that does not lie inside ``image_size``.
@@ -168,7 +171,7 @@ class ObsEncoder(nn.Module):
     def __init__(self, normalizer: Normalizer, obs_horizon: int, state_dim: int,
                  image_size: Optional[tuple[int, int]] = None, channels: tuple[int, ...] = (32, 64, 64, 64),
                  feature_dim: int = 64, shift_pad: int = 4, image_encoder: str = "plain",
-                 crop: tuple[int, ...] = ()):
+                 crop: tuple[int, ...] = (), cameras: int = 1):
         super().__init__()
         self.normalizer = normalizer
         if crop and image_size is not None:
@@ -178,16 +181,22 @@ class ObsEncoder(nn.Module):
         self.image = (IMAGE_ENCODERS[image_encoder](image_size, channels, feature_dim)
                       if image_size is not None else None)
         self.shift_pad = shift_pad
-        self.cond_dim = obs_horizon * (state_dim + (feature_dim if self.image is not None else 0))
+        self.cameras = int(cameras)
+        self.cond_dim = obs_horizon * (state_dim + (self.cameras * feature_dim if self.image is not None else 0))
 
     def image_features(self, images: torch.Tensor, shift: bool) -> torch.Tensor:
-        """uint8 images (N, 3, H, W) -> float32 (N, feature_dim): cropped, randomly shifted when
-        ``shift``, encoded."""
+        """uint8 images (N, 3 * K, H, W) of the K cameras -> float32 (N, K * feature_dim): each
+        camera's image cropped, randomly shifted when ``shift``, encoded; features in camera order."""
+        count = len(images)
+        if images.shape[1] != 3 * self.cameras:
+            raise ValueError(f"this policy reads {self.cameras} camera(s), {3 * self.cameras} channels; the images "
+                             f"have {images.shape[1]}")
+        images = images.reshape(count * self.cameras, 3, *images.shape[2:])
         if self.crop:
             top, left, height, width = self.crop
             images = images[..., top:top + height, left:left + width]
         flat = images.to(torch.float32) / 255.0 - 0.5
-        return self.image(random_shift(flat, self.shift_pad) if shift else flat)
+        return self.image(random_shift(flat, self.shift_pad) if shift else flat).reshape(count, -1)
 
     def condition(self, state: torch.Tensor, features: Optional[torch.Tensor] = None) -> torch.Tensor:
         """The conditioning vector (B, cond_dim) from ``state`` (B, To, D) and image ``features``

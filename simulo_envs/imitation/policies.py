@@ -2,7 +2,9 @@
 
 Both take an observation history and return a chunk of env actions to execute:
 
-    policy.plan(state float32 (B, To, D), image uint8 (B, To, 3, H, W) or None) -> float32 (B, Ta, A)
+    policy.plan(state float32 (B, To, D), image uint8 (B, To, 3 * K, H, W) or None) -> float32 (B, Ta, A)
+
+(``K``: the cameras the policy reads, ``PolicySpec.cameras``, stacked on the channel axis)
 
 with ``To = obs_horizon`` and ``Ta = action_horizon`` of their ``ILConfig``, and train on
 ``Windows`` batches through ``policy.loss(batch) -> scalar``.
@@ -45,7 +47,8 @@ __all__ = ["BCPolicy", "DiffusionPolicy", "build_policy", "check_settings"]
 
 def _encoder(spec: PolicySpec, config: ILConfig, normalizer: Normalizer) -> ObsEncoder:
     return ObsEncoder(normalizer, config.obs_horizon, spec.state_dim, spec.image_size, config.image_channels,
-                      config.image_features, config.shift_pad, config.image_encoder, config.image_crop)
+                      config.image_features, config.shift_pad, config.image_encoder, config.image_crop,
+                      len(spec.cameras) if spec.obs == "rgb" else 1)
 
 
 def check_settings(spec: PolicySpec, config: ILConfig) -> None:
@@ -53,7 +56,8 @@ def check_settings(spec: PolicySpec, config: ILConfig) -> None:
 
     Raises:
         ValueError: ``encoder_pretrain`` or ``state_aux_weight`` without images (or, for the
-            latter, without state columns left to the image); an ``image_crop`` outside the image.
+            latter, without state columns left to the image); an ``image_crop`` outside the image,
+            or with several cameras.
     """
     if config.encoder_pretrain > 0 and spec.obs != "rgb":
         raise ValueError("encoder_pretrain needs an image encoder (--obs rgb)")
@@ -63,6 +67,9 @@ def check_settings(spec: PolicySpec, config: ILConfig) -> None:
                          "replay.py --obs-mode rgb+state; an 'rgb' dataset holds the robot's own state only)")
     if config.image_crop and spec.image_size is not None:
         check_crop(config.image_crop, spec.image_size)
+        if len(spec.cameras) > 1:
+            raise ValueError(f"image_crop is a region of one camera's image; the policy reads {len(spec.cameras)} "
+                             f"cameras ({', '.join(spec.cameras)}): read one (train_il.py --camera NAME) or drop it")
 
 
 def _mlp(width: int, config: ILConfig, out: int) -> nn.Sequential:
@@ -163,8 +170,8 @@ class DiffusionPolicy(nn.Module):
     def cache_features(self, images: torch.Tensor, copies: int, chunk: int = 512) -> None:
         """With the encoder frozen: encode every demonstrated frame once per copy (copy 0 unshifted,
         the others randomly shifted as in training), so that training reads the features from
-        ``feature_bank`` (F, copies, feature_dim) by the batch's ``"frames"`` instead of running
-        the encoder every step. ``images``: uint8 (F, 3, H, W), the ``Windows``' frames."""
+        ``feature_bank`` (F, copies, K * feature_dim) by the batch's ``"frames"`` instead of running
+        the encoder every step. ``images``: uint8 (F, 3 * K, H, W), the ``Windows``' frames."""
         bank = []
         for copy in range(copies):
             bank.append(torch.cat([self.encoder.image_features(images[i:i + chunk], shift=copy > 0)

@@ -39,7 +39,8 @@ __all__ = ["ChunkRunner", "make_eval_env", "eval_env_kwargs", "evaluate", "recor
 class ChunkRunner:
     """Receding-horizon execution of ``policy`` over ``num_envs`` envs (see the module docstring).
 
-    ``act(state, image, fresh)``: ``state`` float32 (N, D), ``image`` uint8 (N, 3, H, W) or None,
+    ``act(state, image, fresh)``: ``state`` float32 (N, D), ``image`` uint8 (N, 3 * K, H, W) (the
+    policy's K cameras, ``policy_inputs``) or None,
     ``fresh`` bool (N,) the envs whose episode begins with this observation -> float32 (N, A).
 
     ``seeds`` (one int per env): each env plans alone (a batch of 1) with a generator of its own
@@ -204,8 +205,8 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
     results: list[tuple] = []
     extra = dict(env_kwargs or {})
     sizes = extra.pop("sensor_configs", None)
-    if sizes and spec.obs == "rgb":
-        size = sizes.get(spec.camera, sizes)
+    for camera in (spec.cameras if sizes and spec.obs == "rgb" else ()):
+        size = sizes.get(camera, sizes)
         if (size.get("height"), size.get("width")) != tuple(spec.image_size):
             raise ValueError(f"the policy reads {spec.describe()}; it cannot be evaluated with camera size "
                              f"{size.get('width')} x {size.get('height')} (width x height)")

@@ -6,8 +6,10 @@ order (``flatten_obs``), which is the ``state`` observation itself and the ``obs
 column of a dataset recorded in any observation mode (``simulo_envs.datasets``).
 
 - ``state`` policies read the whole flat state, float32 (N, D).
-- ``rgb`` policies read one camera's RGB image, uint8 (N, 3, H, W) (channels first, as torch
-  convolutions take it), plus the state of the env's ``obs_mode="rgb"`` observation: the agent's
+- ``rgb`` policies read the RGB images of one or more cameras (``cameras``: an SO arm's dataset
+  records a front and a wrist camera, as LeRobot's SO setups do), all at one size, stacked on the
+  channel axis in the spec's camera order: uint8 (N, 3 * K, H, W) for K cameras (channels first,
+  as torch convolutions take it), plus the state of the env's ``obs_mode="rgb"`` observation: the agent's
   qpos and qvel and the extras the task keeps in image modes (``BaseEnv.image_obs_extra``: the TCP
   pose, and a goal the cameras do not show; 9 + 9 + 7 for the Panda lifting a cube). Object poses
   are privileged state, which image modes leave out as ManiSkill 3 does: the policy finds the
@@ -35,7 +37,7 @@ and an env's, a checkpoint's and a dataset's) before any training or rollout.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Optional
+from typing import Optional, Sequence, Union
 
 import torch
 
@@ -59,8 +61,9 @@ class PolicySpec:
         state_dim: width of the low-dimensional input (the flat state obs, or for ``rgb`` the state
             of the env's ``"rgb"`` observation).
         action_dim: width of an action.
-        camera: the sensor camera an ``rgb`` policy reads (None for ``state``).
-        image_size: ``(height, width)`` [px] of that camera's images (None for ``state``).
+        camera: the first sensor camera an ``rgb`` policy reads (None for ``state``).
+        image_size: ``(height, width)`` [px] of its cameras' images, one size for all (None for
+            ``state``).
         control_freq: env steps per second [Hz] (actions are per env step).
         state_columns: the columns of the demonstrations' flat state the policy reads, in order
             (None: all of them).
@@ -77,6 +80,9 @@ class PolicySpec:
         randomization: the randomization preset the policy is evaluated under (``"default"``,
             ``"none"``, ``"visual"``: ``BaseEnv(randomization=...)``), over the recorded env
             keywords; None: the recorded ones (or the task's own table).
+        cameras: every sensor camera an ``rgb`` policy reads, in the order their images are
+            stacked (``cameras[0] == camera``; None in the constructor: ``(camera,)``, as in a
+            checkpoint written before policies read several cameras); None for ``state``.
     """
 
     env_id: str
@@ -93,6 +99,7 @@ class PolicySpec:
     robot_units: Optional[dict] = None
     env_kwargs: Optional[dict] = None
     randomization: Optional[str] = None
+    cameras: Optional[tuple[str, ...]] = None
 
     def __post_init__(self):
         if self.obs not in OBS_MODES:
@@ -104,6 +111,13 @@ class PolicySpec:
                              "robot_units, and only such a policy")
         if (self.obs == "rgb") != (self.camera is not None and self.image_size is not None):
             raise ValueError("an rgb policy names its camera and image size; a state policy names neither")
+        if self.obs == "rgb":
+            cameras = tuple(self.cameras) if self.cameras is not None else (self.camera,)
+            if not cameras or cameras[0] != self.camera or len(set(cameras)) != len(cameras):
+                raise ValueError(f"cameras {cameras} must be distinct and begin with camera {self.camera!r}")
+            object.__setattr__(self, "cameras", cameras)
+        elif self.cameras is not None:
+            raise ValueError("a state policy reads no cameras")
         for name in ("image_size", "state_columns", "state_names"):
             value = getattr(self, name)
             if value is not None:
@@ -148,7 +162,7 @@ class PolicySpec:
         """``"FrankaPush-v1, state (41), actions (4) in pd_ee_delta_pos"``."""
         state = "robot joints" if self.state_source == "robot" else "state"
         what = f"{state} ({self.state_dim})" if self.obs == "state" else \
-            f"rgb {self.camera} {self.image_size[0]}x{self.image_size[1]} + {state} ({self.state_dim})"
+            f"rgb {'+'.join(self.cameras)} {self.image_size[0]}x{self.image_size[1]} + {state} ({self.state_dim})"
         return f"{self.env_id}, {what}, actions ({self.action_dim}) in {self.control_mode}"
 
 
@@ -156,7 +170,7 @@ def env_kwargs(spec: PolicySpec) -> dict:
     """Keyword arguments of the env a policy of ``spec`` runs in: the recorded env keywords
     (``spec.env_kwargs``, decoded: camera poses, randomization, frequencies, ...), then the
     ``control_mode``, the observation mode the policy reads (``rgb``; ``state``, or
-    ``state_dict`` for a robot-state policy, which reads ``agent/qpos``), the camera's size and
+    ``state_dict`` for a robot-state policy, which reads ``agent/qpos``), its cameras' size and
     the ``randomization`` preset (when the spec names one).
 
     Raises:
@@ -173,7 +187,8 @@ def env_kwargs(spec: PolicySpec) -> dict:
     if spec.obs == "rgb":
         height, width = spec.image_size
         sensors = dict(kwargs.get("sensor_configs") or {})
-        sensors[spec.camera] = {**dict(sensors.get(spec.camera) or {}), "width": width, "height": height}
+        for camera in spec.cameras:
+            sensors[camera] = {**dict(sensors.get(camera) or {}), "width": width, "height": height}
         kwargs["sensor_configs"] = sensors
     elif "sensor_configs" in kwargs:
         kwargs.pop("sensor_configs")  # no camera is rendered in a state obs mode
@@ -199,7 +214,8 @@ def policy_inputs(obs, spec: PolicySpec) -> tuple[torch.Tensor, Optional[torch.T
             ``"rgb+state"`` / ``"rgb+state_dict"`` (the policy's ``state_columns`` of it).
 
     Returns:
-        ``state`` float32 (N, state_dim); ``image`` uint8 (N, 3, H, W) (None for ``state``).
+        ``state`` float32 (N, state_dim); ``image`` uint8 (N, 3 * K, H, W): the K cameras of
+        ``spec.cameras`` stacked on the channel axis in that order (None for ``state``).
 
     Raises:
         ValueError: the observation does not have the spec's layout (another obs mode, width or
@@ -214,14 +230,16 @@ def policy_inputs(obs, spec: PolicySpec) -> tuple[torch.Tensor, Optional[torch.T
         state = _flat_state(obs, spec)
     if spec.obs == "state":
         return state, None
-    cameras = obs["sensor_data"]
-    if spec.camera not in cameras or "rgb" not in cameras[spec.camera]:
-        raise ValueError(f"the observation has no rgb image of camera {spec.camera!r} (cameras: {sorted(cameras)})")
-    image = cameras[spec.camera]["rgb"]
-    if tuple(image.shape[1:3]) != tuple(spec.image_size):
-        raise ValueError(f"camera {spec.camera!r} gives {image.shape[1]}x{image.shape[2]} images, the policy reads "
-                         f"{spec.image_size[0]}x{spec.image_size[1]}")
-    return state, image[..., :3].permute(0, 3, 1, 2).contiguous()
+    cameras, images = obs["sensor_data"], []
+    for camera in spec.cameras:
+        if camera not in cameras or "rgb" not in cameras[camera]:
+            raise ValueError(f"the observation has no rgb image of camera {camera!r} (cameras: {sorted(cameras)})")
+        image = cameras[camera]["rgb"]
+        if tuple(image.shape[1:3]) != tuple(spec.image_size):
+            raise ValueError(f"camera {camera!r} gives {image.shape[1]}x{image.shape[2]} images, the policy reads "
+                             f"{spec.image_size[0]}x{spec.image_size[1]}")
+        images.append(image[..., :3].permute(0, 3, 1, 2))
+    return state, torch.cat(images, dim=1).contiguous()
 
 
 def _flat_state(obs, spec: PolicySpec) -> torch.Tensor:
@@ -278,7 +296,7 @@ def spec_mismatch(expected: PolicySpec, actual: PolicySpec, what: str = "dataset
     observation kind, control mode, action width, state columns and their names, camera, image
     size), or None when they agree. ``what`` names ``actual`` in the sentence."""
     for field, label in (("env_id", "env"), ("obs", "observation kind"), ("control_mode", "control mode"),
-                         ("action_dim", "action dimension"), ("state_dim", "state width"), ("camera", "camera"),
+                         ("action_dim", "action dimension"), ("state_dim", "state width"), ("cameras", "cameras"),
                          ("image_size", "image size")):
         want, got = getattr(expected, field), getattr(actual, field)
         if want != got:
@@ -296,14 +314,17 @@ def spec_mismatch(expected: PolicySpec, actual: PolicySpec, what: str = "dataset
     return None
 
 
-def spec_for_env(env_id: str, obs: str, control_mode: str, camera: Optional[str] = None,
+def spec_for_env(env_id: str, obs: str, control_mode: str, camera: Union[str, Sequence[str], None] = None,
                  image_size: Optional[tuple[int, int]] = None, recorded_kwargs: Optional[dict] = None,
                  robot_units: Optional[dict] = None) -> PolicySpec:
     """The spec of a policy for ``env_id`` in ``control_mode``: widths and state names read from
-    one env built for the purpose (rendering one frame for ``rgb``). ``camera`` defaults to the
-    task's first sensor camera, ``image_size`` (height, width) [px] to that camera's size.
+    one env built for the purpose (rendering one frame for ``rgb``).
 
     Args:
+        camera: for ``rgb``, the sensor camera the policy reads, or a sequence of them (their
+            images stacked in that order); default the task's first sensor camera.
+        image_size: ``(height, width)`` [px] every camera is rendered at; default the cameras'
+            own size, which must then be one size for all.
         recorded_kwargs: the encoded env keywords the demonstrations were recorded with (a
             dataset's ``env_kwargs``): the env is built with them, and the spec keeps them.
         robot_units: a dataset's ``robot_units`` for a policy of the robot's recorded joints
@@ -312,7 +333,8 @@ def spec_for_env(env_id: str, obs: str, control_mode: str, camera: Optional[str]
 
     Raises:
         KeyError: ``env_id`` is not registered. ValueError: ``obs`` unknown; the task has no such
-            control mode or camera; recorded keywords the env refuses; ``robot_units`` for an
+            control mode or camera, a camera named twice, cameras of different sizes; recorded
+            keywords the env refuses; ``robot_units`` for an
             agent without a real-robot map (``agent.lerobot``) or whose map differs from it.
     """
     from simulo_envs.datasets.schema import schema_from_env
@@ -324,6 +346,9 @@ def spec_for_env(env_id: str, obs: str, control_mode: str, camera: Optional[str]
     if env_id not in REGISTERED:
         raise KeyError(f"unknown env id {env_id!r}; registered: {', '.join(sorted(REGISTERED))}")
     robot = robot_units is not None
+    wanted = (camera,) if isinstance(camera, str) else (tuple(camera) if camera is not None else None)
+    if wanted is not None and (not wanted or len(set(wanted)) != len(wanted)):
+        raise ValueError(f"cameras must be distinct names, at least one; got {list(wanted)}")
     # An rgb policy's spec: the whole state's names (a dataset may hold them: "rgb+state") and the
     # columns of it that the "rgb" observation keeps.
     kwargs = decode_env_kwargs(recorded_kwargs or {})
@@ -334,8 +359,9 @@ def spec_for_env(env_id: str, obs: str, control_mode: str, camera: Optional[str]
     elif image_size is not None:
         size = {"height": int(image_size[0]), "width": int(image_size[1])}
         sensors = dict(kwargs.get("sensor_configs") or {})
-        if camera is not None:
-            sensors[camera] = {**dict(sensors.get(camera) or {}), **size}
+        if wanted is not None:
+            for name in wanted:
+                sensors[name] = {**dict(sensors.get(name) or {}), **size}
         else:
             sensors.update(size)
         kwargs["sensor_configs"] = sensors
@@ -355,10 +381,17 @@ def spec_for_env(env_id: str, obs: str, control_mode: str, camera: Optional[str]
         if obs == "state":
             return PolicySpec(env_id, obs, control_mode, len(names), action_dim, state_names=names, **common)
         cameras = raw["sensor_data"]
-        name = camera if camera is not None else next(iter(cameras))
-        if name not in cameras or "rgb" not in cameras[name]:
-            raise ValueError(f"{env_id} has no rgb sensor camera {name!r} (cameras: {sorted(cameras)})")
-        size = tuple(int(v) for v in cameras[name]["rgb"].shape[1:3])
+        names_read = wanted if wanted is not None else (next(iter(cameras)),)
+        sizes = {}
+        for name in names_read:
+            if name not in cameras or "rgb" not in cameras[name]:
+                raise ValueError(f"{env_id} has no rgb sensor camera {name!r} (cameras: {sorted(cameras)})")
+            sizes[name] = tuple(int(v) for v in cameras[name]["rgb"].shape[1:3])
+        if len(set(sizes.values())) > 1:
+            raise ValueError(f"a policy reads its cameras at one size; {env_id}'s are "
+                             + ", ".join(f"{n} {h}x{w}" for n, (h, w) in sizes.items()) + ": give one image_size")
+        name, size = names_read[0], sizes[names_read[0]]
+        common["cameras"] = names_read
         if robot:
             return PolicySpec(env_id, obs, control_mode, len(names), action_dim, name, size, state_names=names,
                               **common)

@@ -178,8 +178,7 @@ def train(demos: Demonstrations, config: ILConfig, out_dir: str, seed: int = 0, 
         if problem:
             raise CheckpointError(f"cannot resume {resume!r} on {demos.source}: {problem}")
         config = ILConfig.from_dict({**raw["config"], "iterations": config.iterations})
-    if config.policy == "diffusion":
-        check_settings(demos.spec, config)
+    check_settings(demos.spec, config)
     if config.state_aux_weight > 0 and any(e.other is None for e in demos.episodes):
         raise ValueError(f"state_aux_weight needs demonstrations that carry the state the policy does not read; "
                          f"{demos.source} has none (record it with --obs-mode rgb+state)")
