@@ -128,9 +128,9 @@ def test_a_seed_gives_the_same_episode_in_another_slot_and_in_a_worker(recording
     counter, stop = multiprocessing.Value("q", 3), threading.Event()
     items = worker_episodes(0, ENV, env_kwargs_of(settings("unused")), 1, counter, 4, False, "hdf5", STD, False, stop)
     assert next(items) is READY
-    succeeded, episode = next(items)   # (the expert's success, the recorded episode)
+    seed, succeeded, episode = next(items)   # (its seed, the expert's success, the recorded episode)
     items.close()
-    assert succeeded == episode.succeeded
+    assert succeeded == episode.succeeded and seed == 3
     assert episode.seed == 3 and np.array_equal(episode.obs, episodes[3]["obs"])
     assert np.array_equal(episode.actions, episodes[3]["actions"])
 

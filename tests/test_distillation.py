@@ -113,6 +113,9 @@ def test_teacher_labels_and_dagger_mixing():
         with torch.inference_mode():
             actions = alg.act(obs)
         assert alg.beta == 0.0 and not torch.equal(actions, alg.transition.privileged_actions)
+        alg.transition.clear()
+        assert alg.load({**alg.save(), "iter": 0}, None, strict=True)   # a resumed training: beta goes on
+        assert alg.num_updates == 1 and alg.beta == 0.5
     finally:
         env.close()
 

@@ -17,16 +17,17 @@ from simulo_envs.training.distributed import RankInfo, rank_device, rank_info, r
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# Each rank records its parameters (actor, critic, normaliser buffers) and learning rate after every
-# PPO update, and the initial observations of its envs.
+# What each launcher runs instead of scripts/train.py: the script itself (its command line after the
+# output folder), with each rank recording its parameters (actor, critic, normaliser buffers) and
+# learning rate after every PPO update, and the result of its training.
 RANK_SCRIPT = textwrap.dedent("""
-    import os, sys, torch
+    import os, runpy, sys, torch
     import simulo_envs
+    from simulo_envs.training import rsl_rl_train
     from simulo_envs.training.rsl_rl_runner import SimuloRunner
-    from simulo_envs.training.rsl_rl_train import train
 
     out = sys.argv[1]
-    snapshots, runners = [], []
+    snapshots, runners, results = [], [], []
     build = SimuloRunner.__init__
 
     def keep(self, *args, **kwargs):   # the runner train() builds
@@ -40,22 +41,51 @@ RANK_SCRIPT = textwrap.dedent("""
         state = [t.detach().clone() for m in (runner.alg.actor, runner.alg.critic) for t in m.state_dict().values()]
         snapshots.append({"env_steps": row["env_steps"], "lr": runner.alg.learning_rate, "state": state})
 
-    torch.set_num_threads(1)
-    result = train("FrankaReach-v1", num_envs=8, total_timesteps=600, seed=3, log_dir=os.path.join(out, "run"),
-                   progress=False, checkpoint_every=1, on_iteration=record)
-    torch.save({"snapshots": snapshots, "checkpoint": result.checkpoint, "env_steps": result.env_steps},
+    train = rsl_rl_train.train
+
+    def recorded_train(*args, **kwargs):   # the script's training, recorded
+        results.append(train(*args, on_iteration=record, **kwargs))
+        return results[-1]
+
+    rsl_rl_train.train = recorded_train
+    sys.argv = ["scripts/train.py", *sys.argv[2:]]
+    runpy.run_path("scripts/train.py", run_name="__main__")
+    torch.save({"snapshots": snapshots, "checkpoint": results[0].checkpoint, "env_steps": results[0].env_steps},
                os.path.join(out, f"rank{os.environ['RANK']}.pt"))
 """)
 
 
 @pytest.mark.e2e
-def test_two_rank_training_stays_in_lockstep_and_rank0_checkpoint_evaluates(tmp_path):
+def test_two_machine_command_line_trains_in_lockstep_one_writer_and_rank0_checkpoint_evaluates(tmp_path):
+    """The several-machines command of docs/distributed.md (c10d rendezvous, one shared log dir),
+    as two launchers of one process each on this host: one PPO run over 2 ranks that stay in
+    lockstep, one writer, and a checkpoint that evaluates in one process."""
+    import json
+    import socket
+
     script = tmp_path / "rank_script.py"
     script.write_text(RANK_SCRIPT)
-    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-               str(script), str(tmp_path)]
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=240)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    log_dir = tmp_path / "run"
+    command = [sys.executable, "-m", "torch.distributed.run", "--nnodes=2", "--nproc_per_node=1",
+               "--rdzv-backend=c10d", f"--rdzv-endpoint=127.0.0.1:{port}", "--rdzv-id=two-nodes",
+               str(script), str(tmp_path), "--env-id", "FrankaReach-v1", "--num-envs", "8", "--total-timesteps", "600",
+               "--seed", "3", "--log-dir", str(log_dir), "--no-progress", "--torch-threads", "1", "--checkpoint-every", "1"]
+    nodes = [subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    outputs = [node.communicate(timeout=240) for node in nodes]
+    for node, (out, err) in zip(nodes, outputs):
+        assert node.returncode == 0, out[-2000:] + err[-4000:]
+    library = "Synchronizing parameters for rank "   # rsl_rl's own line, on every rank
+    printed = ["".join(line for line in out.splitlines(True) if not line.startswith(library)) for out, _ in outputs]
+    printed = [out for out in printed if out]
+    assert len(printed) == 1   # the launcher that received rank 0 alone prints
+    assert printed[0].startswith("training FrankaReach-v1: 600 env steps = 3 PPO iterations x 8 envs x 25 steps "
+                                 "on 2 ranks x 4 envs")
+    assert json.loads((log_dir / "run.json").read_text())["world_size"] == 2
+
     ranks = [torch.load(tmp_path / f"rank{r}.pt", weights_only=False) for r in (0, 1)]
     first, second = (r["snapshots"] for r in ranks)
     assert [s["env_steps"] for s in first] == [s["env_steps"] for s in second] == [200, 400, 600]
@@ -66,13 +96,13 @@ def test_two_rank_training_stays_in_lockstep_and_rank0_checkpoint_evaluates(tmp_
     assert sum(changed) >= 4   # the updates did move the weights (and the normalisers)
 
     # rank 0 alone wrote; its checkpoint holds its final parameters and the global env-step count
-    assert ranks[0]["checkpoint"] == str(tmp_path / "run" / "model_final.pt") and ranks[1]["checkpoint"] is None
+    assert ranks[0]["checkpoint"] == str(log_dir / "model_final.pt") and ranks[1]["checkpoint"] is None
     assert ranks[0]["env_steps"] == ranks[1]["env_steps"] == 600
-    files = sorted(os.listdir(tmp_path / "run"))
+    files = sorted(os.listdir(log_dir))
     assert [f for f in files if not f.startswith("events.out")] == [
         "model_0.pt", "model_1.pt", "model_2.pt", "model_final.pt", "progress.csv", "run.json"]
     assert sum(f.startswith("events.out") for f in files) == 1
-    rows = (tmp_path / "run" / "progress.csv").read_text().splitlines()
+    rows = (log_dir / "progress.csv").read_text().splitlines()
     assert [row.split(",")[1] for row in rows[1:]] == ["200", "400", "600"]
     assert rows[2].split(",")[3] == "8"   # both ranks' 4 + 4 episodes ended at step 50
 
@@ -125,34 +155,3 @@ def test_rank_info_reads_torchrun_variables(monkeypatch):
     monkeypatch.setenv("RANK", "4")
     with pytest.raises(ValueError, match="RANK=4"):
         rank_info()
-
-
-@pytest.mark.e2e
-def test_two_machine_command_line_one_writer(tmp_path):
-    """The several-machines command of docs/distributed.md (c10d rendezvous, one shared log dir),
-    as two launchers of one process each on this host: one PPO run over 2 ranks, one writer."""
-    import json
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    log_dir = tmp_path / "run"
-    command = [sys.executable, "-m", "torch.distributed.run", "--nnodes=2", "--nproc_per_node=1",
-               "--rdzv-backend=c10d", f"--rdzv-endpoint=127.0.0.1:{port}", "--rdzv-id=two-nodes",
-               "scripts/train.py", "--env-id", "FrankaReach-v1", "--num-envs", "4", "--total-timesteps", "200",
-               "--seed", "0", "--log-dir", str(log_dir), "--no-progress", "--torch-threads", "1"]
-    nodes = [subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(2)]
-    outputs = [node.communicate(timeout=240) for node in nodes]
-    for node, (out, err) in zip(nodes, outputs):
-        assert node.returncode == 0, out[-2000:] + err[-4000:]
-    library = "Synchronizing parameters for rank "   # rsl_rl's own line, on every rank
-    printed = ["".join(line for line in out.splitlines(True) if not line.startswith(library)) for out, _ in outputs]
-    printed = [out for out in printed if out]
-    assert len(printed) == 1   # the launcher that received rank 0 alone prints
-    assert printed[0].startswith("training FrankaReach-v1: 200 env steps = 2 PPO iterations x 4 envs x 25 steps "
-                                 "on 2 ranks x 2 envs")
-    assert json.loads((log_dir / "run.json").read_text())["world_size"] == 2
-    checkpoint = torch.load(log_dir / "model_final.pt", weights_only=False)
-    assert checkpoint["infos"]["world_size"] == 2 and checkpoint["infos"]["env_steps"] == 200

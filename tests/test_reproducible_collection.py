@@ -43,6 +43,23 @@ def test_the_same_settings_give_the_same_dataset_whatever_num_envs(tmp_path):
         assert provenance["software"]["sapien"] == "3.0.3"
 
 
+def test_a_converted_collection_keeps_seed_order_whatever_num_envs(tmp_path):
+    """Recorded in another control mode (each expert episode converted as it ends): the same
+    seeds, in order, and the same converted episodes with one env or three (a wave of three used
+    to let seed 4 overtake seed 3)."""
+    def run(out, num_envs):
+        return collect(CollectSettings("FrankaLift-v1", num_episodes=4, out=str(out), num_envs=num_envs, seed=0, fmt="hdf5",
+                                       control_mode="pd_joint_pos"), progress=False)
+
+    one, three = run(tmp_path / "one", 1), run(tmp_path / "three", 3)
+    assert one["episodes"] == three["episodes"] == 4
+    a, b = load_dataset(str(tmp_path / "one")), load_dataset(str(tmp_path / "three"))
+    assert a.seeds.tolist() == b.seeds.tolist() == [0, 1, 2, 3]
+    for k in range(4):
+        x, y = read_group(str(tmp_path / "one" / "trajectory.h5"), k), read_group(str(tmp_path / "three" / "trajectory.h5"), k)
+        np.testing.assert_array_equal(x["actions"], y["actions"])
+
+
 def test_every_lerobot_episode_records_its_provenance(tmp_path):
     _collect(tmp_path / "lr", 2, fmt="lerobot", episodes=2)
     root = tmp_path / "lr" / "meta" / "episodes"

@@ -257,10 +257,8 @@ def _run(s: CollectSettings, env, writer, first_seed: int, started: float, progr
             source = pool.items()
         if pool is None:
             mark = (t0, 0, 0)
-        # Seed order needs every seed's episode; a conversion drops the expert's failures unconverted
-        # (None), so converting runs keep the order the conversions finish in.
-        ordered = source if _converting(s) else in_seed_order(source, first_seed, seed_of=lambda item: item[1].seed)
-        for expert_succeeded, episode in ordered:
+        # Every item names its seed (an unconverted expert failure too): kept and counted in seed order.
+        for _, expert_succeeded, episode in in_seed_order(source, first_seed, seed_of=lambda item: item[0]):
             if record is not None and episode is not None:
                 episode.provenance = {**record, "seeds": [int(episode.seed)]}
             if mark is None and all(pool.ready_at):
@@ -333,8 +331,8 @@ def _in_process(env, s: CollectSettings, first_seed: int, counts: dict, max_trie
 
 
 def expert_items(env, env_id: str, kwargs: dict, next_seed, record_states: bool, fmt: str, action_noise: float,
-                 keep_failures: bool) -> Iterator[tuple[bool, Optional[Episode]]]:
-    """``(expert_succeeded, episode)`` for every episode the expert finishes on seeds from
+                 keep_failures: bool) -> Iterator[tuple[int, bool, Optional[Episode]]]:
+    """``(seed, expert_succeeded, episode)`` for every episode the expert finishes on seeds from
     ``next_seed``: recorded in ``env`` (the dataset's modes, made with ``kwargs``) where it is in
     the expert's control mode, else converted into it (``expert_conversion.py``: ``episode`` None
     for an expert failure not converted). The helper envs of a conversion are closed when the
@@ -344,7 +342,7 @@ def expert_items(env, env_id: str, kwargs: dict, next_seed, record_states: bool,
         expert = EXPERTS[env_id](env)
         for episode in run_expert(env, expert.act, next_seed, record_states=record_states,
                                   frames=real_robot_frames(env, fmt), action_noise=action_noise):
-            yield episode.succeeded, episode
+            yield int(episode.seed), episode.succeeded, episode
         return
     cls, kwargs = type(base), expert_kwargs(kwargs, EXPERT_CONTROL_MODE)
     expert_env = cls(num_envs=base.num_envs, **kwargs)

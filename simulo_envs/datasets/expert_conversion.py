@@ -50,7 +50,7 @@ def check_target_mode(target_env) -> None:
 
 
 def converted_episodes(expert_episodes: Iterator[Episode], source, target,
-                       keep_failures: bool = False) -> Iterator[tuple[bool, Optional[Episode]]]:
+                       keep_failures: bool = False) -> Iterator[tuple[int, bool, Optional[Episode]]]:
     """Convert the expert's episodes as they finish (module docstring).
 
     Args:
@@ -60,9 +60,10 @@ def converted_episodes(expert_episodes: Iterator[Episode], source, target,
         keep_failures: convert the expert's failed episodes too (else they are counted only).
 
     Yields:
-        ``(expert_succeeded, converted)`` per expert episode, in the order the conversions
-        finish: ``converted`` is the target env's ``Episode``, or None for an expert failure
-        that was not converted.
+        ``(seed, expert_succeeded, converted)`` per expert episode, in the order the conversions
+        finish: ``seed`` is the episode's reset seed, ``converted`` the target env's
+        ``Episode``, or None for an expert failure that was not converted (the seed says which
+        episode it was, so a caller can keep seed order).
     """
     skipped: deque = deque()
 
@@ -76,9 +77,7 @@ def converted_episodes(expert_episodes: Iterator[Episode], source, target,
 
     for recorded, episode in replay_episodes(target, feed(), source, name="expert episode"):
         while skipped:
-            skipped.popleft()
-            yield False, None
-        yield bool(recorded.success[-1]), episode
+            yield int(skipped.popleft().seed), False, None
+        yield int(recorded.seed), bool(recorded.success[-1]), episode
     while skipped:
-        skipped.popleft()
-        yield False, None
+        yield int(skipped.popleft().seed), False, None

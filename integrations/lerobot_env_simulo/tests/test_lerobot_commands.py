@@ -1,6 +1,7 @@
 """LeRobot's own commands with ``--env.type=simulo``: ``lerobot-train`` trains ACT on our SO101Lift-v1
 demonstrations and evaluates it in our env during training, then ``lerobot-eval`` evaluates the
-checkpoint. A couple of training steps only: what is checked is the loop, not the policy."""
+checkpoint. A couple of training steps only: what is checked is the loop, not the policy. The
+commands run in this process (``integrations/tests/lerobot_commands.py``)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import os
 
 import av
 import pytest
-from conftest import REPO, run, venv_command
+from lerobot_commands import run
 
 pytestmark = pytest.mark.e2e
 
@@ -24,11 +25,11 @@ ENV = ["--env.type=simulo", "--env.task=SO101Lift-v1", "--env.episode_length=10"
 @pytest.fixture(scope="module")
 def trained(so101_demos, tmp_path_factory) -> str:
     out = str(tmp_path_factory.mktemp("train") / "run")
-    proc = run([venv_command("lerobot-train"), "--dataset.repo_id=local/so101_demos", f"--dataset.root={so101_demos}",
-                "--dataset.video_backend=pyav", *TINY_ACT, *ENV, "--steps=2", "--env_eval_freq=2",
-                "--eval.n_episodes=2", "--eval.batch_size=2", "--batch_size=2", "--num_workers=0", "--save_freq=2",
-                "--wandb.enable=false", f"--output_dir={out}"], cwd=REPO)
-    return out, proc.stdout + proc.stderr
+    log = run("lerobot-train", "--dataset.repo_id=local/so101_demos", f"--dataset.root={so101_demos}",
+              "--dataset.video_backend=pyav", *TINY_ACT, *ENV, "--steps=2", "--env_eval_freq=2",
+              "--eval.n_episodes=2", "--eval.batch_size=2", "--batch_size=2", "--num_workers=0", "--save_freq=2",
+              "--wandb.enable=false", f"--output_dir={out}")
+    return out, log
 
 
 def _frames(path: str) -> list:
@@ -54,8 +55,8 @@ def test_lerobot_train_trains_on_our_dataset_and_evaluates_in_our_env(trained):
 def test_lerobot_eval_evaluates_the_checkpoint_in_our_env(trained, tmp_path):
     out, _ = trained
     model = os.path.join(out, "checkpoints", "last", "pretrained_model")
-    run([venv_command("lerobot-eval"), f"--policy.path={model}", *ENV, "--eval.n_episodes=3", "--eval.batch_size=2",
-         "--policy.device=cpu", "--seed=100", f"--output_dir={tmp_path}"], cwd=REPO)
+    run("lerobot-eval", f"--policy.path={model}", *ENV, "--eval.n_episodes=3", "--eval.batch_size=2",
+        "--policy.device=cpu", "--seed=100", f"--output_dir={tmp_path}")
     with open(tmp_path / "eval_info.json") as f:
         info = json.load(f)
     metrics = info["per_task"][0]["metrics"]

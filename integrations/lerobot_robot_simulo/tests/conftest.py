@@ -14,6 +14,7 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)  # episodes.py, robot_cli.py
+sys.path.insert(0, os.path.join(HERE, "..", "..", "tests"))  # lerobot_commands.py: LeRobot's commands in-process
 os.environ.setdefault("SIMULO_ENVS_CACHE_DIR", os.path.join(tempfile.gettempdir(), f"simulo_envs_test_cache_{os.getuid()}"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is downloaded
 
