@@ -97,6 +97,8 @@ def main(argv=None) -> None:
     unknown = [task for task in tasks if task not in known]
     if unknown:
         parser.error(f"not SO-101 suite tasks: {unknown}; the suite: {known}")
+    if not 0 <= args.seed < 2 ** 63:
+        parser.error(f"--seed must be >= 0 and < 2**63, got {args.seed}")
     try:
         check_output_dir(args.out, "output folder")
     except ValueError as error:

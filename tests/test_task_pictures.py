@@ -32,3 +32,11 @@ def test_unknown_tasks_are_refused_before_anything_is_written(tmp_path):
     with pytest.raises(SystemExit):
         pictures.main(["--tasks", "FrankaLift-v1", "--out", str(tmp_path / "pictures")])
     assert not (tmp_path / "pictures").exists()
+
+
+def test_a_negative_seed_is_refused_before_anything_is_written(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        pictures.main(["--tasks", "SO101Push-v1", "--seed", "-5", "--out", str(tmp_path / "pictures")])
+    assert exit_info.value.code == 2
+    assert "--seed must be >= 0 and < 2**63, got -5" in capsys.readouterr().err
+    assert not (tmp_path / "pictures").exists()
