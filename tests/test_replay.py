@@ -136,6 +136,7 @@ def test_cartesian_target_modes_are_refused_before_any_write(lift_demos, tmp_pat
     assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.e2e  # two worker processes: about 20 s of CPU
 def test_replay_in_two_workers_from_a_lerobot_source(lift_demos, tmp_path):
     """The same episodes, bit for bit, in two worker processes and in this one at another batch
     size (an isolated recording replays in fresh physics)."""
