@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simulo_envs.envs.randomization_presets import visual_table
+from simulo_envs.envs.randomization_presets import FOV_JITTER, IMAGE_NOISE, visual_table
 from simulo_envs.envs.registration import register_env
 from simulo_envs.tasks.tabletop import TableTopConfig, TableTopEnv
 from simulo_envs.tensors import as_float32
@@ -67,8 +67,10 @@ class FrankaLiftEnv(TableTopEnv):
     """Lift a cube with the Panda (see the module docstring)."""
 
     cfg = FrankaLiftConfig()
-    # randomization="visual": lights, the block's colour, the camera 2 cm / 0.02 rad around its mount
-    visual_randomization = visual_table(colored=("block",), cameras={"base_camera": (0.02, 0.02)})
+    # randomization="visual": lights, the block's colour, the camera 2 cm / 0.02 rad around its mount,
+    # its field of view, image noise
+    visual_randomization = visual_table(colored=("block",), cameras={"base_camera": (0.02, 0.02)}, fov=FOV_JITTER,
+                                        image_noise=IMAGE_NOISE)
     default_max_episode_steps = cfg.max_episode_steps
     xp_hooks = True  # the hooks below compute with self.xp alone
 

@@ -2,7 +2,8 @@
 
 A table entry names ``"<object>.<parameter>"``; the object is found from the env by attribute
 (and mapping key) path, e.g. ``"block.mass"`` is ``env.block``'s mass, ``"agent.robot.joint_stiffness"``
-the Panda's drive stiffness (an ``ArticulatedProp``'s joints too), ``"sensor_cameras.base_camera.pose_jitter"`` a camera's offset.
+the Panda's drive stiffness (an ``ArticulatedProp``'s joints too), ``"sensor_cameras.base_camera.pose_jitter"`` a camera's offset (``fov`` its vertical field of
+view, ``brightness``, ``contrast`` and ``noise_std`` the noise on its pictures).
 ``PARAMETERS`` maps each object type to its parameters; each ``Parameter`` knows its per-env
 value shape, unit, valid range, the value it starts from (for ``operation="scale"``/``"add"``
 and for the privileged record) and the public writer it calls.
@@ -16,6 +17,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from simulo_envs.envs.image_noise import SETTINGS
 from simulo_envs.envs.visuals import Lights, SensorCamera
 from simulo_envs.prop import Prop
 from simulo_envs.articulation import ArticulationObject
@@ -104,6 +106,14 @@ def _lights_shape(per_light: tuple) -> Callable:
     return lambda lights, _joints: (lights.num_directional, *per_light)
 
 
+def _neutral(value: float) -> Callable:
+    return lambda cam, _joints: np.full(cam._env.num_envs, value)
+
+
+def _noise_writer(name: str) -> Callable:
+    return lambda cam, v, ids, _j: cam.set_image_noise(ids, **{name: v})
+
+
 def _write_scale(prop, values, env_ids, _joints) -> None:
     """A prop's scale: the factors it is built at (before the build, every env), or a rebuild of
     the bodies of ``env_ids`` (after it: a seeded reset of some envs)."""
@@ -154,6 +164,11 @@ PARAMETERS: dict[type, dict[str, Parameter]] = {
         "pose_jitter": Parameter("m and rad", None, None, _fixed((6,)),
                                  lambda cam, _j: np.zeros((cam._env.num_envs, 6)),
                                  lambda cam, v, ids, _j: cam.set_pose_jitter(v, ids), visual=True),
+        "fov": Parameter("rad", SensorCamera.FOV_RANGE[0], SensorCamera.FOV_RANGE[1], _scalar,
+                         lambda cam, _j: np.full(cam._env.num_envs, cam.default_fov),
+                         lambda cam, v, ids, _j: cam.set_fov(v, ids), low_open=True, visual=True),
+        **{name: Parameter("", low, high, _scalar, _neutral(SETTINGS[name]), _noise_writer(name), visual=True)
+           for name, (low, high) in SensorCamera.NOISE_RANGES.items()},
     },
 }
 

@@ -24,7 +24,11 @@ Contract for every backend (``sim/backend.py``):
   light travels). Needs rendering.
 - ``camera_pose(name)`` -> (N, 7) / ``set_camera_pose(name, env_ids, pose)``: world pose
   ``[x, y, z, qw, qx, qy, qz]`` of camera ``name`` in each env (SAPIEN's camera axes: +x
-  forward, +z up). Needs rendering (cameras exist only then).
+  forward, +z up); for a camera riding on a link, its pose in the link's frame. Needs
+  rendering (cameras exist only then).
+- ``camera_fovy(name)`` -> (N,) / ``set_camera_fovy(name, env_ids, fovy)``: vertical field of
+  view [rad] of camera ``name`` in each env; the horizontal one follows from the aspect ratio
+  (SAPIEN's ``set_fovy(..., compute_x=True)``), and so do the intrinsics. Needs rendering.
 
 Writes touch the envs in ``env_ids`` and nothing else, take effect at the next PhysX step or
 rendered frame, and never change the simulation state (poses, velocities, contacts). Methods
@@ -220,19 +224,40 @@ class BackendParamsMixin:
         Raises:
             KeyError: no camera ``name``."""
         self._require_render()
+        rig = self._camera_rig(name)
         out = np.empty((self.num_envs, 7), dtype=np.float32)
-        for i, camera in enumerate(self._camera_rig(name).cameras):
-            pose = camera.entity.pose
+        for i, camera in enumerate(rig.cameras):
+            pose = camera.get_local_pose() if rig.mounted else camera.entity.pose
             out[i, :3], out[i, 3:] = pose.p, pose.q
         return out
 
     def set_camera_pose(self, name: str, env_ids: np.ndarray, pose: np.ndarray) -> None:
-        """Move camera ``name`` of ``env_ids`` to world poses ``pose`` (k, 7), unit quaternions."""
+        """Move camera ``name`` of ``env_ids`` to world poses ``pose`` (k, 7), unit quaternions; a
+        camera riding on a link to poses in the link's frame (the link itself never moves)."""
+        self._require_render()
+        rig = self._camera_rig(name)
+        for row, i in enumerate(np.asarray(env_ids).tolist()):
+            p = np.asarray(pose[row], dtype=np.float64)
+            if rig.mounted:
+                rig.cameras[i].set_local_pose(sapien.Pose(p=p[:3], q=p[3:7]))
+            else:
+                rig.cameras[i].entity.set_pose(sapien.Pose(p=p[:3], q=p[3:7]))
+
+    def camera_fovy(self, name: str) -> np.ndarray:
+        """float32 (N,) vertical field of view [rad] of camera ``name`` per env.
+
+        Raises:
+            KeyError: no camera ``name``."""
+        self._require_render()
+        return np.array([camera.fovy for camera in self._camera_rig(name).cameras], dtype=np.float32)
+
+    def set_camera_fovy(self, name: str, env_ids: np.ndarray, fovy: np.ndarray) -> None:
+        """Set the vertical field of view [rad] (k,) of camera ``name`` in ``env_ids``, each in
+        (0, pi); the horizontal one follows the aspect ratio."""
         self._require_render()
         cameras = self._camera_rig(name).cameras
         for row, i in enumerate(np.asarray(env_ids).tolist()):
-            p = np.asarray(pose[row], dtype=np.float64)
-            cameras[i].entity.set_pose(sapien.Pose(p=p[:3], q=p[3:7]))
+            cameras[i].set_fovy(float(fovy[row]), compute_x=True)
 
     def _camera_rig(self, name: str):
         rig = self.cameras.get(name)

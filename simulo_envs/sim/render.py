@@ -230,6 +230,8 @@ class CameraRig:
         self.name, self.width, self.height = name, int(width), int(height)
         self.cameras, self._scenes = [], list(scenes)[:len(origins)]
         self._paint_background = sapien_pack(shader_dir) == "minimal"
+        self.mounted = mounts is not None
+        """True when each camera rides on a link (its local pose is in the link's frame)."""
         self._names = None
         local_pose = np.asarray(local_pose, dtype=np.float64)
         color_format = "r8g8b8a8unorm" if uint8_color(shader_dir) else "r32g32b32a32sfloat"
