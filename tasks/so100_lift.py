@@ -58,6 +58,9 @@ class SO100LiftConfig(SuiteConfig):
     lift_height: float = 0.05       # success: cube centre this far above its spawn height [m]
     lift_scale: float = 20.0        # lift term = grasp * (1 - tanh(lift_scale * height still to go)) [1/m]
     lift_weight: float = 2.0
+    # randomization="visual": a distractor in each box ((x, y) low, high) [m], beside the spawn box
+    distractor_regions: tuple = (((0.2, 0.12), (0.32, 0.18)), ((0.2, -0.18), (0.32, -0.12)))
+    distractor_size: float = 0.025  # the distractors' extent [m], the cube's
 
 
 @register_env("SO100Lift-v1", max_episode_steps=SO100LiftConfig.max_episode_steps)
@@ -65,11 +68,13 @@ class SO100LiftEnv(SuiteEnv):
     """Lift a cube with the SO-100 (see the module docstring)."""
 
     cfg = SO100LiftConfig()
-    # randomization="visual": lights, the front camera 2 cm / 0.02 rad around its mount, the wrist
-    # camera 5 mm / 0.02 rad around its mount on the arm, both fields of view, image noise (the
-    # cube's colours: variant="heldout_colors")
-    visual_randomization = visual_table(cameras={"base_camera": (0.02, 0.02), "wrist_camera": (0.005, 0.02)},
+    # randomization="visual": lights, the cube's texture, the floor's colour and texture, distractors,
+    # the front camera 2 cm / 0.02 rad around its mount, the wrist camera 5 mm / 0.02 rad around its
+    # mount on the arm, both fields of view, image noise (the cube's colours: variant="heldout_colors")
+    visual_randomization = visual_table(textured=("cube",), floor=True, distractors=cfg.distractor_regions,
+                                        cameras={"base_camera": (0.02, 0.02), "wrist_camera": (0.005, 0.02)},
                                         fov=FOV_JITTER, image_noise=IMAGE_NOISE)
+    visual_distractor_size = cfg.distractor_size
     default_max_episode_steps = cfg.max_episode_steps
     xp_hooks = True  # the hooks below compute with self.xp alone
 

@@ -68,7 +68,8 @@ from simulo_envs.envs.distributions import Choice, Distribution, Gaussian, LogUn
 from simulo_envs.envs.image_noise import ImageNoise
 from simulo_envs.envs.randomization_params import Parameter, out_of_range, parameters_of, result_range
 from simulo_envs.envs.randomization_targets import resolve
-from simulo_envs.envs.visuals import Lights, SensorCamera
+from simulo_envs.envs.distractors import Distractor
+from simulo_envs.envs.visuals import Floor, Lights, SensorCamera
 
 __all__ = ["Randomize", "Uniform", "LogUniform", "Gaussian", "Choice", "Randomizer", "RandomizationStreams"]
 
@@ -184,7 +185,9 @@ class Randomizer:
         self._streams = RandomizationStreams(env.num_envs)
         self._image_noise = ImageNoise(env.num_envs)
         self._lights = Lights(env)
+        self._floor = Floor(env)
         self._sensor_cameras: dict = {}
+        self._distractors: dict = {}
         self._bound: list[_Bound] = []
         self._records: dict[tuple, np.ndarray] = {}
         self._labels: dict[tuple, list] = {}  # joint names of per-joint records
@@ -201,6 +204,17 @@ class Randomizer:
         """Sensor camera name -> ``SensorCamera`` of this build (per-env poses); a copy of the mapping."""
         return dict(self._sensor_cameras)
 
+    @property
+    def floor(self) -> Floor:
+        """The floor's per-env colour and texture (``simulo_envs.envs.visuals.Floor``)."""
+        return self._floor
+
+    @property
+    def visual_distractors(self) -> dict:
+        """Slot number (a string, ``"0"``) -> ``Distractor`` of this build, the slots the table
+        names (``simulo_envs/envs/distractors.py``); a copy of the mapping."""
+        return dict(self._distractors)
+
     # ------------------------------------------------------------------ building
     def build(self) -> None:
         """In each scene build, once the task's objects exist and before the scene is attached:
@@ -214,6 +228,8 @@ class Randomizer:
                                                    self._image_noise)
                                 for name, cfg in apply_overrides(env._all_default_sensor_configs,
                                                                  env._sensor_overrides).items()}
+        self._distractors = {str(i): Distractor(env, i, env.visual_distractor_size)
+                             for i in range(_distractor_slots(self.terms))}
         self._bound, self._records, self._labels, self._flat = [], {}, {}, None
         for term in self.terms:
             *path, name = term.param.split(".")
@@ -385,7 +401,7 @@ class Randomizer:
             return True
         if isinstance(b.target, SensorCamera):
             return b.target.is_rendered
-        if isinstance(b.target, Lights):
+        if isinstance(b.target, (Lights, Floor)):
             return b.target.is_per_env
         return self._env._backend.render
 
@@ -445,3 +461,18 @@ class Randomizer:
             flat = np.concatenate(blocks, axis=1) if blocks else np.zeros((n, 0), dtype=np.float32)
             self._flat = np.ascontiguousarray(flat, dtype=np.float32)
         return self._flat
+
+
+def _distractor_slots(terms) -> int:
+    """How many distractor slots the table names (``visual_distractors.<i>.<parameter>``: 1 + the
+    largest ``i``; 0 if none).
+
+    Raises:
+        ValueError: a slot that is not a whole number >= 0.
+    """
+    slots = [t.param.split(".")[1] for t in terms if t.param.split(".")[0] == "visual_distractors"]
+    bad = [slot for slot in slots if not slot.isdigit()]
+    if bad:
+        raise ValueError(f"Randomize('visual_distractors.{bad[0]}...'): a distractor slot is a number "
+                         f"('visual_distractors.0.kind'), got {bad[0]!r}")
+    return 1 + max(int(slot) for slot in slots) if slots else 0

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from simulo_envs.envs.randomization_params import parameters_of
 
-_CONTAINERS = ("lights", "sensor_cameras")
+_CONTAINERS = ("lights", "floor", "sensor_cameras", "visual_distractors")
 """The env's properties that hold randomization targets (besides its attributes)."""
 
 
@@ -49,8 +49,8 @@ def _leads_to_parameters(value, depth: int) -> bool:
 
 def _children(obj) -> dict:
     """``obj``'s public attributes (a mapping's items); for an env (it holds the randomizer as
-    ``randomization``), that component left out and its ``_CONTAINERS`` added (its ``lights`` and
-    ``sensor_cameras`` properties)."""
+    ``randomization``), that component left out and its ``_CONTAINERS`` added (its ``lights``, ``floor``,
+    ``sensor_cameras`` and ``visual_distractors`` properties)."""
     if isinstance(obj, Mapping):
         return dict(obj)
     attributes = getattr(obj, "__dict__", {})

@@ -1,5 +1,5 @@
-"""Per-env lights and sensor cameras (pose, field of view, image noise): ``env.lights`` and
-``env.sensor_cameras[name]``.
+"""Per-env lights, floor and sensor cameras (pose, field of view, image noise): ``env.lights``,
+``env.floor`` and ``env.sensor_cameras[name]``.
 
 Both exist only where the env renders (a visual ``obs_mode`` or a ``render_mode``) with a
 render scene per env (not ``parallel_in_single_scene``, where all envs share one scene and its
@@ -16,6 +16,7 @@ from typing import Optional
 import numpy as np
 import torch
 
+from simulo_envs.authoring.textures import texture, texture_indices
 from simulo_envs.env_ids import EnvIds, normalize_env_ids
 from simulo_envs.envs.image_noise import ImageNoise
 from simulo_envs.geometry import quat_mul, rotvec_to_quat
@@ -24,6 +25,13 @@ from simulo_envs.tensors import to_device
 
 _NO_RENDER = ("{what} exist only when the env renders: make it with a visual obs_mode (e.g. 'rgb') or a "
               "render_mode")
+
+
+def renders_per_env(env) -> bool:
+    """True where ``env`` renders with one render scene per env (not ``parallel_in_single_scene``)."""
+    backend = env._backend
+    config = getattr(backend, "render_config", None)
+    return backend is not None and backend.render and not getattr(config, "single_scene", False)
 
 
 class Lights:
@@ -42,9 +50,7 @@ class Lights:
     def is_per_env(self) -> bool:
         """True where each env has lights of its own: the env renders, one render scene per env
         (with ``parallel_in_single_scene`` every env shares one scene and its lights)."""
-        backend = self._env._backend
-        config = getattr(backend, "render_config", None)
-        return backend is not None and backend.render and not getattr(config, "single_scene", False)
+        return renders_per_env(self._env)
 
     def _backend(self):
         backend = self._env._backend
@@ -139,6 +145,59 @@ class Lights:
             ValueError: wrong shape, NaN/inf or a zero vector. IndexError, RuntimeError: as
                 ``set_color``."""
         self._write("direction", direction, env_ids, light, (3,), "")
+
+
+class Floor:
+    """The floor (the ground plane the tasks stand on, their table top) of every env, as the
+    sensor cameras see it: an RGB colour in [0, 1] and a texture of the procedural set
+    (``simulo_envs/authoring/textures.py``): the pattern times the colour. Physics never
+    changes. Needs a ground and a render scene per env (``is_per_env``)."""
+
+    def __init__(self, env):
+        self._env = env
+
+    @property
+    def is_per_env(self) -> bool:
+        """True where each env has a floor visual of its own: the env renders, one render scene
+        per env, and the task has a ground."""
+        return renders_per_env(self._env) and len(self._env._backend.ground_segmentation_ids()) == self._env.num_envs
+
+    def _backend(self):
+        if not self.is_per_env:
+            raise RuntimeError(_NO_RENDER.format(what="the floor's colour and texture") +
+                               ", with one render scene per env and a ground")
+        return self._env._backend
+
+    @property
+    def color(self) -> torch.Tensor:
+        """(num_envs, 3) RGB of the floor per env, read back from the renderer. Fresh."""
+        return to_device(self._backend().ground_color()[:, :3], self._env.device)
+
+    def set_color(self, rgb, env_ids: EnvIds = None) -> None:
+        """Set the floor's RGB (k, 3) in [0, 1] in ``env_ids`` (one row: every listed env).
+
+        Raises:
+            ValueError: wrong shape, NaN/inf or a channel outside [0, 1]; nothing is written.
+            RuntimeError: no floor visual per env."""
+        backend = self._backend()
+        ids = normalize_env_ids(env_ids, self._env.num_envs)
+        values = per_env_values(rgb, len(ids), (3,), "floor color")
+        check_range(values, "floor color", "", low=0.0, high=1.0)
+        if len(ids):
+            backend.set_ground_color(ids, np.concatenate([values, np.ones((len(ids), 1), np.float32)], axis=1))
+
+    def set_texture(self, index, env_ids: EnvIds = None) -> None:
+        """Put texture ``index`` (k,) or one int of ``TEXTURE_NAMES`` (0: ``"plain"``) on the floor
+        of ``env_ids``: its pattern repeats about every 16 cm.
+
+        Raises:
+            ValueError: wrong shape, or not a whole index in range (the message lists the set);
+                nothing is written. RuntimeError: no floor visual per env."""
+        backend = self._backend()
+        ids = normalize_env_ids(env_ids, self._env.num_envs)
+        indices = texture_indices(per_env_values(index, len(ids), (), "floor texture"), "floor texture")
+        if len(ids):
+            backend.set_ground_texture(ids, [texture(i, floor=True) for i in indices])
 
 
 class SensorCamera:
