@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 
 import numpy as np
 import pyarrow as pa
@@ -45,6 +46,15 @@ def _replay_main():
     return module.main
 
 
+@pytest.fixture(scope="module")
+def so_lerobot(tmp_path_factory):
+    """Two SO101Lift-v1 expert episodes in the SO-101 follower's LeRobot schema, two envs at a time."""
+    out = tmp_path_factory.mktemp("so101") / "lerobot"
+    summary = _collect(out)
+    assert summary["control_mode"] == "pd_joint_pos_lerobot" and summary["conversion"] is None
+    return out
+
+
 @pytest.fixture
 def threads():
     count = torch.get_num_threads()
@@ -52,10 +62,10 @@ def threads():
     torch.set_num_threads(count)
 
 
-def test_an_so_arm_lerobot_dataset_verifies_bit_for_bit_and_a_tampered_action_fails(tmp_path, capsys, threads):
+def test_an_so_arm_lerobot_dataset_verifies_bit_for_bit_and_a_tampered_action_fails(so_lerobot, tmp_path, capsys,
+                                                                                     threads):
     out = tmp_path / "so101"
-    summary = _collect(out)
-    assert summary["control_mode"] == "pd_joint_pos_lerobot" and summary["conversion"] is None
+    shutil.copytree(so_lerobot, out)
     ds = load_dataset(str(out))
     assert ds.control_mode == "pd_joint_pos_lerobot" and ds.robot_type == "so_follower"
     main = _replay_main()
@@ -73,6 +83,18 @@ def test_an_so_arm_lerobot_dataset_verifies_bit_for_bit_and_a_tampered_action_fa
     report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert report["mismatched"] == [1] and report["per_episode"][1]["max_deviation"] > 0
     assert report["per_episode"][0]["bitwise"]
+
+
+def test_an_so_arm_lerobot_collection_does_not_depend_on_num_envs(so_lerobot, tmp_path):
+    """The expert's IK drives each env from that env's state alone: one env at a time gives the
+    dataset two at a time gave."""
+    collect(CollectSettings("SO101Lift-v1", num_episodes=2, out=str(tmp_path / "one"), num_envs=1, seed=0),
+            progress=False)
+    two, one = load_dataset(str(so_lerobot)), load_dataset(str(tmp_path / "one"))
+    assert one.seeds.tolist() == two.seeds.tolist() == [0, 1]
+    for k in range(2):
+        a, b = one.episode(k, images=False), two.episode(k, images=False)
+        assert torch.equal(a.action, b.action) and torch.equal(a.observation_state, b.observation_state)
 
 
 def test_the_drawer_in_the_so_arm_schema_verifies_bit_for_bit(tmp_path):
