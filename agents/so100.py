@@ -137,39 +137,57 @@ WRIST_CAMERA = CameraConfig("wrist_camera", look_at((0.030, -0.025, 0.035), (-0.
                             128, 128, 1.4, near=0.005, mount=FIXED_JAW)
 """The wrist camera: behind the fixed jaw, looking down the jaws at the TCP (pose in ``Fixed_Jaw``)."""
 
-LEROBOT = LeRobotJoints(
-    robot_type="so_follower",
-    names=tuple(f"{j}.pos" for j in ARM_JOINTS + GRIPPER_JOINTS),
-    joints=ARM_JOINTS + GRIPPER_JOINTS,
-    scale=(180.0 / math.pi,) * len(ARM_JOINTS) + (100.0 / (GRIPPER_OPEN - GRIPPER_CLOSED),),
-    offset=(0.0,) * len(ARM_JOINTS) + (GRIPPER_CLOSED,),
-    units=("deg",) * len(ARM_JOINTS) + ("0-100",),
-    control_mode="pd_joint_pos_lerobot",
-)
-"""The real arm's recorded joints and units, and their map from ours (module docstring)."""
+def follower_joints(arm_joints: tuple, gripper_joints: tuple, gripper_closed: float,
+                    gripper_open: float) -> LeRobotJoints:
+    """LeRobot's SO follower schema for an SO arm (module docstring): ``<joint>.pos`` per joint,
+    the arm in degrees (``180 / pi`` per radian), the gripper 0 (``gripper_closed`` rad) to 100
+    (``gripper_open`` rad), the robot type ``so_follower`` and the control mode that takes actions
+    in those units (``pd_joint_pos_lerobot``)."""
+    return LeRobotJoints(
+        robot_type="so_follower",
+        names=tuple(f"{j}.pos" for j in arm_joints + gripper_joints),
+        joints=arm_joints + gripper_joints,
+        scale=(180.0 / math.pi,) * len(arm_joints) + (100.0 / (gripper_open - gripper_closed),),
+        offset=(0.0,) * len(arm_joints) + (gripper_closed,),
+        units=("deg",) * len(arm_joints) + ("0-100",),
+        control_mode="pd_joint_pos_lerobot",
+    )
 
-_GRIPPER = JointPosConfig(GRIPPER_JOINTS, lower=GRIPPER_CLOSED, upper=GRIPPER_OPEN, normalize_action=True)
-CONTROLLER_CONFIGS = {
-    "pd_joint_delta_pos": {
-        "arm": JointPosConfig(ARM_JOINTS, lower=-0.05, upper=0.05, use_delta=True, normalize_action=True),
-        "gripper": _GRIPPER,
-    },
-    "pd_joint_pos": {
-        "arm": JointPosConfig(ARM_JOINTS, lower=None, upper=None, normalize_action=False),
-        "gripper": _GRIPPER,
-    },
-    "pd_joint_pos_lerobot": {  # target = offset + value / scale, per LEROBOT
-        "arm": JointPosConfig(ARM_JOINTS, lower=None, upper=None, normalize_action=False,
-                              action_scale=1.0 / LEROBOT.scale[0], action_offset=LEROBOT.offset[0]),
-        "gripper": JointPosConfig(GRIPPER_JOINTS, lower=None, upper=None, normalize_action=False,
-                                  action_scale=1.0 / LEROBOT.scale[-1], action_offset=LEROBOT.offset[-1]),
-    },
-    "pd_ee_delta_pos": {
-        "arm": EEPoseConfig(ARM_JOINTS, mode="delta_pos", orientation="free", pos_bound=0.025, max_lead=0.025),
-        "gripper": _GRIPPER,
-    },
-    "pd_ee_pose": {"arm": EEPoseConfig(ARM_JOINTS, mode="pose", pos_limit=0.5), "gripper": _GRIPPER},
-}
+
+def controller_configs(arm_joints: tuple, gripper_joints: tuple, gripper_closed: float, gripper_open: float,
+                       lerobot: LeRobotJoints) -> dict:
+    """An SO arm's control modes (module docstring) for its joints, gripper range [rad] and LeRobot
+    schema: ``pd_joint_delta_pos`` (0.05 rad per step at most), ``pd_joint_pos``,
+    ``pd_joint_pos_lerobot`` (target = offset + value / scale, per ``lerobot``),
+    ``pd_ee_delta_pos`` (2.5 cm per step) and ``pd_ee_pose``; the gripper's action is normalised
+    to [-1, 1] except in the absolute joint modes."""
+    gripper = JointPosConfig(gripper_joints, lower=gripper_closed, upper=gripper_open, normalize_action=True)
+    return {
+        "pd_joint_delta_pos": {
+            "arm": JointPosConfig(arm_joints, lower=-0.05, upper=0.05, use_delta=True, normalize_action=True),
+            "gripper": gripper,
+        },
+        "pd_joint_pos": {
+            "arm": JointPosConfig(arm_joints, lower=None, upper=None, normalize_action=False),
+            "gripper": gripper,
+        },
+        "pd_joint_pos_lerobot": {
+            "arm": JointPosConfig(arm_joints, lower=None, upper=None, normalize_action=False,
+                                  action_scale=1.0 / lerobot.scale[0], action_offset=lerobot.offset[0]),
+            "gripper": JointPosConfig(gripper_joints, lower=None, upper=None, normalize_action=False,
+                                      action_scale=1.0 / lerobot.scale[-1], action_offset=lerobot.offset[-1]),
+        },
+        "pd_ee_delta_pos": {
+            "arm": EEPoseConfig(arm_joints, mode="delta_pos", orientation="free", pos_bound=0.025, max_lead=0.025),
+            "gripper": gripper,
+        },
+        "pd_ee_pose": {"arm": EEPoseConfig(arm_joints, mode="pose", pos_limit=0.5), "gripper": gripper},
+    }
+
+
+LEROBOT = follower_joints(ARM_JOINTS, GRIPPER_JOINTS, GRIPPER_CLOSED, GRIPPER_OPEN)
+"""The real arm's recorded joints and units, and their map from ours (module docstring)."""
+CONTROLLER_CONFIGS = controller_configs(ARM_JOINTS, GRIPPER_JOINTS, GRIPPER_CLOSED, GRIPPER_OPEN, LEROBOT)
 DEFAULT_CONTROL_MODE = "pd_joint_delta_pos"
 
 

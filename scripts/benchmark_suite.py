@@ -9,9 +9,10 @@ the time limit, in the variant ``s`` of the task (``train``: in distribution; ``
 colours, shapes, distractors, positions; ``heldout_<axis>``: one axis). The seeds, the success
 definitions and the interval's formula are in ``simulo_envs/training/suite_benchmark.py``.
 
-Without ``--checkpoint`` every task of ``--tasks`` (default: every registered SO-101 suite task)
-runs its scripted expert; with checkpoints (``scripts/train.py`` or ``scripts/train_sb3.py``),
-each runs its own task. ``--out DIR`` writes ``DIR/benchmark_suite.json`` (the rows, the means, the
+Without ``--checkpoint`` every task of ``--tasks`` (default: every registered SO-101 suite task;
+the SO-100 twins may be named too) runs its scripted expert; with checkpoints (``scripts/train.py``,
+``scripts/train_sb3.py`` or ``scripts/train_il.py``), each runs its own task, which must be a suite
+task, and ``--tasks`` is refused (a checkpoint's task is the one it was trained on). ``--out DIR`` writes ``DIR/benchmark_suite.json`` (the rows, the means, the
 seeds, the wall-clock seconds) and ``DIR/benchmark_suite.md`` (the table); the table is printed too.
 """
 
@@ -27,14 +28,15 @@ import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.output_paths import check_output_dir
-from simulo_envs.training.suite_benchmark import (FIRST_SEEDS, markdown_table, resolve_split_list, run_checkpoint,
-                                                  run_expert, suite_tasks, summarize)
+from simulo_envs.training.suite_benchmark import (FIRST_SEEDS, checkpoint_task, markdown_table, resolve_split_list,
+                                                  run_checkpoint, run_expert, suite_tasks, summarize)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tasks", nargs="+", default=None, metavar="ENV_ID",
-                        help="suite tasks to run with their scripted experts (default: every SO-101 suite task)")
+                        help="suite tasks to run with their scripted experts (default: every SO-101 suite task; "
+                             "SO-100 twins too)")
     parser.add_argument("--checkpoint", nargs="+", default=None,
                         help="policies to run instead of the experts, each in its own task")
     parser.add_argument("--splits", nargs="+", default=["train", "heldout"], choices=sorted(FIRST_SEEDS))
@@ -49,15 +51,24 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     if args.episodes < 1:
         parser.error(f"--episodes must be >= 1, got {args.episodes}")
-    known = suite_tasks()
-    tasks = args.tasks or known
+    known = suite_tasks("")
+    tasks = args.tasks or suite_tasks()
     unknown = [task for task in tasks if task not in known]
+    if args.checkpoint and args.tasks:
+        parser.error("--tasks names the experts' tasks; a checkpoint runs the task it was trained on: give one of the two")
     if args.checkpoint is None and unknown:
-        parser.error(f"not SO-101 suite tasks: {unknown}; the suite: {known}")
+        parser.error(f"not suite tasks: {unknown}; suite tasks: {known}")
     if args.checkpoint:
         missing = [path for path in args.checkpoint if not os.path.isfile(path)]
         if missing:
             parser.error(f"no such checkpoint: {missing}")
+        for path in args.checkpoint:
+            try:
+                env_id = checkpoint_task(path)
+            except ValueError as error:
+                parser.error(str(error))
+            if env_id not in known:
+                parser.error(f"{path} is a policy for {env_id}, not a suite task; suite tasks: {known}")
     try:
         splits = resolve_split_list(args.splits)
         if args.out:

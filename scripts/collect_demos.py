@@ -23,9 +23,11 @@ actions lie in [-1, 1]; every column but the gripper's; clipped to the action sp
 episode from its seed), the dataset records the expert's clean actions and the noise's STD. Such a
 dataset replays by its env states only (``scripts/replay.py --use-env-states``, HDF5).
 
-An SO-100 task in the LeRobot format writes the real arm's schema (robot_type ``so_follower``,
-``shoulder_pan.pos`` ... ``gripper.pos`` in degrees and 0..100, joint-target actions that replay
-in ``pd_joint_pos_lerobot``: ``simulo_envs/datasets/robot_units.py``). With the recording options
+An SO task in the LeRobot format writes the real arm's schema (robot_type ``so_follower``,
+``shoulder_pan.pos`` ... ``gripper.pos`` in degrees and 0..100, joint-target actions of
+``pd_joint_pos_lerobot``: ``simulo_envs/datasets/robot_units.py``): the env runs in that mode and
+the expert drives it through its own IK (``joint_drive.py``), so the recorded actions are the
+executed ones and ``replay.py --verify`` reproduces them bit for bit. With the recording options
 (``--fps 30 --camera front=base_camera:640x480 --no-next``: ``simulo_envs/datasets/recording.py``)
 the dataset merges with a real SO arm's ``lerobot-record`` dataset.
 

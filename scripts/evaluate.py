@@ -19,6 +19,15 @@ and success rates), which ``scripts/plot_training.py`` draws when the file is na
 also hold the iteration and the training's wall-clock and CPU seconds, which
 ``scripts/plot_imitation.py`` draws (learning curves without evaluating during training).
 
+A LeRobot policy folder (``lerobot-train``'s ``checkpoints/<step>/pretrained_model``, or the
+``checkpoints/<step>`` folder holding it) is evaluated in the LeRobot venv
+(``.venv-lerobot/bin/python scripts/evaluate.py --checkpoint outputs/train/act/checkpoints/last``):
+LeRobot builds the policy and its processors and runs each batch through its own ``rollout``, in the
+env the folder's ``train_config.json`` names (``--env.type=simulo``) or the one its dataset was
+recorded in (``lerobot_env_simulo/evaluation.py``). With ``--shared-physics`` and ``--max-envs``
+equal to ``lerobot-eval``'s ``--eval.batch_size``, episode ``k`` is ``lerobot-eval``'s episode ``k``
+at ``--seed``; success at end, the return over the episode's own steps and videos come on top.
+
 A task of your own is found again through the module the checkpoint names; ``--task-module``
 imports more modules first (from the current directory or the Python path).
 
@@ -63,6 +72,7 @@ import torch
 import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.datasets.scene_cli import add_scene_options, scene_kwargs
 from simulo_envs.imitation.dispatch import by_policy_type
+from simulo_envs.lerobot.policy_folder import by_policy_folder
 from simulo_envs.training.distributed import check_device
 from simulo_envs.training.evaluation import evaluate, record_policy_video
 from simulo_envs.output_paths import check_output_dir, check_output_file
@@ -70,13 +80,15 @@ from simulo_envs.workers.sharded import num_workers_arg
 from simulo_envs.training.task_lookup import import_task_modules
 
 evaluate, record_policy_video = by_policy_type(evaluate, record_policy_video)   # imitation checkpoints too
+evaluate, record_policy_video = by_policy_folder(evaluate, record_policy_video)  # and LeRobot policy folders
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkpoint", required=True, nargs="+",
-                        help="one or more checkpoints: model_*.pt (scripts/train.py), model.zip (scripts/train_sb3.py) "
-                             "or a scripts/train_il.py checkpoint")
+                        help="one or more checkpoints: model_*.pt (scripts/train.py), model.zip (scripts/train_sb3.py), "
+                             "a scripts/train_il.py checkpoint, or a LeRobot policy folder (lerobot-train's "
+                             "checkpoints/<step>/pretrained_model; in the LeRobot venv)")
     parser.add_argument("--episodes", type=int, default=100)
     parser.add_argument("--seed", type=int, default=10_000, help="evaluation seeds differ from training's")
     parser.add_argument("--max-envs", type=int, default=100)

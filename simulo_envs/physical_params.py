@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from simulo_envs.authoring.scaling import scaled_shape
+from simulo_envs.authoring.textures import texture, texture_indices
 from simulo_envs.env_ids import EnvIds, normalize_env_ids
 from simulo_envs.params_common import check_range, per_env_values
 from simulo_envs.tensors import to_device
@@ -186,6 +187,20 @@ class PropParamsMixin:
             current = self._backend.rigid_param(self._gid, "color", ids)
             values = np.concatenate([values, current[:, 3:4]], axis=1)
         self._write_rigid("color", values, ids)
+
+    def set_texture(self, index, env_ids: EnvIds = None) -> None:
+        """Put a texture of the procedural set on the prop in ``env_ids``: ``index`` (k,) or one
+        int, into ``TEXTURE_NAMES`` of ``simulo_envs/authoring/textures.py`` (0: ``"plain"``, the
+        colour alone); the prop shows the pattern times its colour.
+
+        Raises:
+            ValueError: wrong shape, or an index that is not a whole number in range (the message
+                lists the set); nothing is written. RuntimeError: the env does not render.
+        """
+        ids = self._ids(env_ids)
+        indices = texture_indices(per_env_values(index, len(ids), (), "texture"))
+        if len(ids):
+            self._backend.set_rigid_texture(self._gid, ids, [texture(i) for i in indices])
 
     def set_scale(self, scale, env_ids: EnvIds = None) -> None:
         """Scale the prop's shape per env. Shape dimensions are multiplied by the factor, about

@@ -129,6 +129,11 @@ class Scene:
         self._ground = True
         self._ground_color = color
 
+    @property
+    def ground_color(self) -> Optional[tuple]:
+        """The ground's RGB as ``add_ground`` set it; None: the backend's grey (``GROUND_COLOR``) or no ground."""
+        return self._ground_color
+
     def set_lighting(self, ambient=(0.3, 0.3, 0.3), directional=(((0.0, 1.0, -1.0), (1.0, 1.0, 1.0)),)) -> None:
         """Global lighting, added to every env's render scene (used only when rendering):
         ambient RGB in [0, 1] and directional lights ``((direction xyz, RGB), ...)``, world frame.

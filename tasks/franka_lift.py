@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from simulo_envs.envs.randomization_presets import visual_table
+from simulo_envs.envs.randomization_presets import FOV_JITTER, IMAGE_NOISE, visual_table
 from simulo_envs.envs.registration import register_env
 from simulo_envs.tasks.tabletop import TableTopConfig, TableTopEnv
 from simulo_envs.tensors import as_float32
@@ -43,6 +43,8 @@ class FrankaLiftConfig(TableTopConfig):
     lift_scale: float = 10.0        # lift term = grasp * (1 - tanh(lift_scale * height still to go)) [1/m]
     grasp_weight: float = 1.0
     lift_weight: float = 2.0
+    # randomization="visual": a distractor in each box ((x, y) low, high) [m], beside the spawn region
+    distractor_regions: tuple = (((0.35, 0.28), (0.65, 0.38)), ((0.35, -0.38), (0.65, -0.28)))
 
 
 def lift_predicates(block_pose, tcp_pose, spawn_z, k) -> tuple:
@@ -67,8 +69,11 @@ class FrankaLiftEnv(TableTopEnv):
     """Lift a cube with the Panda (see the module docstring)."""
 
     cfg = FrankaLiftConfig()
-    # randomization="visual": lights, the block's colour, the camera 2 cm / 0.02 rad around its mount
-    visual_randomization = visual_table(colored=("block",), cameras={"base_camera": (0.02, 0.02)})
+    # randomization="visual": lights, the block's colour and texture, the floor's, distractors, the
+    # camera 2 cm / 0.02 rad around its mount, its field of view, image noise
+    visual_randomization = visual_table(colored=("block",), textured=("block",), floor=True,
+                                        distractors=cfg.distractor_regions, cameras={"base_camera": (0.02, 0.02)},
+                                        fov=FOV_JITTER, image_noise=IMAGE_NOISE)
     default_max_episode_steps = cfg.max_episode_steps
     xp_hooks = True  # the hooks below compute with self.xp alone
 

@@ -31,7 +31,6 @@ import torch
 from simulo_envs.envs.registration import register_env
 from simulo_envs.geometry import norm
 from simulo_envs.tasks.tabletop import GREEN, RED, TableTopConfig, TableTopEnv
-from simulo_envs.tensors import as_float32
 
 
 @dataclass(frozen=True)
@@ -109,13 +108,8 @@ class FrankaStackEnv(TableTopEnv):
         """reach + grasp + place + release terms (weights in the config), ``success_reward`` on
         success; float32 (N,); the terms go to ``info["reward_terms"]``."""
         k, xp = self.k, self.xp
-        grasped = as_float32(info["is_grasped"])
-        reach = 1 - xp.tanh(norm(info["tcp_to_a"]) * k.reach_scale)
-        place = 1 - xp.tanh(norm(info["a_to_place"]) * k.place_scale)
-        released = as_float32(info["a_on_b"] & ~info["is_grasped"])
-        place = xp.maximum(grasped * place, released)  # letting go on B keeps the place term
-        info["reward_terms"] = {"reach": xp.maximum(reach, released), "grasp": xp.maximum(grasped, released),
-                                "place": place, "release": released}
+        info["reward_terms"] = self.pick_and_place_terms(info["tcp_to_a"], info["a_to_place"],
+                                                         info["is_grasped"], info["a_on_b"])
         return xp.where(info["success"], k.success_reward, self.weighted_sum(info["reward_terms"]))
 
     def _get_obs_extra(self, info: dict) -> dict:

@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
-from simulo_envs.envs.randomization_presets import visual_table
+from simulo_envs.envs.randomization_presets import FOV_JITTER, IMAGE_NOISE, visual_table
 from simulo_envs.envs.registration import register_env
 from simulo_envs.tasks.franka_lift import lift_predicates, lift_reward
 from simulo_envs.tasks.so_suite import HELDOUT_COLORS, Region, SuiteConfig, SuiteEnv
@@ -58,6 +58,9 @@ class SO100LiftConfig(SuiteConfig):
     lift_height: float = 0.05       # success: cube centre this far above its spawn height [m]
     lift_scale: float = 20.0        # lift term = grasp * (1 - tanh(lift_scale * height still to go)) [1/m]
     lift_weight: float = 2.0
+    # randomization="visual": a distractor in each box ((x, y) low, high) [m], beside the spawn box
+    distractor_regions: tuple = (((0.2, 0.12), (0.32, 0.18)), ((0.2, -0.18), (0.32, -0.12)))
+    distractor_size: float = 0.025  # the distractors' extent [m], the cube's
 
 
 @register_env("SO100Lift-v1", max_episode_steps=SO100LiftConfig.max_episode_steps)
@@ -65,9 +68,13 @@ class SO100LiftEnv(SuiteEnv):
     """Lift a cube with the SO-100 (see the module docstring)."""
 
     cfg = SO100LiftConfig()
-    # randomization="visual": lights, the front camera 2 cm / 0.02 rad around its mount (the wrist
-    # camera rides the arm; the cube's colours: variant="heldout_colors")
-    visual_randomization = visual_table(cameras={"base_camera": (0.02, 0.02)})
+    # randomization="visual": lights, the cube's texture, the floor's colour and texture, distractors,
+    # the front camera 2 cm / 0.02 rad around its mount, the wrist camera 5 mm / 0.02 rad around its
+    # mount on the arm, both fields of view, image noise (the cube's colours: variant="heldout_colors")
+    visual_randomization = visual_table(textured=("cube",), floor=True, distractors=cfg.distractor_regions,
+                                        cameras={"base_camera": (0.02, 0.02), "wrist_camera": (0.005, 0.02)},
+                                        fov=FOV_JITTER, image_noise=IMAGE_NOISE)
+    visual_distractor_size = cfg.distractor_size
     default_max_episode_steps = cfg.max_episode_steps
     xp_hooks = True  # the hooks below compute with self.xp alone
 

@@ -45,7 +45,6 @@ import torch
 from simulo_envs.envs.registration import register_env
 from simulo_envs.geometry import norm
 from simulo_envs.tasks.so_suite import HELDOUT_COLORS, Region, SuiteConfig, SuiteEnv
-from simulo_envs.tensors import as_float32
 
 
 @dataclass(frozen=True)
@@ -131,12 +130,8 @@ class SO101PlaceOnTargetEnv(SuiteEnv):
         """reach + grasp + place + release terms (weights in the config), ``success_reward`` on
         success, 0 on fail; float32 (N,); the terms go to ``info["reward_terms"]``."""
         k, xp = self.k, self.xp
-        grasped = as_float32(info["is_grasped"])
-        released = as_float32(info["on_target"] & ~info["is_grasped"])
-        reach = 1 - xp.tanh(norm(info["tcp_to_cube"]) * k.reach_scale)
-        place = grasped * (1 - xp.tanh(norm(info["cube_to_place"]) * k.place_scale))
-        info["reward_terms"] = {"reach": xp.maximum(reach, released), "grasp": xp.maximum(grasped, released),
-                                "place": xp.maximum(place, released), "release": released}
+        info["reward_terms"] = self.pick_and_place_terms(info["tcp_to_cube"], info["cube_to_place"],
+                                                         info["is_grasped"], info["on_target"])
         dense = xp.where(info["fail"], 0.0, self.weighted_sum(info["reward_terms"]))
         return xp.where(info["success"], k.success_reward, dense)
 

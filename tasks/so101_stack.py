@@ -42,7 +42,6 @@ import torch
 from simulo_envs.envs.registration import register_env
 from simulo_envs.geometry import norm
 from simulo_envs.tasks.so_suite import SuiteConfig, SuiteEnv
-from simulo_envs.tensors import as_float32
 
 
 @dataclass(frozen=True)
@@ -115,12 +114,8 @@ class SO101StackEnv(SuiteEnv):
         """reach + grasp + place + release terms (weights in the config), ``success_reward`` on
         success, 0 on fail; float32 (N,); the terms go to ``info["reward_terms"]``."""
         k, xp = self.k, self.xp
-        grasped = as_float32(info["is_grasped"])
-        released = as_float32(info["a_on_b"] & ~info["is_grasped"])
-        reach = 1 - xp.tanh(norm(info["tcp_to_a"]) * k.reach_scale)
-        place = grasped * (1 - xp.tanh(norm(info["a_to_place"]) * k.place_scale))
-        info["reward_terms"] = {"reach": xp.maximum(reach, released), "grasp": xp.maximum(grasped, released),
-                                "place": xp.maximum(place, released), "release": released}
+        info["reward_terms"] = self.pick_and_place_terms(info["tcp_to_a"], info["a_to_place"],
+                                                         info["is_grasped"], info["a_on_b"])
         dense = xp.where(info["fail"], 0.0, self.weighted_sum(info["reward_terms"]))
         return xp.where(info["success"], k.success_reward, dense)
 

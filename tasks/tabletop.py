@@ -22,8 +22,9 @@ import torch
 
 from simulo_envs.authoring import Cuboid, Material, Physics, Pose, Sphere
 from simulo_envs.envs.base_env import BaseEnv
+from simulo_envs.geometry import norm
 from simulo_envs.prop import Prop
-from simulo_envs.tensors import numpy_constants, tensor_constants
+from simulo_envs.tensors import as_float32, numpy_constants, tensor_constants
 
 RED = (0.85, 0.15, 0.1)
 """The colour of the cube a task is about (RGB in [0, 1])."""
@@ -147,6 +148,27 @@ class TableTopEnv(BaseEnv):
             value = getattr(k, f"{name}_weight") * term
             total = value if total is None else total + value
         return total
+
+    def pick_and_place_terms(self, tcp_to_object, object_to_place, grasped, placed) -> dict:
+        """The reward terms of a task that carries an object somewhere and lets go of it (place and
+        stack tasks), each float32 (N,) in [0, 1]:
+
+        - ``reach = 1 - tanh(reach_scale * |tcp_to_object|)``, ``grasp = grasped``,
+        - ``place = grasped * (1 - tanh(place_scale * |object_to_place|))``,
+        - ``release = placed and not grasped``; once released in place, reach, grasp and place stay
+          at their maximum (letting go where the task asks never lowers the reward).
+
+        ``tcp_to_object`` and ``object_to_place`` are (N, 3) offsets [m]; ``grasped`` and ``placed``
+        bool (N,). ``reach_scale`` and ``place_scale`` [1/m] come from ``cfg``; ``weighted_sum`` adds
+        the terms with ``cfg.<term>_weight``.
+        """
+        k, xp = self.k, self.xp
+        grasp = as_float32(grasped)
+        released = as_float32(placed & ~grasped)
+        reach = 1 - xp.tanh(norm(tcp_to_object) * k.reach_scale)
+        place = grasp * (1 - xp.tanh(norm(object_to_place) * k.place_scale))
+        return {"reach": xp.maximum(reach, released), "grasp": xp.maximum(grasp, released),
+                "place": xp.maximum(place, released), "release": released}
 
     def compute_normalized_dense_reward(self, obs, action, info: dict):
         """Dense reward / ``success_reward``: float32 (N,) in [0, 1]."""

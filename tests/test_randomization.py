@@ -157,7 +157,7 @@ def test_scaled_cubes_are_built_resting_on_the_ground():
 
 @pytest.mark.parametrize("table, error, match", [
     ((Randomize("blok.mass", Uniform(0.1, 0.2)),), ValueError,
-     r"no 'blok'; its randomization targets are \['agent', 'block', 'lights', 'sensor_cameras'\]"),
+     r"no 'blok'; its randomization targets are \['agent', 'block', 'floor', 'lights', 'sensor_cameras'\]"),
     ((Randomize("agent.robt.joint_damping", Uniform(0.1, 0.2)),), ValueError, r"targets are \['robot'\]"),
     ((Randomize("block.weight", Uniform(0.1, 0.2)),), ValueError, "no randomizable parameter 'weight'"),
     ((Randomize("block.mass", Uniform(-0.1, 0.2)),), ValueError, "below the valid > 0"),

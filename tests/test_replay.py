@@ -136,13 +136,23 @@ def test_cartesian_target_modes_are_refused_before_any_write(lift_demos, tmp_pat
     assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.e2e  # two worker processes: about 20 s of CPU
 def test_replay_in_two_workers_from_a_lerobot_source(lift_demos, tmp_path):
+    """The same episodes, bit for bit, in two worker processes and in this one at another batch
+    size (an isolated recording replays in fresh physics)."""
     lerobot = tmp_path / "lerobot"
     replay(ReplaySettings(lift_demos, str(lerobot), num_envs=2, count=4), progress=False)
     summary = replay(ReplaySettings(str(lerobot), str(tmp_path / "back"), fmt="hdf5", obs_mode="state_dict",
                                     num_envs=2, num_workers=2), progress=False)
     assert summary["replayed"] == 4 and summary["success_rate"] == 1.0 and summary["error"] is None
     assert sorted(load_dataset(str(tmp_path / "back")).seeds.tolist()) == sorted(load_dataset(str(lerobot)).seeds.tolist())
+    replay(ReplaySettings(str(lerobot), str(tmp_path / "here"), fmt="hdf5", obs_mode="state_dict", num_envs=3),
+           progress=False)
+    workers, here = load_dataset(str(tmp_path / "back")), load_dataset(str(tmp_path / "here"))
+    for seed in workers.seeds.tolist():
+        a, b = workers[workers.seeds.tolist().index(seed)], here[here.seeds.tolist().index(seed)]
+        assert torch.equal(a.action, b.action) and torch.equal(a.observation_state, b.observation_state)
+        assert torch.equal(a.reward, b.reward)
 
 
 # ---------------------------------------------------------------------- bad input

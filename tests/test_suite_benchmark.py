@@ -12,8 +12,8 @@ import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.training.evaluation import load_policy
-from simulo_envs.training.suite_benchmark import (FIRST_SEEDS, markdown_table, run_expert, suite_tasks, summarize,
-                                                  wilson_interval)
+from simulo_envs.training.suite_benchmark import (FIRST_SEEDS, checkpoint_task, markdown_table, run_checkpoint,
+                                                  run_expert, suite_tasks, summarize, wilson_interval)
 from script_runs import ROOT, load_script
 
 CHECKPOINT = os.path.join(ROOT, "tasks", "so100_lift_ppo.pt")
@@ -38,6 +38,16 @@ def test_the_suite_is_the_registered_so101_variant_tasks():
     tasks = suite_tasks()
     assert {"SO101Lift-v1", "SO101Push-v1", "SO101Pull-v1"} <= set(tasks)
     assert all(task.startswith("SO101") for task in tasks) and "SO100Lift-v1" not in tasks
+    every = suite_tasks("")
+    assert {"SO100Lift-v1", "SO100Pull-v1"} <= set(every) and set(tasks) < set(every)
+    assert "FrankaLift-v1" not in every
+
+
+def test_checkpoint_task_reads_both_kinds_of_checkpoint():
+    assert checkpoint_task(CHECKPOINT) == "SO100Lift-v1"
+    assert checkpoint_task(os.path.join(ROOT, "tasks", "franka_push_diffusion_state.pt")) == "FrankaPush-v1"
+    with pytest.raises(ValueError, match="not a suite task"):
+        run_checkpoint(os.path.join(ROOT, "tasks", "franka_lift_ppo.pt"), "train", 2)
 
 
 def test_summary_mean_is_the_mean_rate_with_the_pooled_interval():
@@ -91,6 +101,13 @@ def test_a_checkpoint_runs_in_the_split_variant():
         env.close()
 
 
+def test_the_so100_twins_run_the_protocol_and_one_task_is_one_task(tmp_path, capsys):
+    load_script("benchmark_suite").main(["--tasks", "SO100Pull-v1", "--splits", "train", "--episodes", "2"])
+    table = capsys.readouterr().out
+    assert "| SO100Pull-v1 | train | expert | 2 (1000000-1000001) |" in table
+    assert "| **mean of 1 task** | train |" in table
+
+
 def test_the_script_writes_one_json_and_one_table(tmp_path):
     load_script("benchmark_suite").main(["--tasks", "SO101Pull-v1", "--splits", "heldout", "--episodes", "2",
                                         "--out", str(tmp_path)])
@@ -101,9 +118,17 @@ def test_the_script_writes_one_json_and_one_table(tmp_path):
     assert (tmp_path / "benchmark_suite.md").read_text().startswith("| task | split |")
 
 
-@pytest.mark.parametrize("argv, message", [(["--tasks", "FrankaLift-v1"], "not SO-101 suite tasks"),
-                                           (["--episodes", "0"], "--episodes"),
-                                           (["--checkpoint", "missing.pt"], "no such checkpoint")])
+@pytest.mark.parametrize("argv, message", [
+    (["--tasks", "FrankaLift-v1"], "not suite tasks: ['FrankaLift-v1']"),
+    (["--episodes", "0"], "--episodes"),
+    (["--checkpoint", "missing.pt"], "no such checkpoint"),
+    # A checkpoint runs its own task: --tasks beside it would be ignored, so it is refused.
+    (["--checkpoint", CHECKPOINT, "--tasks", "SO101Push-v1"], "give one of the two"),
+    # A policy for a task without variants is refused before any episode runs (it raised a TypeError).
+    (["--checkpoint", os.path.join(ROOT, "tasks", "franka_lift_ppo.pt")], "a policy for FrankaLift-v1, not a suite task"),
+    (["--checkpoint", os.path.join(ROOT, "tasks", "franka_push_diffusion_state.pt")],
+     "a policy for FrankaPush-v1, not a suite task"),
+    (["--checkpoint", os.path.join(ROOT, "README.md")], "not a torch checkpoint")])
 def test_the_script_refuses_bad_input_before_any_work(argv, message, capsys):
     with pytest.raises(SystemExit):
         load_script("benchmark_suite").main(argv)

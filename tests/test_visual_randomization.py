@@ -25,8 +25,12 @@ def test_presets_name_tables():
     assert randomization_table(FrankaLiftEnv, "none") == ()
     assert randomization_table(FrankaLiftEnv, "default") == randomization_table(FrankaLiftEnv, None) == ()
     visual = randomization_table(FrankaLiftEnv, "visual")
+    distractors = [f"visual_distractors.{slot}.{name}" for slot in (0, 1) for name in ("kind", "color", "position", "yaw")]
     assert [t.param for t in visual] == ["lights.intensity", "lights.color", "lights.direction", "lights.ambient",
-                                         "block.color", "sensor_cameras.base_camera.pose_jitter"]
+                                         "block.color", "block.texture", "floor.color", "floor.texture",
+                                         *distractors, "sensor_cameras.base_camera.pose_jitter",
+                                         "sensor_cameras.base_camera.fov", "sensor_cameras.base_camera.brightness",
+                                         "sensor_cameras.base_camera.contrast", "sensor_cameras.base_camera.noise_std"]
     with pytest.raises(ValueError, match="one of default, none, visual"):
         randomization_table(FrankaLiftEnv, "heavy")
     with pytest.raises(ValueError, match="no visual randomization table"):
@@ -44,7 +48,7 @@ def test_visual_draws_are_per_env_and_seeded():
         obs1, _ = one.reset(seed=8)
         obs0, _ = plain.reset(seed=8)
         both, alone = _values(two), _values(one)
-        assert both.shape == (2, alone.shape[1]) and alone.shape[1] == 1 + 3 + 3 + 3 + 3 + 6
+        assert both.shape == (2, alone.shape[1]) and alone.shape[1] == 1 + 3 + 3 + 3 + 3 + 1 + 3 + 1 + 2 * 7 + 6 + 1 + 3
         np.testing.assert_array_equal(both[1], alone[0])
         assert not np.allclose(both[0], both[1])
         names = two.randomization.privileged_names

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import importlib
 
-SECTION_NAMES = ("workers", "raw", "stages", "contacts", "isolation", "render", "tasks", "limits")
+SECTION_NAMES = ("workers", "raw", "stages", "contacts", "isolation", "render", "tasks", "limits", "visual_dr")
 """The sections a command line can ask for, in the order they run and appear in the report."""
 
 DEFAULT = importlib.import_module(f"{__name__}.maniskill")

@@ -22,9 +22,11 @@ With ``action_noise`` (DART, Laskey et al., CoRL 2017; ``action_noise.py``) the 
 the expert's actions plus Gaussian noise, drawn per episode from its reset seed, while the
 dataset records the expert's clean actions and says so (``DatasetSchema.action_noise_std``).
 
-In the LeRobot format, an agent that describes its real robot (``agent.lerobot``: the SO-100) is
-recorded in that robot's own schema: joint readings and joint targets in its driver's units,
-actions replayable in ``pd_joint_pos_lerobot`` (``robot_units.py``).
+In the LeRobot format, an agent that describes its real robot (``agent.lerobot``: the SO arms) is
+recorded in that robot's own schema: joint readings and joint targets in its driver's units
+(``robot_units.py``). The env then runs in the robot's mode (``pd_joint_pos_lerobot``), driven by
+the expert through its Cartesian controller (``joint_drive.JointDrive``): the recorded actions
+are the executed ones (``recorded_control_mode``).
 
 An interrupt (Ctrl-C) or a worker's crash stops the collection; the writer commits the episodes
 already finished, and the dataset holds exactly those, each complete. A write error (a full
@@ -47,8 +49,9 @@ from simulo_envs.datasets.episode import Episode
 from simulo_envs.datasets.errors import DatasetError
 from simulo_envs.datasets.expert_conversion import check_target_mode, converted_episodes, expert_kwargs
 from simulo_envs.datasets.folder import detect_format
+from simulo_envs.datasets.joint_drive import JointDrive
 from simulo_envs.datasets.pipeline import READY, WorkerPool, WriterThread, close_uninterrupted
-from simulo_envs.datasets.robot_units import real_robot_frames
+from simulo_envs.datasets.robot_units import lerobot_spec_of, real_robot_frames
 from simulo_envs.datasets.rollout import run_expert
 from simulo_envs.datasets.schema import schema_from_env
 from simulo_envs.envs.provenance import provenance
@@ -143,10 +146,28 @@ def check_settings(s: CollectSettings) -> None:
     recording.check_format(s.recording, s.fmt)
 
 
+def _robot_spec(s: CollectSettings):
+    """The real robot description (``LeRobotJoints``) whose schema the dataset is recorded in, or
+    None: the LeRobot format of an agent that describes its real robot (the SO arms)."""
+    return lerobot_spec_of(REGISTERED[s.env_id], s.env_kwargs.get("robot_uids")) if s.fmt == "lerobot" else None
+
+
+def recorded_control_mode(s: CollectSettings) -> str:
+    """The control mode the env runs in and the dataset records: ``control_mode``, or for a real
+    robot's schema (``_robot_spec``) by default the robot's mode (``pd_joint_pos_lerobot``),
+    driven by the expert through ``joint_drive.JointDrive``: the recorded actions are then the
+    executed ones."""
+    spec = _robot_spec(s)
+    if spec is not None and s.control_mode == EXPERT_CONTROL_MODE:
+        return spec.control_mode
+    return s.control_mode
+
+
 def env_kwargs_of(s: CollectSettings) -> dict:
-    """The env's keywords: ``env_kwargs``, ``obs_mode``, ``control_mode`` and, with ``exact``,
-    ``sim_config={"isolate_envs": True}`` (over the user's ``sim_config`` dict)."""
-    kwargs = recording.env_kwargs(s.recording, {**s.env_kwargs, "obs_mode": s.obs_mode, "control_mode": s.control_mode})
+    """The env's keywords: ``env_kwargs``, ``obs_mode``, ``control_mode`` (``recorded_control_mode``)
+    and, with ``exact``, ``sim_config={"isolate_envs": True}`` (over the user's ``sim_config`` dict)."""
+    kwargs = recording.env_kwargs(s.recording, {**s.env_kwargs, "obs_mode": s.obs_mode,
+                                                "control_mode": recorded_control_mode(s)})
     if s.exact:
         kwargs["sim_config"] = recording.with_sim_fields(kwargs.get("sim_config"), isolate_envs=True)
     return kwargs
@@ -179,11 +200,11 @@ def collect(s: CollectSettings, progress: bool = True) -> dict:
         frames = real_robot_frames(probe, s.fmt)  # a real robot's own schema (robot_units.py)
         if frames is not None:
             schema = frames.schema(schema)
+        if frames is not None and probe.unwrapped.control_mode != frames.spec.control_mode:
+            raise ValueError(f"the {s.fmt} format of {s.env_id} records its {schema.robot_type} schema, joint targets "
+                             f"in {frames.spec.control_mode}; record it without --control-mode (the expert then "
+                             "drives that mode), or in the hdf5 format")
         if _converting(s):
-            if frames is not None:
-                raise ValueError(f"the {s.fmt} format of {s.env_id} records its {schema.robot_type} schema, joint targets "
-                                 f"replayed in {schema.control_mode} whatever the control mode; record it without "
-                                 "--control-mode, or in the hdf5 format")
             check_target_mode(probe)
         schema = recording.apply(s.recording, schema)
         if s.action_noise:
@@ -207,7 +228,9 @@ def collect(s: CollectSettings, progress: bool = True) -> dict:
 
 
 def _converting(s: CollectSettings) -> bool:
-    return s.control_mode != EXPERT_CONTROL_MODE
+    """Whether expert episodes are converted into the recorded mode (``expert_conversion.py``);
+    a real robot's schema is driven directly instead (``recorded_control_mode``)."""
+    return recorded_control_mode(s) != EXPERT_CONTROL_MODE and _robot_spec(s) is None
 
 
 def _next_free_seed(out: str, append: bool) -> int:
@@ -301,7 +324,7 @@ def _run(s: CollectSettings, env, writer, first_seed: int, started: float, progr
         "from": EXPERT_CONTROL_MODE, "to": s.control_mode, "converted": counts["converted"],
         "still_succeed": counts["still"],
         "success_rate": counts["still"] / counts["converted"] if counts["converted"] else 0.0}
-    return {"env_id": s.env_id, "obs_mode": s.obs_mode, "control_mode": s.control_mode, "format": s.fmt,
+    return {"env_id": s.env_id, "obs_mode": s.obs_mode, "control_mode": recorded_control_mode(s), "format": s.fmt,
             "expert_control_mode": EXPERT_CONTROL_MODE, "conversion": conversion,
             "episodes": sink.committed, "tries": tries, "successes": counts["successes"],
             "success_rate": counts["successes"] / tries if tries else 0.0, "frames": sink.committed_frames,
@@ -334,14 +357,18 @@ def expert_items(env, env_id: str, kwargs: dict, next_seed, record_states: bool,
                  keep_failures: bool) -> Iterator[tuple[int, bool, Optional[Episode]]]:
     """``(seed, expert_succeeded, episode)`` for every episode the expert finishes on seeds from
     ``next_seed``: recorded in ``env`` (the dataset's modes, made with ``kwargs``) where it is in
-    the expert's control mode, else converted into it (``expert_conversion.py``: ``episode`` None
-    for an expert failure not converted). The helper envs of a conversion are closed when the
-    items end."""
+    the expert's control mode or records a real robot's schema (``fmt``; the expert then drives
+    the robot's mode through ``JointDrive``), else converted into it (``expert_conversion.py``:
+    ``episode`` None for an expert failure not converted). The helper envs of a conversion are
+    closed when the items end."""
     base = env.unwrapped
-    if base.control_mode == EXPERT_CONTROL_MODE:
-        expert = EXPERTS[env_id](env)
-        for episode in run_expert(env, expert.act, next_seed, record_states=record_states,
-                                  frames=real_robot_frames(env, fmt), action_noise=action_noise):
+    frames = real_robot_frames(env, fmt)
+    if base.control_mode == EXPERT_CONTROL_MODE or frames is not None:
+        drive = JointDrive(env, EXPERT_CONTROL_MODE) if base.control_mode != EXPERT_CONTROL_MODE else None
+        expert = EXPERTS[env_id](env if drive is None else drive.policy_env())
+        policy = expert.act if drive is None else (lambda info: drive(expert.act(info)))
+        for episode in run_expert(env, policy, next_seed, record_states=record_states, frames=frames,
+                                  action_noise=action_noise):
             yield int(episode.seed), episode.succeeded, episode
         return
     cls, kwargs = type(base), expert_kwargs(kwargs, EXPERT_CONTROL_MODE)

@@ -36,8 +36,8 @@ from simulo_envs.datasets.convert import ActionConverter, as_tensor, drive_targe
 from simulo_envs.datasets.episode import Episode
 from simulo_envs.datasets.errors import SchemaMismatchError
 from simulo_envs.datasets.follow import Follower
-from simulo_envs.datasets.rollout import (EpisodeRecorder, fresh_scenes, local_state_dict, seeded_resets_per_env,
-                                          set_local_state_dict)
+from simulo_envs.datasets.rollout import (EpisodeRecorder, check_frames_mode, fresh_scenes, local_state_dict,
+                                          seeded_resets_per_env, set_local_state_dict)
 
 INITIAL_STATE_TOLERANCE = 1e-4
 """Largest difference [m, rad, m/s] between a recorded initial state and ``reset(seed)``'s
@@ -197,16 +197,16 @@ def replay_episodes(target, episodes: Iterator[Recorded], source=None, use_env_s
             more times (later, in another env slot: contact-rich episodes replayed open loop can
             end otherwise from float-level differences, PhysX's state carried over from the
             slot's previous episodes included); the last try is yielded.
-        frames: None, or a map of the replayed observations and actions to another schema
-            (``robot_units.RealRobotFrames``: a real robot's recorded schema), as ``run_expert``'s.
+        frames: None, or a map of the replayed observations to a real robot's schema
+            (``robot_units.RealRobotFrames``; ``target`` in its control mode), as ``run_expert``'s.
 
     Raises:
         SchemaMismatchError: an episode of another env (its states, its action width, or an
             initial state ``reset(seed)`` does not give).
     """
     n = target.num_envs
+    check_frames_mode(target, frames)
     as_obs = frames.obs if frames is not None else (lambda o: o)
-    as_action = frames.action if frames is not None else (lambda a: a)
     fresh = fresh_scenes(target)
     per_env = seeded_resets_per_env(target) and not fresh
     converter = ActionConverter(target) if source is not None else None
@@ -265,7 +265,7 @@ def replay_episodes(target, episodes: Iterator[Recorded], source=None, use_env_s
         else:
             follower.advance(slots, live, joint_positions(target), _positions(states))
             truncated = truncated | (active & follower.exhausted(slots) & ~terminated)
-        recorder.step(as_action(action), as_obs(obs), reward, terminated, truncated, success, states)
+        recorder.step(action, as_obs(obs), reward, terminated, truncated, success, states)
         finished = np.flatnonzero(active & (terminated | truncated))
         for i in finished:
             done, episode = slots[i], recorder.finish(int(i))

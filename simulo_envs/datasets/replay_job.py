@@ -38,7 +38,7 @@ from simulo_envs.datasets.hdf5 import episode_from_group, read_group
 from simulo_envs.datasets.pipeline import READY, WorkerPool, WriterThread, close_uninterrupted
 from simulo_envs.datasets.convert import ActionConverter
 from simulo_envs.datasets.replay import Recorded, preflight, replay_episodes
-from simulo_envs.datasets.robot_units import real_robot_frames
+from simulo_envs.datasets.robot_units import lerobot_spec_of, real_robot_frames
 from simulo_envs.datasets.schema import schema_from_env
 from simulo_envs.envs.registration import REGISTERED
 from simulo_envs.progress import ProgressBar
@@ -112,14 +112,15 @@ def open_source(s: ReplaySettings) -> Dataset:
         raise ValueError(f"count must be >= 1, got {s.count}")
     if isinstance(s.max_retries, bool) or not isinstance(s.max_retries, int) or s.max_retries < 0:
         raise ValueError(f"max_retries must be an int >= 0, got {s.max_retries!r}")
-    converting = s.control_mode is not None and s.control_mode != ds.control_mode
-    if s.use_env_states and (converting or ds.format != "hdf5"):
-        raise ValueError("use_env_states re-observes recorded env states: it needs an HDF5 source (LeRobot datasets "
-                         "hold no env states) and the recorded control mode")
-    if ds.schema.action_noise_std and not s.use_env_states:
-        raise ValueError(_noisy_source_message(s.source, ds, converting))
     if s.schema not in SCHEMAS:
         raise ValueError(f"schema must be one of {SCHEMAS}, got {s.schema!r}")
+    converting = target_kwargs(s, ds)["control_mode"] != ds.control_mode
+    if s.use_env_states and (converting or ds.format != "hdf5"):
+        raise ValueError("use_env_states re-observes recorded env states: it needs an HDF5 source (LeRobot datasets "
+                         "hold no env states) and the recorded control mode (a real robot's schema records its "
+                         "own: write the env's, schema='env')")
+    if ds.schema.action_noise_std and not s.use_env_states:
+        raise ValueError(_noisy_source_message(s.source, ds, converting))
     if s.recording.fps is not None and s.recording.fps != ds.fps or s.recording.sim_freq is not None:
         raise ValueError(f"{s.source} was recorded at {ds.fps} Hz; a replay keeps the recorded control and physics "
                          "frequencies (its actions at another frequency would give other episodes): collect at the "
@@ -141,12 +142,37 @@ def _noisy_source_message(source: str, ds: Dataset, converting: bool) -> str:
     return head + "; replay it by its env states instead (--use-env-states)"
 
 
+def writes_robot_schema(s: ReplaySettings, ds: Dataset) -> bool:
+    """Whether the written dataset is in a real robot's schema (module docstring)."""
+    return s.schema == "robot" or (s.schema == "source" and ds.schema.state_source == "robot")
+
+
+def target_control_mode(s: ReplaySettings, ds: Dataset, env_kwargs: dict) -> str:
+    """The target env's control mode: ``control_mode`` (None: the recorded one); for a real robot's
+    schema, the robot's mode (``pd_joint_pos_lerobot``): the target env runs in the mode the
+    dataset records, so its recorded actions are the executed ones (``robot_units.py``).
+
+    Raises:
+        ValueError: another ``control_mode`` with a real robot's schema.
+    """
+    mode = s.control_mode or ds.control_mode
+    spec = lerobot_spec_of(REGISTERED[ds.env_id], env_kwargs.get("robot_uids")) if writes_robot_schema(s, ds) else None
+    if spec is None or mode == spec.control_mode:
+        return mode
+    if s.control_mode is not None:
+        raise ValueError(f"the {spec.robot_type} schema records actions of {spec.control_mode!r}, not "
+                         f"{s.control_mode!r}: leave out the target control mode, or write the env's schema "
+                         "(schema='env')")
+    return spec.control_mode
+
+
 def target_kwargs(s: ReplaySettings, ds: Dataset) -> dict:
-    """The target env's keywords: the recorded ones, then ``env_kwargs``, then the target modes.
-    A control conversion lifts the env's time limit (``max_episode_steps=-1``): its episodes may
-    take more steps than the recorded ones (``follow.py``) and the replay ends each itself."""
+    """The target env's keywords: the recorded ones, then ``env_kwargs``, then the target modes
+    (``target_control_mode``). A control conversion lifts the env's time limit
+    (``max_episode_steps=-1``): its episodes may take more steps than the recorded ones
+    (``follow.py``) and the replay ends each itself."""
     kwargs = recording.env_kwargs(s.recording, {**ds.schema.env_kwargs_objects, **s.env_kwargs})
-    kwargs.update(obs_mode=s.obs_mode or ds.obs_mode, control_mode=s.control_mode or ds.control_mode)
+    kwargs.update(obs_mode=s.obs_mode or ds.obs_mode, control_mode=target_control_mode(s, ds, kwargs))
     if kwargs["control_mode"] != ds.control_mode:
         kwargs["max_episode_steps"] = -1
     return kwargs
@@ -168,7 +194,7 @@ def output_schema(s: ReplaySettings, ds: Dataset, target, kwargs: dict):
     """
     schema = schema_from_env(target, ds.env_id, kwargs, task=ds.task or None)
     recording.check_cameras(s.recording, schema.cameras, kwargs["obs_mode"], ds.env_id)
-    robot = s.schema == "robot" or (s.schema == "source" and ds.schema.state_source == "robot")
+    robot = writes_robot_schema(s, ds)
     frames = real_robot_frames(target, "lerobot") if robot else None
     if robot and frames is None:
         raise ValueError(f"{ds.env_id}'s robot has no real-robot schema (agent.lerobot); write the env's (schema='env')")

@@ -12,14 +12,19 @@ feature                here
                        record), unless the recording options name another
 ``observation.state``  the joint positions, ``lerobot.names`` (``shoulder_pan.pos`` ...), in the
                        robot's units (``agent.lerobot_from_qpos``: degrees, gripper 0..100)
-``action``             the joint targets the controller sent in that step, same names and units
-                       (what LeRobot's follower records: the goal positions written to the
-                       motors), whatever control mode drove the episode
+``action``             the joint targets sent in that step, same names and units (what
+                       LeRobot's follower records: the goal positions written to the motors):
+                       the actions of the robot's control mode the env executed
 ``observation.images.<camera>``  the sensor cameras' RGB, as for every dataset
 =====================  ======================================================================
 
-The dataset's control mode is then ``lerobot.control_mode`` (``"pd_joint_pos_lerobot"``): its
-actions are those targets, so replaying the actions in that mode drives the arm as recorded.
+The dataset's control mode is then ``lerobot.control_mode`` (``"pd_joint_pos_lerobot"``), and
+the env that records it runs in that mode: its actions are recorded as executed, so replaying
+them in that mode reproduces the episode (bit for bit with one PhysX system per env). A policy
+of another mode drives it through ``joint_drive.JointDrive`` (the scripted experts), or is
+converted into it (``replay.py``). Recording the targets an env of another mode set, in the
+robot's units, would not do: the unit conversion rounds (float32), and replayed those targets
+differ from the executed ones by about 1e-7 rad, which contact amplifies.
 The task's other state (object poses) is not part of a real robot's schema; record it in the
 HDF5 format, or in the LeRobot format of an agent without a ``lerobot`` description.
 """
@@ -29,14 +34,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Optional
 
-import torch
-
 from simulo_envs.datasets.schema import DatasetSchema
 
 
 class RealRobotFrames:
-    """Maps a batched env's observations and actions to its robot's recorded schema (module
-    docstring). Build it with ``real_robot_frames``; it reads the env's current agent at every
+    """Maps a batched env's observations to its robot's recorded schema (module docstring); the
+    env runs in the robot's control mode, whose actions are recorded as they are. Build it with ``real_robot_frames``; it reads the env's current agent at every
     call (a reconfiguring reset builds a new one)."""
 
     def __init__(self, env):
@@ -55,6 +58,11 @@ class RealRobotFrames:
                        action_names=tuple(self.spec.names), control_mode=self.spec.control_mode, env_kwargs=kwargs,
                        state_source="robot", robot_units=units_of(self.spec))
 
+    @property
+    def control_mode(self) -> str:
+        """The robot's control mode (``lerobot.control_mode``): the env's must be it."""
+        return self.spec.control_mode
+
     def obs(self, obs):
         """The env's observation -> ``{"agent": {"state": (N, J)}, "sensor_data": ...}``: the joint
         readings in the robot's units, and the camera images when there are any."""
@@ -63,15 +71,28 @@ class RealRobotFrames:
             out["sensor_data"] = obs["sensor_data"]
         return out
 
-    def action(self, action: torch.Tensor) -> torch.Tensor:
-        """The action just applied -> the joint targets it set, (N, J), in the robot's units."""
-        return self.agent.lerobot_from_qpos(self.agent.robot.state.drive_targets)
-
 
 def units_of(spec) -> dict:
     """A ``LeRobotJoints`` as the plain dict ``DatasetSchema.robot_units`` records."""
     return {"names": list(spec.names), "joints": list(spec.joints), "scale": [float(v) for v in spec.scale],
             "offset": [float(v) for v in spec.offset], "units": list(spec.units)}
+
+
+def lerobot_spec_of(env_class: type, robot_uids=None):
+    """The ``LeRobotJoints`` of the agent an env of ``env_class`` built with ``robot_uids`` (None:
+    the task's default) drives, or None (no such description, or several agents); nothing is built.
+
+    Raises:
+        ValueError: an unknown uid, or one the task does not support (``check_robot_uids``).
+    """
+    from simulo_envs.agents import REGISTERED_AGENTS
+    from simulo_envs.envs.env_options import check_robot_uids
+
+    uid = check_robot_uids(env_class, robot_uids)
+    if uid is None or isinstance(uid, tuple):
+        return None
+    agent = uid if isinstance(uid, type) else REGISTERED_AGENTS[uid]
+    return getattr(agent, "lerobot", None)
 
 
 def real_robot_frames(env, fmt: str) -> Optional[RealRobotFrames]:

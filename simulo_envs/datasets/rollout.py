@@ -160,6 +160,16 @@ def fresh_scenes(env) -> bool:
     return bool(getattr(env.unwrapped.sim_config, "isolate_envs", False))
 
 
+def check_frames_mode(env, frames) -> None:
+    """Raise ValueError when ``frames`` (a ``robot_units.RealRobotFrames`` or None) records a
+    real robot's schema from an env in another control mode than that robot's: its recorded
+    actions would not be the executed ones, and would not replay the episode."""
+    if frames is not None and env.unwrapped.control_mode != frames.control_mode:
+        raise ValueError(f"a {frames.spec.robot_type} schema is recorded from an env in its control mode "
+                         f"{frames.control_mode!r}, not {env.unwrapped.control_mode!r}: drive that mode "
+                         "(joint_drive.JointDrive) or convert into it (scripts/replay.py)")
+
+
 def run_expert(env, policy: Callable[[dict], torch.Tensor], next_seed: Callable[[], Optional[int]],
                record_states: bool = True, success_key: str = "success", frames=None,
                action_noise: float = 0.0) -> Iterator[Episode]:
@@ -172,8 +182,9 @@ def run_expert(env, policy: Callable[[dict], torch.Tensor], next_seed: Callable[
         next_seed: the seed of the next episode, or None when no new episode should start; an
             env that finishes then idles (it still steps, its rows are not recorded).
         record_states: keep env-local state rows (``Episode.env_states``, ``local_state_dict``).
-        frames: None (record the observations and actions as the env has them) or a map to
-            another schema with ``obs(obs)`` and ``action(action)`` (``robot_units.py``).
+        frames: None (record the observations as the env has them) or a map to another schema
+            with ``obs(obs)`` (``robot_units.RealRobotFrames``; the env must run in its
+            ``control_mode``). The executed actions are recorded either way.
         action_noise: standard deviation of the Gaussian noise added to the executed actions
             (action units; ``action_noise.ActionNoise``: every column but the gripper's, clipped
             to the action space, drawn from a generator seeded by the episode's reset seed);
@@ -185,21 +196,21 @@ def run_expert(env, policy: Callable[[dict], torch.Tensor], next_seed: Callable[
     Stops when every env idles.
 
     Raises:
-        ValueError: (at the first ``next``) a negative or non-finite ``action_noise``, or noise
-            with ``frames`` (a real robot's schema records the drive targets the executed action
-            set, not the policy's action: the labels would not be clean).
+        ValueError: (at the first ``next``) a negative or non-finite ``action_noise``, noise
+            with ``frames`` (a real robot's schema records the executed joint targets, not the
+            policy's clean actions), or ``frames`` of another control mode than the env's.
     """
     noise_std = check_noise_std(action_noise)
     if noise_std and frames is not None:
         raise ValueError("action noise records the policy's clean actions, but a real robot's schema records the "
                          "joint targets of the executed (noisy) ones; record in the HDF5 format instead")
+    check_frames_mode(env, frames)
     n = env.num_envs
     noise = ActionNoise(env, noise_std) if noise_std else None
     fresh = fresh_scenes(env)
     per_env = seeded_resets_per_env(env) and not fresh
     active = np.zeros(n, dtype=bool)
     as_obs = frames.obs if frames is not None else (lambda o: o)
-    as_action = frames.action if frames is not None else (lambda a: a)
     recorder = EpisodeRecorder(n, record_states)
     info = None
     while True:
@@ -217,7 +228,7 @@ def run_expert(env, policy: Callable[[dict], torch.Tensor], next_seed: Callable[
         action = policy(info)
         executed = noise.apply(action, active) if noise is not None else action
         obs, reward, terminated, truncated, info = env.step(executed)
-        obs, action = as_obs(obs), as_action(action)
+        obs = as_obs(obs)
         success = info.get(success_key, torch.zeros(n, dtype=torch.bool))
         recorder.step(action, obs, reward, terminated, truncated, success,
                       local_state_dict(env) if record_states else None)

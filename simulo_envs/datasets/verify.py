@@ -128,7 +128,7 @@ def verify(source: str, num_envs: int = 16, count: Optional[int] = None, toleran
     isolated = _isolated(kwargs)
     n = min(num_envs, total)
     env = REGISTERED[ds.env_id](num_envs=n, **kwargs)
-    frames = real_robot_frames(env, ds.format)
+    frames = real_robot_frames(env, "lerobot") if ds.schema.state_source == "robot" else None  # its units
     as_obs = frames.obs if frames is not None else (lambda o: o)
     rows, differences = [], set()
     bar = ProgressBar(total=total, unit="episode", desc=f"verifying {ds.env_id}", disable=not progress)

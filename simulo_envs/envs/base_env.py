@@ -158,7 +158,10 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
     """The task's randomization table (a tuple of ``Randomize``); ``randomization=`` replaces it."""
     visual_randomization: ClassVar[tuple] = ()
     """What ``randomization="visual"`` adds to ``default_randomization``: the task's visual domain
-    randomization (lights, colours, camera poses), drawn per env on every reset."""
+    randomization (lights, colours, textures, camera poses and fields of view, image noise,
+    distractors), drawn per env on every reset."""
+    visual_distractor_size: ClassVar[float] = 0.04
+    """The extent [m] of the distractor shapes a randomization table places (``envs/distractors.py``)."""
     #: ``reset(options=...)`` keys this class reads; each subclass (or mixin) lists only its own
     #: additions, the accepted set is the union over the MRO (``reset_options.known_reset_option_keys``).
     reset_option_keys: ClassVar[tuple[str, ...]] = ("env_idx", "reconfigure", "reset_to_env_states")
@@ -357,8 +360,18 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
 
     @property
     def sensor_cameras(self) -> dict:
-        """Sensor camera name -> ``SensorCamera`` (per-env poses); a copy of the mapping."""
+        """Sensor camera name -> ``SensorCamera`` (per-env poses, fields of view, image noise); a copy of the mapping."""
         return self.randomization.sensor_cameras
+
+    @property
+    def floor(self):
+        """The floor's per-env colour and texture (``simulo_envs.envs.visuals.Floor``); where the env renders."""
+        return self.randomization.floor
+
+    @property
+    def visual_distractors(self) -> dict:
+        """Distractor slots of the randomization table (``simulo_envs/envs/distractors.py``); a copy."""
+        return self.randomization.visual_distractors
 
     @property
     def episode_rng(self) -> EpisodeRNG:

@@ -57,7 +57,6 @@ is in the policy's observation: give it to a critic (asymmetric actor-critic).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
@@ -66,8 +65,11 @@ import torch
 
 from simulo_envs.envs import randomization_rebuild as _rebuild
 from simulo_envs.envs.distributions import Choice, Distribution, Gaussian, LogUniform, Uniform
+from simulo_envs.envs.image_noise import ImageNoise
 from simulo_envs.envs.randomization_params import Parameter, out_of_range, parameters_of, result_range
-from simulo_envs.envs.visuals import Lights, SensorCamera
+from simulo_envs.envs.randomization_targets import resolve
+from simulo_envs.envs.distractors import Distractor
+from simulo_envs.envs.visuals import Floor, Lights, SensorCamera
 
 __all__ = ["Randomize", "Uniform", "LogUniform", "Gaussian", "Choice", "Randomizer", "RandomizationStreams"]
 
@@ -163,7 +165,8 @@ class Randomizer:
     ``env.randomization``: the table (``terms``), each env's random stream, the per-env lights and
     sensor-camera handles (``env.lights``, ``env.sensor_cameras``), and the table bound to the
     objects of the current build. ``BaseEnv`` calls ``build`` and ``attach`` at each scene build,
-    ``seed`` and ``reset`` in ``reset``, ``interval`` and ``add_privileged`` in ``step``. It
+    ``seed`` and ``reset`` in ``reset``, ``interval`` and ``add_privileged`` in ``step``,
+    ``noisy_images`` on each observation's sensor pictures. It
     writes only its own attributes (and the randomized parameters, through the objects' setters).
 
     Args:
@@ -180,8 +183,11 @@ class Randomizer:
         self._env = env
         self.terms = tuple(terms)
         self._streams = RandomizationStreams(env.num_envs)
+        self._image_noise = ImageNoise(env.num_envs)
         self._lights = Lights(env)
+        self._floor = Floor(env)
         self._sensor_cameras: dict = {}
+        self._distractors: dict = {}
         self._bound: list[_Bound] = []
         self._records: dict[tuple, np.ndarray] = {}
         self._labels: dict[tuple, list] = {}  # joint names of per-joint records
@@ -198,6 +204,17 @@ class Randomizer:
         """Sensor camera name -> ``SensorCamera`` of this build (per-env poses); a copy of the mapping."""
         return dict(self._sensor_cameras)
 
+    @property
+    def floor(self) -> Floor:
+        """The floor's per-env colour and texture (``simulo_envs.envs.visuals.Floor``)."""
+        return self._floor
+
+    @property
+    def visual_distractors(self) -> dict:
+        """Slot number (a string, ``"0"``) -> ``Distractor`` of this build, the slots the table
+        names (``simulo_envs/envs/distractors.py``); a copy of the mapping."""
+        return dict(self._distractors)
+
     # ------------------------------------------------------------------ building
     def build(self) -> None:
         """In each scene build, once the task's objects exist and before the scene is attached:
@@ -206,13 +223,17 @@ class Randomizer:
         from simulo_envs.envs.sensors import apply_overrides
 
         env = self._env
-        self._sensor_cameras = {name: SensorCamera(env, name, cfg.pose.to_list()) for name, cfg in
-                                apply_overrides(env._all_default_sensor_configs, env._sensor_overrides).items()
-                                if cfg.mount is None}  # a camera on a link moves with it
+        self._image_noise.clear()
+        self._sensor_cameras = {name: SensorCamera(env, name, cfg.pose.to_list(), cfg.fov, cfg.mount is not None,
+                                                   self._image_noise)
+                                for name, cfg in apply_overrides(env._all_default_sensor_configs,
+                                                                 env._sensor_overrides).items()}
+        self._distractors = {str(i): Distractor(env, i, env.visual_distractor_size)
+                             for i in range(_distractor_slots(self.terms))}
         self._bound, self._records, self._labels, self._flat = [], {}, {}, None
         for term in self.terms:
             *path, name = term.param.split(".")
-            target = _resolve(env, path, term)
+            target = resolve(env, path, term)
             params = parameters_of(target)
             if name not in params:
                 raise ValueError(f"Randomize({term.param!r}): {type(target).__name__} has no randomizable parameter "
@@ -282,6 +303,7 @@ class Randomizer:
         scene) their build-time entries are drawn again from the new seeds, rebuilding those envs'
         props (``rebuild``), then their ``startup`` entries: the order of a build."""
         self._streams.seed(env_idx, seeds)
+        self._image_noise.seed(env_idx, seeds)
         if redraw_startup:
             self.rebuild(env_idx)
             self.redraw_startup(env_idx)
@@ -379,9 +401,14 @@ class Randomizer:
             return True
         if isinstance(b.target, SensorCamera):
             return b.target.is_rendered
-        if isinstance(b.target, Lights):
+        if isinstance(b.target, (Lights, Floor)):
             return b.target.is_per_env
         return self._env._backend.render
+
+    def noisy_images(self, images: dict) -> dict:
+        """The sensor pictures of an observation (``{camera: {texture: array}}``) with each
+        camera's image noise applied to its ``"rgb"`` (``simulo_envs/envs/image_noise.py``)."""
+        return self._image_noise.apply(images)
 
     # ------------------------------------------------------------------ records
     def values(self) -> dict[str, torch.Tensor]:
@@ -436,50 +463,16 @@ class Randomizer:
         return self._flat
 
 
-def _resolve(env, path: list, term: Randomize):
-    obj = env
-    for i, segment in enumerate(path):
-        try:
-            obj = obj[segment] if isinstance(obj, Mapping) else getattr(obj, segment)
-        except (KeyError, AttributeError):
-            where = ".".join(path[:i]) or type(env).__name__
-            choices = sorted(obj) if isinstance(obj, Mapping) else _targets(obj)
-            raise ValueError(f"Randomize({term.param!r}): {where} has no {segment!r}; its randomization targets "
-                             f"are {choices}") from None
-    if not parameters_of(obj):
-        raise ValueError(f"Randomize({term.param!r}): {'.'.join(path)} is a {type(obj).__name__}, which has no "
-                         "randomizable parameters (a Prop, Robot, env.lights or env.sensor_cameras[name] has)")
-    return obj
+def _distractor_slots(terms) -> int:
+    """How many distractor slots the table names (``visual_distractors.<i>.<parameter>``: 1 + the
+    largest ``i``; 0 if none).
 
-
-_CONTAINERS = ("lights", "sensor_cameras")
-"""The env's properties that hold randomization targets (besides its attributes)."""
-
-
-def _targets(obj, depth: int = 2) -> list[str]:
-    """The names under ``obj`` (its public attributes, and an env's ``_CONTAINERS``) that are, or
-    lead within ``depth`` more names to, something with randomizable parameters: what a
-    ``Randomize`` path may name next."""
-    return sorted(name for name, value in _children(obj).items() if _leads_to_parameters(value, depth - 1))
-
-
-def _leads_to_parameters(value, depth: int) -> bool:
-    if parameters_of(value):
-        return True
-    return depth > 0 and any(_leads_to_parameters(child, depth - 1) for child in _children(value).values())
-
-
-def _children(obj) -> dict:
-    """``obj``'s public attributes (a mapping's items), the randomizer component left out; an
-    env's ``_CONTAINERS`` too (its ``lights`` and ``sensor_cameras`` properties)."""
-    if isinstance(obj, Mapping):
-        return dict(obj)
-    children = {k: v for k, v in getattr(obj, "__dict__", {}).items()
-                if not k.startswith("_") and not isinstance(v, Randomizer)}
-    if isinstance(obj.__dict__.get("randomization") if hasattr(obj, "__dict__") else None, Randomizer):  # an env
-        for name in _CONTAINERS:
-            try:
-                children[name] = getattr(obj, name)
-            except RuntimeError:   # lights of an env that does not render
-                pass
-    return children
+    Raises:
+        ValueError: a slot that is not a whole number >= 0.
+    """
+    slots = [t.param.split(".")[1] for t in terms if t.param.split(".")[0] == "visual_distractors"]
+    bad = [slot for slot in slots if not slot.isdigit()]
+    if bad:
+        raise ValueError(f"Randomize('visual_distractors.{bad[0]}...'): a distractor slot is a number "
+                         f"('visual_distractors.0.kind'), got {bad[0]!r}")
+    return 1 + max(int(slot) for slot in slots) if slots else 0

@@ -2,7 +2,9 @@
 
 A table entry names ``"<object>.<parameter>"``; the object is found from the env by attribute
 (and mapping key) path, e.g. ``"block.mass"`` is ``env.block``'s mass, ``"agent.robot.joint_stiffness"``
-the Panda's drive stiffness (an ``ArticulatedProp``'s joints too), ``"sensor_cameras.base_camera.pose_jitter"`` a camera's offset.
+the Panda's drive stiffness (an ``ArticulatedProp``'s joints too), ``"floor.texture"`` the floor's pattern, ``"visual_distractors.0.kind"`` a distractor's shape,
+``"sensor_cameras.base_camera.pose_jitter"`` a camera's offset (``fov`` its vertical field of
+view, ``brightness``, ``contrast`` and ``noise_std`` the noise on its pictures).
 ``PARAMETERS`` maps each object type to its parameters; each ``Parameter`` knows its per-env
 value shape, unit, valid range, the value it starts from (for ``operation="scale"``/``"add"``
 and for the privileged record) and the public writer it calls.
@@ -16,7 +18,11 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from simulo_envs.envs.visuals import Lights, SensorCamera
+from simulo_envs.envs.image_noise import SETTINGS
+from simulo_envs.authoring.textures import TEXTURE_NAMES
+from simulo_envs.envs.distractors import DEFAULT_COLOR, KINDS, Distractor
+from simulo_envs.envs.visuals import Floor, Lights, SensorCamera
+from simulo_envs.sim.render import GROUND_COLOR
 from simulo_envs.prop import Prop
 from simulo_envs.articulation import ArticulationObject
 
@@ -104,6 +110,26 @@ def _lights_shape(per_light: tuple) -> Callable:
     return lambda lights, _joints: (lights.num_directional, *per_light)
 
 
+def _num_envs(target) -> int:
+    return target.num_envs if isinstance(target, Prop) else target._env.num_envs
+
+
+def _neutral(value) -> Callable:
+    """A default of ``value`` (a number or a row) in every env: (N,) or (N, len(value))."""
+    return lambda target, _joints: np.tile(np.asarray(value, dtype=np.float64), (_num_envs(target), 1)).reshape(
+        _num_envs(target), *np.shape(value))
+
+
+def _floor_color(floor: Floor, _joints) -> np.ndarray:
+    """The floor's authored RGB (``scene.add_ground``; the renderer's grey without one), (N, 3)."""
+    env = floor._env
+    return np.repeat(np.asarray([env.scene.ground_color or GROUND_COLOR], dtype=np.float64), env.num_envs, axis=0)
+
+
+def _noise_writer(name: str) -> Callable:
+    return lambda cam, v, ids, _j: cam.set_image_noise(ids, **{name: v})
+
+
 def _write_scale(prop, values, env_ids, _joints) -> None:
     """A prop's scale: the factors it is built at (before the build, every env), or a rebuild of
     the bodies of ``env_ids`` (after it: a seeded reset of some envs)."""
@@ -125,6 +151,8 @@ PARAMETERS: dict[type, dict[str, Parameter]] = {
                                      lambda p, v, ids, _j: p.set_damping(angular=v, env_ids=ids)),
         "color": Parameter("", 0.0, 1.0, _fixed((3,)), _prop_color, lambda p, v, ids, _j: p.set_color(v, ids),
                            visual=True),
+        "texture": Parameter("", 0, len(TEXTURE_NAMES) - 1, _scalar, _neutral(0.0),
+                             lambda p, v, ids, _j: p.set_texture(v, ids), visual=True),
         "scale": Parameter("", 0.0, None, _scalar, lambda p, _j: None, _write_scale,
                            low_open=True, build_time=True),
     },
@@ -150,10 +178,30 @@ PARAMETERS: dict[type, dict[str, Parameter]] = {
         "intensity": Parameter("", 0.0, None, _lights_shape(()), _lighting("intensity"),
                                lambda l, v, ids, _j: l.set_intensity(v, ids), visual=True),
     },
+    Floor: {
+        "color": Parameter("", 0.0, 1.0, _fixed((3,)), _floor_color, lambda f, v, ids, _j: f.set_color(v, ids),
+                           visual=True),
+        "texture": Parameter("", 0, len(TEXTURE_NAMES) - 1, _scalar, _neutral(0.0),
+                             lambda f, v, ids, _j: f.set_texture(v, ids), visual=True),
+    },
+    Distractor: {
+        "kind": Parameter("", 0, len(KINDS) - 1, _scalar, _neutral(0.0), lambda d, v, ids, _j: d.set_kind(v, ids),
+                          visual=True),
+        "color": Parameter("", 0.0, 1.0, _fixed((3,)), _neutral(DEFAULT_COLOR), lambda d, v, ids, _j: d.set_color(v, ids),
+                           visual=True),
+        "position": Parameter("m", None, None, _fixed((2,)), _neutral((0.0, 0.0)),
+                              lambda d, v, ids, _j: d.set_position(v, ids), visual=True),
+        "yaw": Parameter("rad", None, None, _scalar, _neutral(0.0), lambda d, v, ids, _j: d.set_yaw(v, ids), visual=True),
+    },
     SensorCamera: {
         "pose_jitter": Parameter("m and rad", None, None, _fixed((6,)),
                                  lambda cam, _j: np.zeros((cam._env.num_envs, 6)),
                                  lambda cam, v, ids, _j: cam.set_pose_jitter(v, ids), visual=True),
+        "fov": Parameter("rad", SensorCamera.FOV_RANGE[0], SensorCamera.FOV_RANGE[1], _scalar,
+                         lambda cam, _j: np.full(cam._env.num_envs, cam.default_fov),
+                         lambda cam, v, ids, _j: cam.set_fov(v, ids), low_open=True, visual=True),
+        **{name: Parameter("", low, high, _scalar, _neutral(SETTINGS[name]), _noise_writer(name), visual=True)
+           for name, (low, high) in SensorCamera.NOISE_RANGES.items()},
     },
 }
 

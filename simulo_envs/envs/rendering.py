@@ -199,8 +199,9 @@ class RenderingMixin:
     def _get_obs_sensor_data(self, apply_texture_transforms: bool = True) -> dict:
         """``{camera: {texture: tensor}}`` for the obs mode's textures, all envs (the layouts in
         the module docstring; ``apply_texture_transforms`` is accepted for the seed's signature:
-        our textures always come in those layouts). ``_hidden_objects`` are not in the pictures."""
-        return self._capture_sensors(self._textures)
+        our textures always come in those layouts). ``_hidden_objects`` are not in the pictures;
+        the cameras' image noise is (``simulo_envs/envs/image_noise.py``: observations only)."""
+        return self._capture_sensors(self._textures, noisy=True)
 
     def _begin_sensor_capture(self) -> None:
         """Start drawing every sensor camera's picture of the current state, to be read by the
@@ -220,15 +221,17 @@ class RenderingMixin:
         """Drop pictures ``_begin_sensor_capture`` started and no capture read."""
         self._sensor_pictures_taken = False
 
-    def _capture_sensors(self, textures) -> dict:
+    def _capture_sensors(self, textures, noisy: bool = False) -> dict:
         if self._sensor_pictures_taken:  # drawn since _begin_sensor_capture: read them
             self._sensor_pictures_taken = False
-            return {name: {k: to_device(v, self.device) for k, v in rig.capture(textures, taken=True).items()}
-                    for name, rig in self._sensor_rigs.items()}
-        with self._sensors_hiding():
-            self._backend.update_render()
-            return {name: {k: to_device(v, self.device) for k, v in rig.capture(textures).items()}
-                    for name, rig in self._sensor_rigs.items()}
+            pictures = {name: rig.capture(textures, taken=True) for name, rig in self._sensor_rigs.items()}
+        else:
+            with self._sensors_hiding():
+                self._backend.update_render()
+                pictures = {name: rig.capture(textures) for name, rig in self._sensor_rigs.items()}
+        if noisy:
+            pictures = self.randomization.noisy_images(pictures)
+        return {name: {k: to_device(v, self.device) for k, v in images.items()} for name, images in pictures.items()}
 
     @contextlib.contextmanager
     def _sensors_hiding(self):

@@ -24,7 +24,17 @@ Contract for every backend (``sim/backend.py``):
   light travels). Needs rendering.
 - ``camera_pose(name)`` -> (N, 7) / ``set_camera_pose(name, env_ids, pose)``: world pose
   ``[x, y, z, qw, qx, qy, qz]`` of camera ``name`` in each env (SAPIEN's camera axes: +x
-  forward, +z up). Needs rendering (cameras exist only then).
+  forward, +z up); for a camera riding on a link, its pose in the link's frame. Needs
+  rendering (cameras exist only then).
+- ``set_rigid_texture(gid, env_ids, textures)``: a ``Texture`` (``authoring/textures.py``) or None
+  (the base colour alone) per listed env on every render shape of rigid group ``gid``; the
+  surface shows it times its colour. Needs rendering.
+- ``ground_color()`` -> (N, 4) / ``set_ground_color(env_ids, rgba)``, ``set_ground_texture(env_ids,
+  textures)``: the floor's RGBA in [0, 1] and texture in each env (one render scene per env).
+  Needs rendering.
+- ``camera_fovy(name)`` -> (N,) / ``set_camera_fovy(name, env_ids, fovy)``: vertical field of
+  view [rad] of camera ``name`` in each env; the horizontal one follows from the aspect ratio
+  (SAPIEN's ``set_fovy(..., compute_x=True)``), and so do the intrinsics. Needs rendering.
 
 Writes touch the envs in ``env_ids`` and nothing else, take effect at the next PhysX step or
 rendered frame, and never change the simulation state (poses, velocities, contacts). Methods
@@ -52,6 +62,8 @@ from typing import Optional
 import numpy as np
 import sapien
 import sapien.physx as physx
+
+from simulo_envs.sim.render import tinted_texture
 
 RIGID_PARAMS = ("mass", "inertia", "static_friction", "dynamic_friction", "restitution",
                 "linear_damping", "angular_damping", "color")
@@ -103,6 +115,7 @@ class BackendParamsMixin:
             for row, i in enumerate(np.asarray(env_ids).tolist()):
                 for shape in _render_shapes(group.entities[i]):
                     shape.material.base_color = [float(v) for v in values[row]]
+                    _show_texture(shape.material, self._patterns.get(("rigid", gid, i)))
             return
         for row, i in enumerate(np.asarray(env_ids).tolist()):
             comp, value = group.components[i], float(values[row])
@@ -158,6 +171,50 @@ class BackendParamsMixin:
                     joint.friction = value
                 else:
                     joint.set_armature(np.full(joint.dof, value, dtype=np.float32))
+
+    # ------------------------------------------------------------------ textures and the floor
+    def set_rigid_texture(self, gid: int, env_ids: np.ndarray, textures: list) -> None:
+        """Put ``textures[row]`` (a ``Texture`` or None) on rigid group ``gid``'s render shapes in
+        env ``env_ids[row]``, tinted by their colour (``tinted_texture``)."""
+        self._require_render()
+        group = self._rigid[gid]
+        for i, texture in zip(np.asarray(env_ids).tolist(), textures):
+            self._patterns[("rigid", gid, i)] = texture
+            for shape in _render_shapes(group.entities[i]):
+                _show_texture(shape.material, texture)
+
+    def ground_color(self) -> np.ndarray:
+        """float32 (N, 4) RGBA of the floor in each env (render scene per env)."""
+        return np.stack([render_color(g) for g in self._ground_entities()]).astype(np.float32)
+
+    def set_ground_color(self, env_ids: np.ndarray, values: np.ndarray) -> None:
+        """Write the floor's RGBA ``values`` (k, 4) in ``env_ids`` (its texture, if any, re-tinted)."""
+        grounds = self._ground_entities()
+        for row, i in enumerate(np.asarray(env_ids).tolist()):
+            for shape in _render_shapes(grounds[i]):
+                shape.material.base_color = [float(v) for v in values[row]]
+                _show_texture(shape.material, self._patterns.get(("ground", i)))
+
+    def set_ground_texture(self, env_ids: np.ndarray, textures: list) -> None:
+        """Put ``textures[row]`` (a ``Texture`` or None) on the floor of env ``env_ids[row]``, tinted
+        by its colour."""
+        grounds = self._ground_entities()
+        for i, texture in zip(np.asarray(env_ids).tolist(), textures):
+            self._patterns[("ground", i)] = texture
+            for shape in _render_shapes(grounds[i]):
+                _show_texture(shape.material, texture)
+
+    def _ground_entities(self) -> list:
+        self._require_render()
+        grounds = getattr(self, "_grounds", [])
+        if len(grounds) != self.num_envs:
+            raise RuntimeError("the floor's colour and texture need a ground and one render scene per env")
+        return grounds
+
+    @property
+    def _patterns(self) -> dict:
+        """``("rigid", gid, env)`` or ``("ground", env)`` -> the ``Texture`` shown there (None: none)."""
+        return self.__dict__.setdefault("_texture_patterns", {})
 
     # ------------------------------------------------------------------ lights
     def _light_state(self):
@@ -220,19 +277,40 @@ class BackendParamsMixin:
         Raises:
             KeyError: no camera ``name``."""
         self._require_render()
+        rig = self._camera_rig(name)
         out = np.empty((self.num_envs, 7), dtype=np.float32)
-        for i, camera in enumerate(self._camera_rig(name).cameras):
-            pose = camera.entity.pose
+        for i, camera in enumerate(rig.cameras):
+            pose = camera.get_local_pose() if rig.mounted else camera.entity.pose
             out[i, :3], out[i, 3:] = pose.p, pose.q
         return out
 
     def set_camera_pose(self, name: str, env_ids: np.ndarray, pose: np.ndarray) -> None:
-        """Move camera ``name`` of ``env_ids`` to world poses ``pose`` (k, 7), unit quaternions."""
+        """Move camera ``name`` of ``env_ids`` to world poses ``pose`` (k, 7), unit quaternions; a
+        camera riding on a link to poses in the link's frame (the link itself never moves)."""
+        self._require_render()
+        rig = self._camera_rig(name)
+        for row, i in enumerate(np.asarray(env_ids).tolist()):
+            p = np.asarray(pose[row], dtype=np.float64)
+            if rig.mounted:
+                rig.cameras[i].set_local_pose(sapien.Pose(p=p[:3], q=p[3:7]))
+            else:
+                rig.cameras[i].entity.set_pose(sapien.Pose(p=p[:3], q=p[3:7]))
+
+    def camera_fovy(self, name: str) -> np.ndarray:
+        """float32 (N,) vertical field of view [rad] of camera ``name`` per env.
+
+        Raises:
+            KeyError: no camera ``name``."""
+        self._require_render()
+        return np.array([camera.fovy for camera in self._camera_rig(name).cameras], dtype=np.float32)
+
+    def set_camera_fovy(self, name: str, env_ids: np.ndarray, fovy: np.ndarray) -> None:
+        """Set the vertical field of view [rad] (k,) of camera ``name`` in ``env_ids``, each in
+        (0, pi); the horizontal one follows the aspect ratio."""
         self._require_render()
         cameras = self._camera_rig(name).cameras
         for row, i in enumerate(np.asarray(env_ids).tolist()):
-            p = np.asarray(pose[row], dtype=np.float64)
-            cameras[i].entity.set_pose(sapien.Pose(p=p[:3], q=p[3:7]))
+            cameras[i].set_fovy(float(fovy[row]), compute_x=True)
 
     def _camera_rig(self, name: str):
         rig = self.cameras.get(name)
@@ -253,6 +331,21 @@ def material_of(comp) -> tuple[float, float, float]:
         return 0.0, 0.0, 0.0
     mat = shapes[0].physical_material
     return mat.static_friction, mat.dynamic_friction, mat.restitution
+
+
+def _show_texture(material, texture) -> None:
+    """Give ``material`` pattern ``texture`` tinted by its base colour, or no texture (None).
+
+    SAPIEN 3.0.3's shaders take a base colour texture instead of the base colour, not times it
+    (``vulkan_shader/default/gbuffer.frag``: ``outAlbedo = texture(...)`` else ``baseColor``), so
+    the tint is baked into a texture of the material's own (``tinted_texture``). SAPIEN sends a
+    texture change to the renderer only with the material's next scalar change (measured: a texture
+    set after the first picture showed only once the colour was written too), so the colour is
+    written again."""
+    if texture is None and material.base_color_texture is None:
+        return
+    material.base_color_texture = None if texture is None else tinted_texture(texture, material.base_color)
+    material.base_color = list(material.base_color)
 
 
 def _render_shapes(entity) -> list:

@@ -15,6 +15,8 @@ import sys
 import numpy as np
 import sapien
 
+from simulo_envs.sim.brdf_lut import LUT_NAME, brdf_lut_texture
+
 VULKAN_HELP = (
     "SAPIEN rendering needs a Vulkan driver and none was found. On a machine without a GPU install "
     "Mesa's software driver (lavapipe, Mesa >= 24.3): on Debian 12 `apt-get install -t bookworm-backports "
@@ -162,13 +164,26 @@ GROUND_COLOR = (0.55, 0.55, 0.5)
 """The ground's default RGB in [0, 1]: a warm grey."""
 
 
+def tinted_texture(texture, color) -> "sapien.render.RenderTexture2D":
+    """SAPIEN's texture of grey pattern ``texture`` (``simulo_envs/authoring/textures.py``: RGBA
+    uint8 ``image``, its red channel the grey level) times RGB(A) ``color`` in [0, 1], per channel,
+    read as linear values (as the base colour is): the pattern's grey levels tint the colour. One
+    256-entry table per channel (``np.take``), a few ms for a 512 x 512 pattern."""
+    grey = texture.image[..., 0]
+    levels = np.arange(256, dtype=np.float32)
+    out = np.full((*grey.shape, 4), 255, dtype=np.uint8)
+    for channel, value in enumerate(np.asarray(color, dtype=np.float32)[:3]):
+        out[..., channel] = np.take(np.rint(levels * value).astype(np.uint8), grey)
+    return sapien.render.RenderTexture2D(out, "R8G8B8A8Unorm", srgb=False)
+
+
 def ground_visual_builders(scenes, half_size: float = 5.0, color=None) -> list:
     """Per scene, an actor builder holding a square ground visual of ``2 * half_size`` m in RGB
     ``color`` (None: ``GROUND_COLOR``); not built yet: the caller adds physics to env 0's and
     places each under its env origin."""
-    material = sapien.render.RenderMaterial(base_color=[*(GROUND_COLOR if color is None else color), 1.0])
     builders = []
-    for scene in scenes:
+    for scene in scenes:  # a material per scene: each env's floor can take a colour of its own
+        material = sapien.render.RenderMaterial(base_color=[*(GROUND_COLOR if color is None else color), 1.0])
         builder = scene.create_actor_builder()
         builder.add_plane_visual(sapien.Pose(q=[0.7071068, 0, -0.7071068, 0]), [1.0, half_size, half_size], material)
         builders.append(builder)
@@ -217,16 +232,23 @@ class CameraRig:
 
     With SAPIEN's minimal pack the background (pixels where no surface was hit) is painted with
     the default pack's colour for the scene's ambient light at capture time
-    (``background_color``), so both packs give the same picture there."""
+    (``background_color``), so both packs give the same picture there.
+
+    Cameras of SAPIEN's rasterising packs get our BRDF lookup table (``sim/brdf_lut.py``), so
+    SAPIEN does not compute its own before the process's first picture (about 10 s of CPU on a
+    software Vulkan device); the pictures are the same."""
 
     def __init__(self, scenes, origins: np.ndarray, name: str, width: int, height: int, fovy: float,
                  near: float, far: float, local_pose: np.ndarray, shader_dir: str = "", mounts=None):
         self.name, self.width, self.height = name, int(width), int(height)
         self.cameras, self._scenes = [], list(scenes)[:len(origins)]
         self._paint_background = sapien_pack(shader_dir) == "minimal"
+        self.mounted = mounts is not None
+        """True when each camera rides on a link (its local pose is in the link's frame)."""
         self._names = None
         local_pose = np.asarray(local_pose, dtype=np.float64)
         color_format = "r8g8b8a8unorm" if uint8_color(shader_dir) else "r32g32b32a32sfloat"
+        lut = brdf_lut_texture() if uint8_color(shader_dir) else None
         for scene, origin in zip(scenes, origins):
             sapien.render.set_picture_format("Color", color_format)
             camera = sapien.render.RenderCameraComponent(self.width, self.height, shader_dir)
@@ -241,6 +263,8 @@ class CameraRig:
                 entity.add_component(camera)
                 entity.set_pose(sapien.Pose(p=local_pose[:3] + origin, q=local_pose[3:7]))
                 scene.add_entity(entity)
+            if lut is not None:  # SAPIEN takes a camera's textures once it is in a scene
+                camera.set_texture(LUT_NAME, lut)
             self.cameras.append(camera)
 
     def take_pictures(self) -> None:

@@ -24,7 +24,11 @@ count's Wilson interval (episodes taken as independent).
 
 **Policies.** ``"expert"``: the task's scripted expert (``simulo_envs.policies.EXPERTS``, on
 ``pd_ee_delta_pos``); or a checkpoint of ``scripts/train.py`` / ``train_sb3.py`` (deterministic
-policy, ``simulo_envs.training.evaluation.evaluate``), run in the split's variant.
+policy, ``simulo_envs.training.evaluation.evaluate``) or of ``scripts/train_il.py``
+(``simulo_envs.imitation.rollout.evaluate``), run in the split's variant of its own task.
+
+**Tasks.** Every suite task (a ``SuiteEnv``: it takes ``variant=``) runs the protocol, the SO-101
+tasks and their SO-100 twins; the default list is the SO-101 suite.
 """
 
 from __future__ import annotations
@@ -37,12 +41,17 @@ import gymnasium as gym
 import torch
 
 from simulo_envs.envs.registration import REGISTERED
+from simulo_envs.imitation.checkpoint import is_imitation_checkpoint
+from simulo_envs.imitation.checkpoint import read_checkpoint as read_imitation_checkpoint
+from simulo_envs.imitation.dispatch import by_policy_type
 from simulo_envs.policies import EXPERTS
 from simulo_envs.tasks.so_suite import VARIANTS, SuiteEnv
-from simulo_envs.training.evaluation import evaluate
+from simulo_envs.training.evaluation import evaluate, read_checkpoint, record_policy_video
 
-__all__ = ["FIRST_SEEDS", "Z_95", "wilson_interval", "suite_tasks", "run_expert", "run_checkpoint",
-           "summarize", "markdown_table"]
+__all__ = ["FIRST_SEEDS", "Z_95", "wilson_interval", "suite_tasks", "checkpoint_task", "run_expert",
+           "run_checkpoint", "summarize", "markdown_table"]
+
+evaluate, _ = by_policy_type(evaluate, record_policy_video)   # imitation checkpoints too
 
 FIRST_SEEDS = {"train": 1_000_000, "heldout": 2_000_000, "heldout_colors": 3_000_000,
                "heldout_shapes": 4_000_000, "heldout_distractors": 5_000_000, "heldout_positions": 6_000_000}
@@ -70,9 +79,21 @@ def wilson_interval(successes: int, episodes: int, z: float = Z_95) -> tuple[flo
 
 def suite_tasks(prefix: str = "SO101") -> list[str]:
     """The registered suite tasks (``SuiteEnv`` subclasses: they take ``variant=``) whose id starts
-    with ``prefix``, sorted."""
+    with ``prefix`` (``""``: every arm's), sorted."""
     return sorted(env_id for env_id, cls in REGISTERED.items()
                   if env_id.startswith(prefix) and isinstance(cls, type) and issubclass(cls, SuiteEnv))
+
+
+def checkpoint_task(checkpoint: str) -> str:
+    """The task id ``checkpoint`` was trained on: a checkpoint of ``scripts/train.py``,
+    ``train_sb3.py`` or ``train_il.py``.
+
+    Raises:
+        FileNotFoundError: no such file. ValueError: not a checkpoint of those scripts.
+    """
+    if is_imitation_checkpoint(checkpoint):
+        return read_imitation_checkpoint(checkpoint)["spec"]["env_id"]
+    return read_checkpoint(checkpoint)["env_id"]
 
 
 def _check(split: str, episodes: int) -> int:
@@ -114,9 +135,13 @@ def run_checkpoint(checkpoint: str, split: str, episodes: int, device: str = "cp
     ``summarize`` takes.
 
     Raises:
-        ValueError: an unknown split, ``episodes < 1``; as ``evaluate``.
+        ValueError: an unknown split, ``episodes < 1``, a checkpoint whose task is not a suite task
+            (it has no variants); FileNotFoundError: no such file; as ``evaluate``.
     """
     first = _check(split, episodes)
+    env_id = checkpoint_task(checkpoint)
+    if env_id not in suite_tasks(""):
+        raise ValueError(f"{checkpoint} is a policy for {env_id}, not a suite task; suite tasks: {suite_tasks('')}")
     start = time.perf_counter()
     result = evaluate(checkpoint, episodes, seed=first, max_envs=episodes, device=device, full_episodes=True,
                       env_kwargs={"variant": split})
@@ -161,7 +186,8 @@ def markdown_table(summary: dict) -> str:
                      f"({row['seeds'][0]}-{row['seeds'][1]}) | {cell(row['success_once'], row['success_once_ci95'])} "
                      f"| {cell(row['success_at_end'], row['success_at_end_ci95'])} |")
     for split, entry in summary["mean"].items():
-        lines.append(f"| **mean of {entry['tasks']} tasks** | {split} | | {entry['episodes']} "
+        tasks = f"{entry['tasks']} task" + ("s" if entry["tasks"] != 1 else "")
+        lines.append(f"| **mean of {tasks}** | {split} | | {entry['episodes']} "
                      f"| {cell(entry['success_once'], entry['success_once_ci95'])} "
                      f"| {cell(entry['success_at_end'], entry['success_at_end_ci95'])} |")
     return "\n".join(lines) + "\n"
