@@ -83,6 +83,7 @@ class PhysxCpuBackend(PhysxCpuBuildMixin, PhysxCpuRenderMixin, BackendParamsMixi
         self.render_config = render_config or RenderConfig()
         self.origins = np.asarray(env_origins, dtype=np.float64).reshape(self.num_envs, 3)
         self.config = config
+        self._texture_patterns: dict = {}  # what BackendParamsMixin's texture writers show where
         physx.set_scene_config(
             gravity=np.asarray(config.gravity, dtype=np.float32),
             bounce_threshold=config.bounce_threshold,
