@@ -11,7 +11,8 @@ definitions and the interval's formula are in ``simulo_envs/training/suite_bench
 
 Without ``--checkpoint`` every task of ``--tasks`` (default: every registered SO-101 suite task;
 the SO-100 twins may be named too) runs its scripted expert; with checkpoints (``scripts/train.py``,
-``scripts/train_sb3.py`` or ``scripts/train_il.py``), each runs its own task, which must be a suite
+``scripts/train_sb3.py``, ``scripts/train_il.py``, or a LeRobot policy folder in the LeRobot
+venv), each runs its own task, which must be a suite
 task, and ``--tasks`` is refused (a checkpoint's task is the one it was trained on). ``--out DIR`` writes ``DIR/benchmark_suite.json`` (the rows, the means, the
 seeds, the wall-clock seconds) and ``DIR/benchmark_suite.md`` (the table); the table is printed too.
 """
@@ -59,13 +60,13 @@ def main(argv=None) -> None:
     if args.checkpoint is None and unknown:
         parser.error(f"not suite tasks: {unknown}; suite tasks: {known}")
     if args.checkpoint:
-        missing = [path for path in args.checkpoint if not os.path.isfile(path)]
+        missing = [path for path in args.checkpoint if not os.path.exists(path)]
         if missing:
             parser.error(f"no such checkpoint: {missing}")
         for path in args.checkpoint:
             try:
                 env_id = checkpoint_task(path)
-            except ValueError as error:
+            except (OSError, ValueError) as error:
                 parser.error(str(error))
             if env_id not in known:
                 parser.error(f"{path} is a policy for {env_id}, not a suite task; suite tasks: {known}")

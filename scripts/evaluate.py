@@ -72,7 +72,7 @@ import torch
 import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.datasets.scene_cli import add_scene_options, scene_kwargs
 from simulo_envs.imitation.dispatch import by_policy_type
-from simulo_envs.lerobot.policy_folder import by_policy_folder
+from simulo_envs.training.lerobot_policies import by_policy_folder
 from simulo_envs.training.distributed import check_device
 from simulo_envs.training.evaluation import evaluate, record_policy_video
 from simulo_envs.output_paths import check_output_dir, check_output_file

@@ -1,4 +1,4 @@
-"""LeRobot policy folders as checkpoints of scripts/evaluate.py (simulo_envs/lerobot/policy_folder.py);
+"""LeRobot policy folders as checkpoints of scripts/evaluate.py (simulo_envs/training/lerobot_policies.py);
 their evaluation itself runs in the LeRobot venv (integrations/lerobot_env_simulo/tests)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from simulo_envs.lerobot.policy_folder import by_policy_folder, is_policy_folder, policy_folder
+from simulo_envs.training.lerobot_policies import by_policy_folder, is_policy_folder, policy_env, policy_folder, policy_task
 from script_runs import load_script
 
 
@@ -46,3 +46,38 @@ def test_evaluate_without_lerobot_says_where_a_policy_folder_runs(tmp_path, caps
     assert exit_info.value.code == 2
     error = capsys.readouterr().err
     assert "is a LeRobot policy folder" in error and ".venv-lerobot/bin/python scripts/evaluate.py" in error
+
+
+def _dataset(path, env_id="SO101Lift-v1"):
+    (path / "meta").mkdir(parents=True)
+    (path / "meta" / "simulo_env.json").write_text(json.dumps({"env_id": env_id, "fps": 30}))
+    return path
+
+
+def test_the_env_comes_from_train_config_or_from_the_recorded_dataset(tmp_path):
+    model = _folder(tmp_path / "a" / "pretrained_model")
+    (model / "train_config.json").write_text(json.dumps({"env": {"type": "simulo", "task": "SO101Push-v1"}}))
+    assert policy_env(str(model)) == ("env", {"type": "simulo", "task": "SO101Push-v1"})
+    assert policy_task(str(model)) == "SO101Push-v1"
+    model = _folder(tmp_path / "b" / "pretrained_model")
+    dataset = _dataset(tmp_path / "demos")
+    (model / "train_config.json").write_text(json.dumps({"env": None, "dataset": {"root": str(dataset)}}))
+    assert policy_env(str(model))[0] == "dataset" and policy_task(str(model)) == "SO101Lift-v1"
+    model = _folder(tmp_path / "c" / "pretrained_model")   # no train_config.json: nothing says which env
+    with pytest.raises(ValueError, match="names no simulo env"):
+        policy_task(str(model))
+
+
+def test_the_benchmark_protocol_takes_a_policy_folder_of_a_suite_task_only(tmp_path, capsys):
+    from simulo_envs.training.suite_benchmark import checkpoint_task
+
+    model = _folder(tmp_path / "run" / "checkpoints" / "last" / "pretrained_model")
+    (model / "train_config.json").write_text(json.dumps({"env": {"type": "simulo", "task": "SO101Lift-v1"}}))
+    assert checkpoint_task(str(model.parent)) == "SO101Lift-v1"
+    (model / "train_config.json").write_text(json.dumps({"env": {"type": "simulo", "task": "FrankaLift-v1"}}))
+    with pytest.raises(SystemExit):
+        load_script("benchmark_suite").main(["--checkpoint", str(model), "--episodes", "2"])
+    assert "a policy for FrankaLift-v1, not a suite task" in capsys.readouterr().err
+    with pytest.raises(SystemExit):   # a folder that holds no policy
+        load_script("benchmark_suite").main(["--checkpoint", str(tmp_path), "--episodes", "2"])
+    assert "no checkpoint file" in capsys.readouterr().err

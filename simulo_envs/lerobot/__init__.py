@@ -9,7 +9,9 @@ This package does not import LeRobot: it follows LeRobot 0.6.1's conventions, ci
 are used (``vector_env.py``: the observation, action, info and ``call`` contract read by
 ``lerobot/scripts/lerobot_eval.py`` and ``lerobot/envs/utils.py``; ``request.py``: the checks;
 the SO arms' units: ``agents/so100.py``'s ``LEROBOT`` map, from
-``lerobot/robots/so_follower/so_follower.py``). The guide: ``docs/lerobot.md``.
+``lerobot/robots/so_follower/so_follower.py``). ``policy_folder`` / ``policy_env`` find a LeRobot
+policy folder and the env it is evaluated in (``simulo_envs/training/lerobot_policies.py``), for
+the plugin's evaluation (``lerobot_env_simulo/evaluation.py``). The guide: ``docs/lerobot.md``.
 """
 
 from simulo_envs.datasets.episode_outcomes import write_episode_outcomes
@@ -17,6 +19,8 @@ from simulo_envs.lerobot.follower import FollowerCamera, SimFollower, tasks_for_
 from simulo_envs.lerobot.make import build, describe, make_env
 from simulo_envs.lerobot.request import OBS_TYPES, LeRobotRequest, check_request
 from simulo_envs.lerobot.vector_env import NEW_ROLLOUT_OPTION, LeRobotVectorEnv
+from simulo_envs.training.lerobot_policies import policy_env, policy_folder
 
 __all__ = ["make_env", "describe", "build", "check_request", "LeRobotRequest", "LeRobotVectorEnv", "OBS_TYPES",
-           "NEW_ROLLOUT_OPTION", "SimFollower", "FollowerCamera", "tasks_for_robot", "write_episode_outcomes"]
+           "NEW_ROLLOUT_OPTION", "SimFollower", "FollowerCamera", "tasks_for_robot", "write_episode_outcomes",
+           "policy_folder", "policy_env"]

@@ -25,7 +25,10 @@ count's Wilson interval (episodes taken as independent).
 **Policies.** ``"expert"``: the task's scripted expert (``simulo_envs.policies.EXPERTS``, on
 ``pd_ee_delta_pos``); or a checkpoint of ``scripts/train.py`` / ``train_sb3.py`` (deterministic
 policy, ``simulo_envs.training.evaluation.evaluate``) or of ``scripts/train_il.py``
-(``simulo_envs.imitation.rollout.evaluate``), run in the split's variant of its own task.
+(``simulo_envs.imitation.rollout.evaluate``), or a LeRobot policy folder (in the LeRobot venv:
+LeRobot's own ``rollout``, ``lerobot_env_simulo/evaluation.py``), run in the split's variant of
+its own task. ``lerobot-eval`` runs the same episodes with ``--env.type=simulo --env.task=<task>
+--env.variant=<split> --seed=<FIRST_SEEDS[split]>`` (``docs/suite_benchmark.md``).
 
 **Tasks.** Every suite task (a ``SuiteEnv``: it takes ``variant=``) runs the protocol, the SO-101
 tasks and their SO-100 twins; the default list is the SO-101 suite.
@@ -34,6 +37,7 @@ tasks and their SO-100 twins; the default list is the SO-101 suite.
 from __future__ import annotations
 
 import math
+import os
 import time
 from typing import Optional, Sequence
 
@@ -44,6 +48,7 @@ from simulo_envs.envs.registration import REGISTERED
 from simulo_envs.imitation.checkpoint import is_imitation_checkpoint
 from simulo_envs.imitation.checkpoint import read_checkpoint as read_imitation_checkpoint
 from simulo_envs.imitation.dispatch import by_policy_type
+from simulo_envs.training.lerobot_policies import by_policy_folder, is_policy_folder, policy_task
 from simulo_envs.policies import EXPERTS
 from simulo_envs.tasks.so_suite import VARIANTS, SuiteEnv
 from simulo_envs.training.evaluation import evaluate, read_checkpoint, record_policy_video
@@ -51,7 +56,7 @@ from simulo_envs.training.evaluation import evaluate, read_checkpoint, record_po
 __all__ = ["FIRST_SEEDS", "Z_95", "wilson_interval", "suite_tasks", "checkpoint_task", "run_expert",
            "run_checkpoint", "summarize", "markdown_table"]
 
-evaluate, _ = by_policy_type(evaluate, record_policy_video)   # imitation checkpoints too
+evaluate, _ = by_policy_folder(*by_policy_type(evaluate, record_policy_video))   # imitation, LeRobot too
 
 FIRST_SEEDS = {"train": 1_000_000, "heldout": 2_000_000, "heldout_colors": 3_000_000,
                "heldout_shapes": 4_000_000, "heldout_distractors": 5_000_000, "heldout_positions": 6_000_000}
@@ -86,11 +91,15 @@ def suite_tasks(prefix: str = "SO101") -> list[str]:
 
 def checkpoint_task(checkpoint: str) -> str:
     """The task id ``checkpoint`` was trained on: a checkpoint of ``scripts/train.py``,
-    ``train_sb3.py`` or ``train_il.py``.
+    ``train_sb3.py`` or ``train_il.py``, or a LeRobot policy folder (the task it is evaluated in:
+    ``simulo_envs.training.lerobot_policies.policy_task``).
 
     Raises:
-        FileNotFoundError: no such file. ValueError: not a checkpoint of those scripts.
+        FileNotFoundError: no such file. ValueError: not a checkpoint of those scripts, a policy
+            folder that names no task of ours.
     """
+    if os.path.isdir(checkpoint) and is_policy_folder(checkpoint):
+        return policy_task(checkpoint)
     if is_imitation_checkpoint(checkpoint):
         return read_imitation_checkpoint(checkpoint)["spec"]["env_id"]
     return read_checkpoint(checkpoint)["env_id"]

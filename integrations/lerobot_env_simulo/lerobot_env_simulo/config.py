@@ -48,6 +48,9 @@ class SimuloEnv(EnvConfig):
             the task's, 128); LeRobot's ``AlohaEnv`` names.
         visualization_width / visualization_height: the render camera's frame size [px] for
             the evaluation videos (None: the task's, 512); LeRobot's ``PushtEnv`` names.
+        variant: a suite task's variant (``train``, ``heldout``, ``heldout_colors`` ...;
+            ``tasks/so_suite.py``); None: the task's default. ``scripts/benchmark_suite.py``'s
+            splits are these variants, with its published first seeds as ``--seed``.
     """
 
     task: str | None = "SO100Lift-v1"
@@ -61,6 +64,7 @@ class SimuloEnv(EnvConfig):
     observation_height: int | None = None
     visualization_width: int | None = None
     visualization_height: int | None = None
+    variant: str | None = None
 
     def __post_init__(self) -> None:
         described = simulo_lerobot.describe(self.task, **self._make_kwargs())
@@ -77,6 +81,8 @@ class SimuloEnv(EnvConfig):
                   "control_mode": self.control_mode}
         if self.episode_length is not None:
             kwargs["max_episode_steps"] = self.episode_length
+        if self.variant is not None:
+            kwargs["variant"] = self.variant
         sensor = _size(self.observation_width, self.observation_height)
         if sensor:
             kwargs["sensor_configs"] = sensor

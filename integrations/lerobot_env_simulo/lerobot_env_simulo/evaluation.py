@@ -35,7 +35,6 @@ after an episode's end, when the batch runs on).
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import os
 from pathlib import Path
@@ -51,35 +50,28 @@ from lerobot.utils.io_utils import write_video
 from lerobot.utils.random_utils import set_seed
 
 from simulo_envs import lerobot as simulo_lerobot
-from simulo_envs.lerobot.policy_folder import policy_folder
+from simulo_envs.lerobot import policy_env, policy_folder
 
 from lerobot_env_simulo.config import SimuloEnv
 
 __all__ = ["env_config", "evaluate", "record_policy_video"]
 
 _ENV_FIELDS = ("task", "fps", "robot", "cameras", "obs_type", "control_mode", "episode_length",
-               "observation_width", "observation_height", "visualization_width", "visualization_height")
+               "observation_width", "observation_height", "visualization_width", "visualization_height", "variant")
 
 
 def env_config(folder: str) -> SimuloEnv:
-    """The ``SimuloEnv`` (``--env.type=simulo``) a policy folder is evaluated in (module docstring).
+    """The ``SimuloEnv`` (``--env.type=simulo``) a policy folder is evaluated in (module docstring;
+    ``simulo_envs.training.lerobot_policies.policy_env`` finds its source).
 
     Raises:
         FileNotFoundError: not a policy folder. ValueError: the folder names no env of ours and no
             dataset recorded here; cameras of different sizes (one size per env).
     """
-    folder = policy_folder(folder)
-    train = _read_json(os.path.join(folder, "train_config.json")) or {}
-    env = train.get("env") or {}
-    if env.get("type") == "simulo":
-        return SimuloEnv(**{key: env[key] for key in _ENV_FIELDS if env.get(key) is not None})
-    root = (train.get("dataset") or {}).get("root")
-    recorded = _read_json(os.path.join(root, "meta", "simulo_env.json")) if root else None
-    if recorded is None:
-        raise ValueError(f"{folder} names no simulo env (train_config.json: env.type is {env.get('type')!r}) and "
-                         f"no dataset recorded by simulo_envs (dataset root {root!r}); train with --env.type=simulo "
-                         "or on a dataset of scripts/collect_demos.py")
-    return SimuloEnv(**_recorded_env(recorded))
+    source, settings = policy_env(folder)
+    if source == "env":
+        return SimuloEnv(**{key: settings[key] for key in _ENV_FIELDS if settings.get(key) is not None})
+    return SimuloEnv(**_recorded_env(settings))
 
 
 def _recorded_env(recorded: dict) -> dict:
@@ -99,13 +91,6 @@ def _recorded_env(recorded: dict) -> dict:
     else:
         fields["obs_type"] = "agent_pos"
     return {key: value for key, value in fields.items() if value is not None}
-
-
-def _read_json(path: str) -> Optional[dict]:
-    if not os.path.isfile(path):
-        return None
-    with open(path) as handle:
-        return json.load(handle)
 
 
 def _load(folder: str, env_cfg: SimuloEnv, device: str):

@@ -129,3 +129,29 @@ def test_a_folder_trained_on_our_dataset_evaluates_in_the_env_it_was_recorded_in
     (folder / "train_config.json").write_text(json.dumps({"dataset": {"root": str(tmp_path / "elsewhere")}}))
     with pytest.raises(ValueError, match="names no simulo env"):
         env_config(str(folder))
+
+
+def test_the_benchmark_protocol_runs_a_lerobot_policy_in_a_held_out_variant(trained, tmp_path):
+    # scripts/benchmark_suite.py with the policy folder: the split's variant and published seeds,
+    # through LeRobot's rollout; lerobot-eval reaches the same variant with --env.variant.
+    from lerobot_env_simulo.config import SimuloEnv
+
+    out, _ = trained
+    spec = importlib.util.spec_from_file_location("benchmark_suite_script",
+                                                  os.path.join(REPO, "scripts", "benchmark_suite.py"))
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    threads = torch.get_num_threads()
+    try:
+        script.main(["--checkpoint", os.path.join(out, "checkpoints", "last"), "--splits", "heldout",
+                     "--episodes", "2", "--out", str(tmp_path)])
+    finally:
+        torch.set_num_threads(threads)
+    (row,) = json.loads((tmp_path / "benchmark_suite.json").read_text())["rows"]
+    assert (row["env_id"], row["split"], row["seeds"]) == ("SO101Lift-v1", "heldout", [2_000_000, 2_000_001])
+    config = SimuloEnv(task="SO101Lift-v1", variant="heldout", obs_type="agent_pos")
+    env = config.create_envs(1)["simulo"][0]
+    try:
+        assert env.venv.unwrapped.variant == "heldout"
+    finally:
+        env.close()

@@ -13,9 +13,9 @@ from __future__ import annotations
 import functools
 import json
 import os
-from typing import Callable
+from typing import Callable, Optional
 
-__all__ = ["is_policy_folder", "policy_folder", "by_policy_folder"]
+__all__ = ["is_policy_folder", "policy_folder", "policy_env", "policy_task", "by_policy_folder"]
 
 _FILES = ("config.json", "model.safetensors")
 
@@ -52,6 +52,47 @@ def is_policy_folder(path: str) -> bool:
     except FileNotFoundError:
         return False
     return True
+
+
+def _read_json(path: str) -> Optional[dict]:
+    if not os.path.isfile(path):
+        return None
+    with open(path) as handle:
+        return json.load(handle)
+
+
+def policy_env(path: str) -> tuple[str, dict]:
+    """Where the env a policy folder is evaluated in comes from: ``("env", settings)``, the ``env``
+    of the folder's ``train_config.json`` (``lerobot-train`` writes it beside the policy) when the
+    policy was trained with ``--env.type=simulo`` (its ``--env.*`` settings); else ``("dataset",
+    recorded)``, the ``meta/simulo_env.json`` of the dataset it was trained on, when that dataset
+    was recorded by ``scripts/collect_demos.py`` (task, rate, cameras, episode limit, control mode).
+
+    Raises:
+        FileNotFoundError: not a policy folder. ValueError: neither source exists.
+    """
+    folder = policy_folder(path)
+    train = _read_json(os.path.join(folder, "train_config.json")) or {}
+    env = train.get("env") or {}
+    if env.get("type") == "simulo":
+        return "env", env
+    root = (train.get("dataset") or {}).get("root")
+    recorded = _read_json(os.path.join(root, "meta", "simulo_env.json")) if root else None
+    if recorded is None:
+        raise ValueError(f"{folder} names no simulo env (train_config.json: env.type is {env.get('type')!r}) and "
+                         f"no dataset recorded by simulo_envs (dataset root {root!r}); train with --env.type=simulo "
+                         "or on a dataset of scripts/collect_demos.py")
+    return "dataset", recorded
+
+
+def policy_task(path: str) -> str:
+    """The task id a policy folder is evaluated in (``policy_env``).
+
+    Raises:
+        as ``policy_env``.
+    """
+    source, settings = policy_env(path)
+    return settings["task"] if source == "env" else settings["env_id"]
 
 
 def by_policy_folder(evaluate: Callable, record_policy_video: Callable) -> tuple[Callable, Callable]:
