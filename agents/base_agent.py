@@ -237,6 +237,17 @@ class BaseAgent:
         else:
             self.controller._set_checked_action(action)
 
+    def _checked_array_sink(self):
+        """Where ``BaseEnv.step`` may hand its checked action as a numpy array on the CPU (float32
+        ``(N, action_dim)``, finite, clipped): the controller's ``_set_checked_array``, or None
+        (the step then calls ``_set_checked_action`` with the tensor). None for an agent class
+        that overrides ``set_action`` or ``_set_checked_action``, or a controller without a
+        numpy map (an end-effector part, joints out of qpos order, a GPU robot)."""
+        cls = type(self)
+        if cls.set_action is not BaseAgent.set_action or cls._set_checked_action is not BaseAgent._set_checked_action:
+            return None
+        return getattr(self.controller, "_array_sink", None)
+
     def get_proprioception(self, xp=torch) -> dict:
         """``{"qpos": (N, dof), "qvel": (N, dof)}`` [rad, m; rad/s, m/s], fresh (ManiSkill's agent name):
         tensors, or numpy arrays with ``xp=numpy`` (the CPU fast path's step hooks, ``BaseEnv.xp``)."""
@@ -311,7 +322,9 @@ class BaseAgent:
             pressed = np.minimum.reduce(np.einsum("ijk,ijk->ij", forces, forces), axis=1) >= min_force * min_force
         else:
             pressed = torch.amin((forces * forces).sum(-1), 1) >= min_force * min_force
-        if bool(pressed.any()):  # skipped in the common case: no jaw frames needed
+        # Skipped in the common case, no jaw pressed: no jaw frames needed (on numpy, count_nonzero
+        # costs a fraction of ndarray.any on a few entries).
+        if np.count_nonzero(pressed) if type(pressed) is np.ndarray else bool(pressed.any()):
             cos_max = math.cos(math.radians(max_angle))
             axes = self._opening_axes[type(forces)]
             for k, link in enumerate(grasp.jaw_links):

@@ -152,10 +152,13 @@ class Robot(ArticulationObject):
             KeyError: no such link.
         """
         key = tuple(link_names)
-        cache = self.__dict__.setdefault("_link_index_cache", {})
-        if key not in cache:
-            cache[key] = tuple(self.link_index(name) for name in key)
-        return cache[key]
+        cache = self.__dict__.get("_link_index_cache")
+        if cache is None:
+            cache = self._link_index_cache = {}
+        indices = cache.get(key)
+        if indices is None:
+            indices = cache[key] = tuple(self.link_index(name) for name in key)
+        return indices
 
     def jacobian(self, link_name: str) -> torch.Tensor:
         """(num_envs, 6, dof) Jacobian of link ``link_name`` at the current qpos, world frame:

@@ -158,3 +158,50 @@ def test_a_student_checkpoint_trains_remembers_and_evaluates_on_images(tmp_path)
     assert used["obs_mode"] == "rgb" and used["randomization"] == "visual" and used["sensor_configs"] == SMALL
     with pytest.raises(ValueError, match="cannot be evaluated with"):
         evaluate(result.checkpoint, 1, env_kwargs={"sensor_configs": {"width": 32, "height": 32}})
+
+
+STUDENT_ARGS = ["--teacher", SO100_TEACHER, "--camera-size", "16", "16", "--cameras", "base_camera", "--num-envs", "2",
+                "--total-timesteps", "100", "--no-progress"]
+
+
+def test_ctrl_c_saves_the_students_last_iteration_which_evaluates_and_resumes(tmp_path, capsys, monkeypatch):
+    import signal
+
+    from script_runs import load_script
+    from simulo_envs.training.rsl_rl_runner import ProgressLogger
+
+    log_dir = str(tmp_path / "student")
+    original, count = ProgressLogger.process_env_step, [0]
+
+    def spy(self, *args, **kwargs):   # SIGINT in the second iteration's rollout (25 steps each)
+        count[0] += 1
+        if count[0] == 25 + 7:
+            os.kill(os.getpid(), signal.SIGINT)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(ProgressLogger, "process_env_step", spy)
+    main = load_script("train").main
+    with pytest.raises(SystemExit) as stopped:
+        main([*STUDENT_ARGS, "--log-dir", log_dir])
+    assert stopped.value.code == 130
+    out = capsys.readouterr().out.strip().splitlines()
+    assert "= 2 distillation iterations x 2 envs x 25 steps" in out[0]
+    assert out[-1] == (f"interrupted by SIGINT after 1 distillation iteration (50 env steps): saved "
+                       f"{log_dir}/model_0.pt; continue with --resume")
+    summary = evaluate(os.path.join(log_dir, "model_0.pt"), 1, env_kwargs={"max_episode_steps": 3})
+    assert summary["episodes"] == 1 and summary["provenance"]["env"]["env_kwargs"]["obs_mode"] == "rgb"
+    monkeypatch.undo()
+    main([*STUDENT_ARGS, "--log-dir", log_dir, "--resume"])
+    out = capsys.readouterr().out
+    assert "(resumed)" in out and "trained 100 env steps" in out and f"checkpoint {log_dir}/model_final.pt" in out
+
+
+def test_a_student_log_folder_that_cannot_be_written_is_refused_before_any_work(tmp_path, capsys):
+    from script_runs import load_script
+
+    (tmp_path / "taken").write_text("a file where the log folder would go")
+    with pytest.raises(SystemExit) as stopped:
+        load_script("train").main([*STUDENT_ARGS, "--log-dir", str(tmp_path / "taken" / "run")])
+    assert stopped.value.code == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
+    assert sorted(os.listdir(tmp_path)) == ["taken"]

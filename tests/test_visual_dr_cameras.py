@@ -60,7 +60,8 @@ def test_fov_and_wrist_camera_are_drawn_per_env_from_the_seed():
 
 def test_image_noise_changes_the_rgb_observation_only():
     """Brightness, contrast and noise reach obs["sensor_data"][cam]["rgb"] and nothing else: not
-    depth, not the state, not render(); a seed gives the same noise again, another env other noise."""
+    depth, not the state, not render() (get_sensor_images only when asked); a seed gives the same
+    noise again, another env other noise."""
     table = (Randomize("sensor_cameras.base_camera.noise_std", Uniform(0.05, 0.06)),)
     noisy = _make("FrankaLift-v1", 2, table, obs_mode="rgbd+state", render_mode="sensors")
     clean = _make("FrankaLift-v1", 2, "none", obs_mode="rgbd+state")
@@ -74,6 +75,9 @@ def test_image_noise_changes_the_rgb_observation_only():
         np.testing.assert_array_equal(obs_n["sensor_data"]["base_camera"]["depth"], obs_c["sensor_data"]["base_camera"]["depth"])
         np.testing.assert_array_equal(obs_n["state"], obs_c["state"])
         np.testing.assert_array_equal(noisy.render()[..., :16, :], rgb_c)   # render_sensors: the clean picture
+        np.testing.assert_array_equal(noisy.get_sensor_images()["base_camera"]["rgb"], rgb_c)
+        asked = noisy.get_sensor_images(image_noise=True)["base_camera"]["rgb"].double() - rgb_c.double()
+        assert 0.04 * 255 < asked.std() < 0.07 * 255
         again, _ = noisy.reset(seed=[3, 4])
         np.testing.assert_array_equal(again["sensor_data"]["base_camera"]["rgb"], rgb_n)
         # brightness alone is an exact shift: +0.2 of the range is +51 levels, clipped

@@ -96,6 +96,26 @@ class CombinedController:
         for k in self._np:  # the torch path runs on the robot's device (physx_cuda)
             setattr(self, k, getattr(self, k).to(robot._device))
 
+    @property
+    def _array_sink(self):
+        """``_set_checked_array`` when this controller maps numpy actions itself (every part a
+        joint-position controller, the controlled joints in qpos order, the robot on the CPU),
+        else None: what ``BaseEnv.step`` hands its checked numpy action to on the CPU."""
+        if self._fused and self._identity_order and self.robot._device.type == "cpu":
+            return self._set_checked_array
+        return None
+
+    def _set_checked_array(self, action: np.ndarray) -> None:
+        """``_set_checked_action`` on the CPU for the fused map in qpos order: ``action`` a float32
+        numpy ``(N, action_dim)`` already known finite and clipped (numpy ops on such small arrays
+        cost a fraction of torch's)."""
+        m, robot = self._np, self.robot
+        targets = (m["_bias"] + action * m["_scale"])[:, m["_action_of_column"]]
+        if self._any_delta:
+            targets += robot._array("qpos") * m["_is_delta"]
+        np.minimum(np.maximum(targets, m["_low"], out=targets), m["_high"], out=targets)  # clip, cheaper
+        robot._set_drive_targets_trusted(targets)
+
     def _init_generic(self, robot) -> None:
         self.slices, start = {}, 0
         for name, ctrl in self.controllers.items():
@@ -145,7 +165,7 @@ class CombinedController:
         after its own checks, so the step does not test the same entries twice)."""
         robot = self.robot
         if not self._fused:
-            if action.device.type == "cpu":  # numpy views: a fraction of torch's per-call cost
+            if action.is_cpu:  # numpy views: a fraction of torch's per-call cost
                 action, qpos, targets = action.numpy(), robot._array("qpos"), robot._array("drive_targets")
             else:
                 qpos, targets = robot.state.qpos, robot.state.drive_targets
@@ -154,13 +174,8 @@ class CombinedController:
                 targets[:, columns] = ctrl.targets(action[:, a:b], qpos)
             robot._set_drive_targets_trusted(targets)
             return
-        if action.device.type == "cpu" and self._identity_order:
-            m = self._np
-            targets = (m["_bias"] + action.numpy() * m["_scale"])[:, m["_action_of_column"]]
-            if self._any_delta:
-                targets += robot._array("qpos") * m["_is_delta"]
-            np.minimum(np.maximum(targets, m["_low"], out=targets), m["_high"], out=targets)  # clip, cheaper
-            robot._set_drive_targets_trusted(targets)
+        if action.is_cpu and self._identity_order:
+            self._set_checked_array(action.numpy())
             return
         state = robot.state
         targets = self.compute_targets(action, state.qpos if self._any_delta else None)

@@ -448,10 +448,12 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
 
     def _get_obs_agent(self) -> dict:
         """Proprioception: ``{"qpos": (N, dof), "qvel": (N, dof)}`` (per agent key for several robots)."""
-        if hasattr(self.agent, "get_proprioception"):
-            if self.xp is torch:  # an agent may take no ``xp`` (it then gets no fast path)
-                return self.agent.get_proprioception()
-            return self.agent.get_proprioception(xp=self.xp)
+        proprioception = getattr(self.agent, "get_proprioception", None)
+        if proprioception is not None:
+            xp = self.xp
+            if xp is torch:  # an agent may take no ``xp`` (it then gets no fast path)
+                return proprioception()
+            return proprioception(xp=xp)
         state = self.agent.robot.state_in(self.xp)
         return {"qpos": state.qpos, "qvel": state.qvel}
 

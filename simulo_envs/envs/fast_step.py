@@ -130,10 +130,11 @@ class NumpyStepMixin:
 def _as_tensors(info: dict) -> dict:
     """``info`` with every numpy array (nested dicts too) as a tensor on the same memory."""
     out = {}
+    from_numpy = torch.from_numpy
     for key, value in info.items():
         kind = type(value)
         if kind is np.ndarray:
-            out[key] = torch.from_numpy(value)
+            out[key] = from_numpy(value)
         elif kind is dict or isinstance(value, dict):
             out[key] = _as_tensors(value)
         elif isinstance(value, np.ndarray):

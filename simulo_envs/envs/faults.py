@@ -177,7 +177,7 @@ class FaultScanner:
 
     def _healthy_packed(self) -> bool:
         """physx_cpu: True when no env can break a limit, from the packed state the step made, in
-        six whole-array operations whatever the number of envs and groups. Conservative (False
+        a handful of whole-array operations whatever the number of envs and groups. Conservative (False
         sends the step to the full scan, which finds the envs and reasons): a non-finite entry
         anywhere in the packed state (every checked pose, velocity, qpos and qvel is in it),
         a position outside the box, a joint speed above its limit, or a velocity component above
@@ -187,7 +187,7 @@ class FaultScanner:
         if not all_finite(packed):
             return False
         values = packed[index]
-        return not np.logical_or.reduce((values < low) | (values > high))
+        return not np.count_nonzero((values < low) | (values > high))  # count_nonzero: cheaper than any()
 
     def _healthy(self, bodies: list, joints: list) -> bool:
         """numpy only: True when no env breaks any limit (whole-array reductions)."""
@@ -325,7 +325,7 @@ class Faults:
             info["sim_fault"] = torch.from_numpy(flags.copy())
             info["sim_fault_reason"] = torch.from_numpy(reasons.copy())
             info["sim_fault_count"] = torch.from_numpy(counts.copy())
-            if not np.logical_or.reduce(flags):
+            if not np.count_nonzero(flags):
                 return obs, reward, terminated, truncated
         else:
             info["sim_fault"] = quarantined.clone()

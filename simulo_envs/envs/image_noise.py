@@ -15,7 +15,8 @@ keeps one env's picture independent of what it shows).
 
 Only the ``"rgb"`` texture of the observation changes (``obs["sensor_data"][camera]["rgb"]``):
 depth, segmentation and the other textures, the state, ``render()`` and ``get_sensor_images``
-stay clean. An env whose settings are all neutral is left bit for bit as rendered, and costs
+stay clean (``get_sensor_images(image_noise=True)`` gives the noisy pictures, for a video of what
+a policy saw). An env whose settings are all neutral is left bit for bit as rendered, and costs
 nothing.
 
 Randomness: ``n`` comes from each env's own noise stream (``numpy.random.Generator``, PCG64),

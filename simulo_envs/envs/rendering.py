@@ -257,11 +257,14 @@ class RenderingMixin:
         return {name: {k: to_device(v, self.device) for k, v in rig.params().items()}
                 for name, rig in self._sensor_rigs.items()}
 
-    def get_sensor_images(self) -> dict:
+    def get_sensor_images(self, image_noise: bool = False) -> dict:
         """``{camera: {texture: uint8 (N, H, W, 3)}}``: what the sensors see, as pictures (the
         obs mode's textures; conversions in ``simulo_envs/envs/sensor_images.py``). Empty without
-        sensor cameras."""
-        data = self._capture_sensors(self._textures)
+        sensor cameras. The cameras' image noise is left out (``render()`` shows these pictures)
+        unless ``image_noise`` is True: then the RGB pictures are noisy as an observation's are,
+        drawn from the same per-env noise streams (so the next observations' noise differs from
+        that of a run that did not ask)."""
+        data = self._capture_sensors(self._textures, noisy=image_noise)
         return {name: {texture: texture_image(texture, image) for texture, image in images.items()}
                 for name, images in data.items()}
 

@@ -33,6 +33,11 @@ class StepMixin:
     """On the CPU, ``_elapsed_steps``'s numpy view (the same memory); None elsewhere."""
     _one: torch.Tensor
     """int32 scalar 1 on ``device`` (the counter's increment off the CPU)."""
+    _ones_np: Optional[np.ndarray]
+    """On the CPU, int32 (N,) ones: the counter's increment (numpy adds an array of its own dtype
+    at about half the cost of a Python int, which it first has to convert); None elsewhere."""
+    _on_cpu: bool
+    """``device`` is the CPU (read on every step: a bool costs less than ``device.type``)."""
     _limit: torch.Tensor
     """int32 scalar on ``device``: ``max_episode_steps`` (0 for none), compared on the device."""
     _max_episode_steps: Optional[int]
@@ -45,7 +50,9 @@ class StepMixin:
         """Make the step counter (all zero) and set the time limit (validated as the property's setter)."""
         self._elapsed_steps = torch.zeros(self.num_envs, dtype=torch.int32, device=self.device)
         # Its numpy view (the same memory) on CPU, for step's counting and the fast path's info.
-        self._elapsed_np = self._elapsed_steps.numpy() if self.device.type == "cpu" else None
+        self._on_cpu = self.device.type == "cpu"
+        self._elapsed_np = self._elapsed_steps.numpy() if self._on_cpu else None
+        self._ones_np = np.ones(self.num_envs, dtype=np.int32) if self._on_cpu else None
         self._one = torch.tensor(1, dtype=torch.int32, device=self.device)
         self._limit = torch.zeros((), dtype=torch.int32, device=self.device)
         self.max_episode_steps = max_episode_steps
@@ -86,7 +93,7 @@ class StepMixin:
         elapsed = self._elapsed_np  # the counter's numpy view on CPU (None elsewhere)
         on_cpu = elapsed is not None
         if on_cpu:  # numpy's in-place add on the same memory costs a fraction of torch's
-            elapsed += 1
+            elapsed += self._ones_np
         else:
             self._elapsed_steps.add_(self._one)
         randomization = self.randomization
@@ -133,11 +140,17 @@ class StepMixin:
             ValueError: a bad action; nothing is simulated.
         """
         action = self._prepare_action(action)
-        before_control, after_control, before, after, substeps = self._step_hooks
+        before_control, after_control, before, after, substeps, to_controller = self._step_hooks
         if before_control is not None:
             before_control()
         if action is not None:  # checked and clipped above: the controller need not test it again
-            self.agent._set_checked_action(action)
+            held = self._action_view  # on the CPU: the numpy array the clipped tensor was made from
+            agent = self.agent
+            if (to_controller is not None and held is not None and held[0] is action and to_controller[0] is agent
+                    and type(agent) is to_controller[1]):  # the same agent, its class not changed since the build
+                to_controller[2](held[1])
+            else:
+                agent._set_checked_action(action)
         self._backend.step(substeps, before, after)
         if after_control is not None:
             after_control()
@@ -173,7 +186,8 @@ class StepMixin:
             return None
         if self._dict_action_bounds is not None:
             return clip_dict_action(action, self.num_envs, self._dict_action_bounds, self.device)
-        if isinstance(action, torch.Tensor) and action.device.type != "cpu" and self.device.type != "cpu":
+        on_cpu = self._on_cpu
+        if not on_cpu and isinstance(action, torch.Tensor) and not action.is_cpu:
             if action.is_complex() or action.dtype == torch.bool:
                 raise ValueError(f"action must be real-valued, got dtype {action.dtype}")
             dim = self._action_low_np.shape[0]
@@ -187,7 +201,7 @@ class StepMixin:
             return torch.clamp(action.to(self.device), self._action_low, self._action_high)
         array = clip_action(action, self.num_envs, self._action_low_np, self._action_high_np)
         clipped = torch.from_numpy(array)
-        if self.device.type != "cpu":
+        if not on_cpu:
             return clipped.to(self.device)
         self._action_view = (clipped, array)  # what the fast path's hooks get (fast_step.py)
         return clipped
@@ -206,16 +220,24 @@ class StepMixin:
         """Task hook: runs after each physics substep (only called when overridden)."""
 
     def _overridden_step_hooks(self) -> tuple:
-        """``(before_control, after_control, before_substep, after_substep, substeps)``, fixed per
-        build: the task's control- and simulation-step hooks, None where it keeps the empty
-        default (no Python call per step or substep for those), and ``sim_steps_per_control``."""
+        """``(before_control, after_control, before_substep, after_substep, substeps,
+        to_controller)``, fixed per build: the task's control- and simulation-step hooks, None
+        where it keeps the empty default (no Python call per step or substep for those),
+        ``sim_steps_per_control``, and on the CPU ``(agent, its class, sink)`` with the agent's
+        ``_checked_array_sink()``, what takes the checked action as the numpy array it was made
+        from while the agent and its class stay those (None: the agent's ``_set_checked_action``
+        takes the tensor)."""
         cls = type(self)
 
         def bound(name: str):
             return getattr(self, name) if getattr(cls, name) is not getattr(StepMixin, name) else None
 
+        agent = self.agent
+        sink = getattr(agent, "_checked_array_sink", None)
+        sink = sink() if sink is not None and self._on_cpu else None
         return (bound("_before_control_step"), bound("_after_control_step"), bound("_before_simulation_step"),
-                bound("_after_simulation_step"), self.sim_config.sim_steps_per_control)
+                bound("_after_simulation_step"), self.sim_config.sim_steps_per_control,
+                None if sink is None else (agent, type(agent), sink))
 
     # ------------------------------------------------------------------ the per-env step counter
     @property

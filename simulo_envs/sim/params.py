@@ -80,7 +80,8 @@ def _check(name: str, known: tuple, what: str) -> None:
 
 class BackendParamsMixin:
     """Per-env parameter reads and writes (see the module docstring). Expects ``_rigid``,
-    ``_arts``, ``scenes``, ``cameras``, ``origins``, ``render`` and ``num_envs`` of the backend."""
+    ``_arts``, ``scenes``, ``cameras``, ``origins``, ``render``, ``num_envs`` and
+    ``_texture_patterns`` (a dict) of the backend."""
 
     # ------------------------------------------------------------------ rigid bodies
     def rigid_param(self, gid: int, name: str, env_ids: Optional[np.ndarray] = None) -> np.ndarray:
@@ -213,8 +214,9 @@ class BackendParamsMixin:
 
     @property
     def _patterns(self) -> dict:
-        """``("rigid", gid, env)`` or ``("ground", env)`` -> the ``Texture`` shown there (None: none)."""
-        return self.__dict__.setdefault("_texture_patterns", {})
+        """``("rigid", gid, env)`` or ``("ground", env)`` -> the ``Texture`` shown there (None: none);
+        the backend's ``_texture_patterns``."""
+        return self._texture_patterns
 
     # ------------------------------------------------------------------ lights
     def _light_state(self):

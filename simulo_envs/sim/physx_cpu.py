@@ -83,6 +83,7 @@ class PhysxCpuBackend(PhysxCpuBuildMixin, PhysxCpuRenderMixin, BackendParamsMixi
         self.render_config = render_config or RenderConfig()
         self.origins = np.asarray(env_origins, dtype=np.float64).reshape(self.num_envs, 3)
         self.config = config
+        self._texture_patterns: dict = {}  # what BackendParamsMixin's texture writers show where
         physx.set_scene_config(
             gravity=np.asarray(config.gravity, dtype=np.float32),
             bounce_threshold=config.bounce_threshold,
@@ -223,10 +224,10 @@ class PhysxCpuBackend(PhysxCpuBuildMixin, PhysxCpuRenderMixin, BackendParamsMixi
     def link_pose(self, gid: int, link_index: int) -> np.ndarray:
         """float32 (N, 7) world pose of link ``link_index`` in every env, fresh."""
         out = np.empty((self.num_envs, 7), dtype=np.float32)
-        for i, links in enumerate(self._arts[gid].links):
+        for row, links in zip(out, self._arts[gid].links):
             pose = links[link_index].entity_pose
-            out[i, :3] = pose.p
-            out[i, 3:] = pose.q
+            row[:3] = pose.p
+            row[3:] = pose.q
         return out
 
     def contact_forces(self, gid: int, link_indices: tuple[int, ...], rigid_gid: int) -> np.ndarray:
@@ -255,7 +256,11 @@ class PhysxCpuBackend(PhysxCpuBuildMixin, PhysxCpuRenderMixin, BackendParamsMixi
 
     def _contacts(self) -> list:
         if self._contacts_step != self._steps:
-            self._contact_list = list(itertools.chain.from_iterable(s.get_contacts() for s in self.systems))
+            systems = self.systems
+            if len(systems) == 1:  # SAPIEN returns a new list: nothing to join
+                self._contact_list = systems[0].get_contacts()
+            else:
+                self._contact_list = list(itertools.chain.from_iterable(s.get_contacts() for s in systems))
             self._contacts_step = self._steps
         return self._contact_list
 
@@ -349,10 +354,11 @@ class PhysxCpuBackend(PhysxCpuBuildMixin, PhysxCpuRenderMixin, BackendParamsMixi
     def set_drive_targets(self, gid: int, env_ids: Optional[np.ndarray], targets: np.ndarray) -> None:
         """PD position targets (k, dof) for ``env_ids`` (None: all envs, k = N)."""
         joints = self._arts[gid].joints
-        rows = range(self.num_envs) if env_ids is None else env_ids.tolist()
         values = targets.tolist()
-        for row, i in enumerate(rows):
-            for joint, value in zip(joints[i], values[row]):
+        if env_ids is not None:
+            joints = [joints[i] for i in env_ids.tolist()]
+        for env_joints, row in zip(joints, values):
+            for joint, value in zip(env_joints, row):
                 joint.set_drive_target(value)
         self._version += 1
 

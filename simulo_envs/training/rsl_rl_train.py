@@ -97,6 +97,13 @@ class TrainPlan:
     requested_steps: int    # the budget asked for (or the task's default)
 
     @property
+    def iteration_kind(self) -> str:
+        """What one iteration runs, for messages: ``"distillation"`` for a student's training
+        (``simulo_envs.training.distillation``), else ``"PPO"``."""
+        algorithm = self.config.get("runner", {}).get("algorithm", {}).get("class_name", "")
+        return "distillation" if "Distillation" in algorithm else "PPO"
+
+    @property
     def envs_per_rank(self) -> int:
         return self.num_envs // self.world_size
 
@@ -118,7 +125,7 @@ class TrainPlan:
         """One line: what will be trained, and how the budget was rounded."""
         ranks = f" on {self.world_size} ranks x {self.envs_per_rank} envs" if self.world_size > 1 else ""
         plural = "s" if self.iterations != 1 else ""
-        text = (f"{self.env_id}: {self.env_steps:,} env steps = {self.iterations} PPO iteration{plural} x "
+        text = (f"{self.env_id}: {self.env_steps:,} env steps = {self.iterations} {self.iteration_kind} iteration{plural} x "
                 f"{self.num_envs} envs x {self.steps_per_env} steps{ranks}")
         if self.env_steps != self.requested_steps:
             text += f" (budget {self.requested_steps:,} rounded down to whole iterations)"
@@ -192,6 +199,7 @@ class TrainResult:
     iterations: int = 0             # PPO iterations done (all sessions)
     interrupted: Optional[str] = None   # the stop signal's name ("SIGINT", "SIGTERM"), if one stopped it
     session_steps: int = 0          # env steps trained by this session
+    iteration_kind: str = "PPO"     # what an iteration ran ("PPO", "distillation"): TrainPlan.iteration_kind
 
     @property
     def steps_per_second(self) -> float:
@@ -204,9 +212,10 @@ def describe_result(result: TrainResult) -> str:
     checkpoint; or, stopped by a signal, where it stopped, what it saved and how to go on."""
     plural = "s" if result.iterations != 1 else ""
     if result.interrupted is not None:
-        where = f"after {result.iterations} PPO iteration{plural} ({result.env_steps:,} env steps)"
+        kind = result.iteration_kind
+        where = f"after {result.iterations} {kind} iteration{plural} ({result.env_steps:,} env steps)"
         if result.checkpoint is None:
-            return f"interrupted by {result.interrupted} before the first PPO iteration ended: nothing saved"
+            return f"interrupted by {result.interrupted} before the first {kind} iteration ended: nothing saved"
         return f"interrupted by {result.interrupted} {where}: saved {result.checkpoint}; continue with --resume"
     success = ("no training episode finished" if result.success_once is None
                else f"training success (last 100 episodes) {result.success_once:.2f}")
@@ -370,7 +379,7 @@ def _train_built(env, plan: TrainPlan, rank, device: str, log_dir: str, infos: d
     success = logger.recent["success_once"]
     return TrainResult(checkpoint, logger.env_steps, wall, logger.episodes,
                        sum(success) / len(success) if success else None, logger.iterations_done, interrupted,
-                       logger.env_steps - start_steps)
+                       logger.env_steps - start_steps, plan.iteration_kind)
 
 
 def _resume_state(runner, resumed: Optional[tuple], rank) -> None:
