@@ -95,13 +95,41 @@ def _threads(pid: int) -> list[tuple[str, int, bool]]:
 
 
 def test_several_robots_are_refused_before_any_worker_starts(monkeypatch):
-    import multiprocessing.context
+    import multiprocessing.process
 
     started = []
-    monkeypatch.setattr(multiprocessing.context.SpawnProcess, "start", lambda self: started.append(self))
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", lambda self: started.append(self))
     with pytest.raises(NotImplementedError, match=r"robot_uids=\('panda', 'panda'\).*num_workers=1"):
         ShardedEnv(FrankaLiftEnv, 2, 2, {"robot_uids": ("panda", "panda")})
     assert started == []
+
+
+class EnvironmentLift(FrankaLiftEnv):
+    """FrankaLift-v1 that reports its process's environment variable ``name`` and working directory."""
+
+    def process_environment(self, name: str) -> tuple:
+        return os.environ.get(name), os.getcwd()
+
+
+def test_a_worker_starts_with_the_parents_environment_and_directory_of_the_moment(tmp_path, monkeypatch):
+    """Workers are forked from a fork server started once per process (``workers/start_method.py``);
+    each still starts with what the parent has when it starts the worker, as a spawned one."""
+    import multiprocessing.forkserver
+
+    from simulo_envs.workers.start_method import worker_context
+
+    monkeypatch.setenv("SIMULO_PROBE_GONE", "set when the fork server started")
+    if worker_context().get_start_method() == "forkserver":
+        multiprocessing.forkserver.ensure_running()
+    monkeypatch.delenv("SIMULO_PROBE_GONE")
+    monkeypatch.setenv("SIMULO_PROBE_NEW", "set after")
+    monkeypatch.chdir(tmp_path)
+    env = ShardedEnv(EnvironmentLift, 1, 1, {})
+    try:
+        assert env.call("process_environment", "SIMULO_PROBE_NEW") == ("set after", str(tmp_path))
+        assert env.call("process_environment", "SIMULO_PROBE_GONE") == (None, str(tmp_path))
+    finally:
+        env.close()
 
 
 @pytest.mark.parametrize("mode", [AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP])

@@ -100,7 +100,8 @@ def test_benchmark_steps_worker_counts_side_by_side():
 
 
 def test_worker_processes_of_the_training_scripts_load_no_rl_library():
-    """Each worker re-imports its script as ``__mp_main__`` (the spawn start method): the training
+    """Each worker re-imports its script as ``__mp_main__`` (multiprocessing does so in every worker
+    it starts, forked from the fork server or spawned: ``workers/start_method.py``): the training
     scripts' imports must not load rsl-rl-lib, tensordict or TensorBoard there (seconds of CPU per
     worker for libraries a worker never uses)."""
     probe = ("import runpy, sys\n"

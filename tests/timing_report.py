@@ -36,9 +36,29 @@ SHOWN = 15
 
 
 def _cpu_s() -> float:
-    """CPU time of this process (all its threads) and of its waited-for children [s]."""
+    """CPU time of this process (all its threads), of its waited-for children and of its fork
+    server with the workers it forked and waited for [s]."""
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + children.ru_utime + children.ru_stime
+    return time.process_time() + children.ru_utime + children.ru_stime + _fork_server_cpu_s()
+
+
+def _fork_server_cpu_s() -> float:
+    """CPU time of this process's multiprocessing fork server (``simulo_envs/workers/start_method.py``
+    starts worker processes from one) and of the workers it has waited for, from
+    ``/proc/<pid>/stat`` (utime, stime, cutime, cstime); 0 where there is none. The server is a
+    child that lives until this process ends, so ``RUSAGE_CHILDREN`` counts it only then. Its pid
+    is a private attribute of ``multiprocessing.forkserver`` (Python 3.8-3.13)."""
+    from multiprocessing import forkserver
+
+    pid = getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)
+    if not pid:
+        return 0.0
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:  # not Linux, or the server has exited (then RUSAGE_CHILDREN holds it)
+        return 0.0
+    return sum(int(ticks) for ticks in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 def _clock(s: float) -> str:

@@ -58,6 +58,7 @@ from simulo_envs.envs.provenance import provenance
 from simulo_envs.envs.registration import REGISTERED
 from simulo_envs.policies import EXPERTS
 from simulo_envs.progress import ProgressBar
+from simulo_envs.workers.start_method import worker_context
 
 EXPERT_CONTROL_MODE = "pd_ee_delta_pos"
 """The control mode every scripted expert drives (``simulo_envs/policies``)."""
@@ -270,9 +271,7 @@ def _run(s: CollectSettings, env, writer, first_seed: int, started: float, progr
         if env is not None:
             source = _in_process(env, s, first_seed, counts, max_tries)
         else:
-            import multiprocessing as mp
-
-            counter = mp.get_context("spawn").Value("q", first_seed)
+            counter = worker_context().Value("q", first_seed)
             shares = [len(r) for r in np.array_split(np.arange(s.num_envs), s.num_workers)]
             args = [(s.env_id, env_kwargs_of(s), n, counter, max_tries + first_seed, s.record_states, s.fmt,
                      s.action_noise, s.keep_failures) for n in shares]

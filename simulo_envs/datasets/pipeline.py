@@ -5,7 +5,8 @@
   never fall behind it. A finished episode is queued the moment it ends and committed within one
   commit's time. A write error stops the thread and is raised to the producer at its next
   ``put`` (or at ``close``).
-- ``WorkerPool``: ``P`` processes (spawn start method, one torch thread each) that each run
+- ``WorkerPool``: ``P`` processes (forked from the fork server of ``workers/start_method.py``,
+  one torch thread each) that each run
   the generator ``target(worker_index, *args, stop_event)``, whose items (and ``READY`` once it
   is set up, an error's traceback, its end) come back through one queue. The pool hands their items
   out one by one, notices a worker that died without a word (killed, crashed: ``WorkerFailed``
@@ -15,7 +16,7 @@
 
 from __future__ import annotations
 
-import multiprocessing as mp
+import os
 import queue
 import signal
 import threading
@@ -23,6 +24,7 @@ import time
 from typing import Any, Callable, Iterator, Optional
 
 from simulo_envs.datasets.errors import DatasetError, DatasetWriteError
+from simulo_envs.workers.start_method import inherit_environment, worker_context
 
 
 READY = "ready"
@@ -114,13 +116,13 @@ class WorkerPool:
     """
 
     def __init__(self, target: Callable, args: list[tuple], queue_size: int = 64):
-        ctx = mp.get_context("spawn")
+        ctx = worker_context()
         self.stop = ctx.Event()
         self.queue = ctx.Queue(maxsize=queue_size)
         self.processes = []
         for index, extra in enumerate(args):
             process = ctx.Process(target=_run_worker, name=f"dataset-worker-{index}", daemon=True,
-                                  args=(target, index, extra, self.queue, self.stop))
+                                  args=(target, index, extra, self.queue, self.stop, dict(os.environ)))
             process.start()
             self.processes.append(process)
         self._done = [False] * len(args)
@@ -175,7 +177,9 @@ class WorkerPool:
         self.queue.close()
 
 
-def _run_worker(target: Callable, index: int, extra: tuple, out, stop) -> None:
+def _run_worker(target: Callable, index: int, extra: tuple, out, stop, environ: Optional[dict] = None) -> None:
+    if environ is not None:
+        inherit_environment(environ)
     import signal
     import traceback
 

@@ -3,7 +3,8 @@
 One PhysX CPU system steps on one core, so past a few dozen envs a process runs at the physics
 floor; more speed on CPU comes only from more cores. ``ShardedEnv`` splits the N envs into P
 contiguous shards (sizes differ by at most one), builds each shard as a ``BaseEnv`` in its own
-process (``multiprocessing``, spawn start method, torch on one thread per worker) and steps them
+process (``multiprocessing``, forked from a fork server that imported torch and SAPIEN once:
+``workers/start_method.py``; torch on one thread per worker) and steps them
 in parallel. Actions, observations, rewards, flags and infos cross through shared memory
 (``simulo_envs/workers/worker.py`` declares the layout); nothing is pickled on the step path.
 
@@ -32,7 +33,7 @@ After a fault every worker is stopped and the env refuses further calls. ``close
 then SIGTERM, then SIGKILL) and unlinks every shared-memory segment.
 
 Scripts that create a ``ShardedEnv`` must guard their entry point with
-``if __name__ == "__main__":`` (the spawn start method imports the main module in each worker).
+``if __name__ == "__main__":`` (each worker imports the main module, as with the spawn start method).
 
 This module is the API; beside it, ``shard_link.py`` (worker counts, shard bounds, the
 processes' resources, requests, answers and faults), ``shard_results.py`` (the shared-memory
@@ -47,7 +48,6 @@ import pickle
 import tempfile
 import time
 import weakref
-from multiprocessing import get_context
 from typing import Any, Optional, Union
 
 import gymnasium as gym
@@ -64,6 +64,7 @@ from simulo_envs.tensors import as_step_counts
 from simulo_envs.workers.shard_link import (SEGMENT_PREFIX, ShardResources, WorkerError, WorkerLinkMixin,
                                              num_workers_arg, resolve_num_workers, shard_bounds)
 from simulo_envs.workers.shard_results import ShardFieldsMixin, combine, leaf_items, map_leaves, note, rows_of
+from simulo_envs.workers.start_method import worker_context
 from simulo_envs.workers.worker import Field, worker_main
 
 __all__ = ["ShardedEnv", "WorkerError", "SEGMENT_PREFIX", "num_workers_arg", "resolve_num_workers", "shard_bounds"]
@@ -120,7 +121,7 @@ class ShardedEnv(ShardFieldsMixin, WorkerLinkMixin, gym.Env):
 
     # ------------------------------------------------------------------ start-up
     def _start(self, env_cls: type, env_kwargs: dict, start_timeout: float) -> None:
-        ctx = get_context("spawn")
+        ctx = worker_context()
         res = self._res
         for s, (start, stop) in enumerate(self.bounds):
             parent, child = ctx.Pipe(duplex=True)
@@ -129,7 +130,7 @@ class ShardedEnv(ShardFieldsMixin, WorkerLinkMixin, gym.Env):
             res.fault_paths.append(fault_path)
             process = ctx.Process(target=worker_main, name=f"simulo-shard-{s}", daemon=True,
                                   args=(s, start, stop, self.num_envs, env_cls, env_kwargs, child, fault_path,
-                                        self.num_workers))
+                                        self.num_workers, dict(os.environ)))
             process.start()
             child.close()
             res.processes.append(process)

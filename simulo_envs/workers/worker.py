@@ -47,10 +47,12 @@ import time
 import traceback
 from dataclasses import dataclass
 from multiprocessing import shared_memory
-from typing import Any, Iterator
+from typing import Any, Iterator, Optional
 
 import numpy as np
 import torch
+
+from simulo_envs.workers.start_method import inherit_environment
 
 _ALIGN = 64
 PICKLED = b"\x80"  # first byte of a pickle (protocol >= 2); raw commands never start with it
@@ -170,9 +172,12 @@ class _Slice:
 
 
 def worker_main(shard: int, start: int, stop: int, total: int, env_cls: type, env_kwargs: dict, conn,
-                fault_path: str, num_workers: int = 1) -> None:
+                fault_path: str, num_workers: int = 1, environ: Optional[dict] = None) -> None:
     """Entry point of worker process ``shard`` of ``num_workers``: build envs ``[start, stop)``,
-    then serve requests until the parent says close or goes away."""
+    then serve requests until the parent says close or goes away. ``environ``: the parent's
+    environment variables when it started the worker (``inherit_environment``)."""
+    if environ is not None:
+        inherit_environment(environ)
     for number in (signal.SIGINT, signal.SIGTERM):   # stopping belongs to the parent, which closes us
         signal.signal(number, signal.SIG_IGN)
     fault_file = open(fault_path, "w")
