@@ -3,7 +3,8 @@
 On a terminal the bar redraws itself in place (carriage returns). Written to a file or a pipe
 (a redirected log, a batch job), carriage returns would pile every redraw into one huge line, so
 there each update is a plain line of its own, at most one every ``line_interval_s`` seconds, and
-a last one when the bar closes.
+a last one when the bar closes; its rate is the average since the start (tqdm's moving average,
+sampled once per line, would stick at the first lines' rate).
 
 With a wall-clock cap (``deadline_s``: seconds from the bar's start, ``--max-minutes``), the time
 estimate is the smaller of what the remaining units need at the current rate and what is left of
@@ -70,7 +71,7 @@ class ProgressBar(tqdm):
         else:
             super().__init__(total=total, desc=desc, unit=unit, unit_scale=unit_scale, file=_Lines(stream),
                              mininterval=line_interval_s, maxinterval=line_interval_s, bar_format=LINE_FORMAT,
-                             disable=disable, initial=initial)
+                             disable=disable, initial=initial, smoothing=0)
 
     @property
     def format_dict(self) -> dict:

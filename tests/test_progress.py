@@ -71,6 +71,30 @@ def test_plain_lines_off_a_terminal_and_redraws_on_one():
     assert "\r" in terminal.getvalue() and "4/4" in terminal.getvalue()
 
 
+def test_a_logged_line_shows_the_average_rate_since_the_start():
+    # A training whose first iterations are slow (data loading) then fast: each line's rate is the
+    # average so far (it stuck at the first lines' rate, 1.86 it/s, while the run did 40 it/s).
+    stream, now = io.StringIO(), [0.0]
+    bar = ProgressBar(total=2000, desc="training", unit="it", file=stream, line_interval_s=30.0)
+    fake_clock(bar, now)
+    for _ in range(100):                 # 100 iterations in 31 s
+        now[0] += 0.31
+        bar.update(1)
+    for _ in range(1200):                # then 40 it/s for 30 s
+        now[0] += 0.025
+        bar.update(1)
+    bar.close()
+    lines = stream.getvalue().splitlines()
+    assert lines[-1].startswith("training: 1300/2000 its") and lines[-1].endswith(f"{1300 / 61:.2f}it/s]")
+    during = [line for line in lines[1:-1] if "it/s" in line]
+    assert during, lines
+    for line in during:   # "training: N/2000 its (P%) [mm:ss<mm:ss, R it/s]": R = N / elapsed
+        done = int(line.split(": ")[1].split("/")[0])
+        minutes, seconds = line.split("[")[1].split("<")[0].split(":")
+        rate = float(line.rsplit(", ", 1)[1].removesuffix("it/s]"))
+        assert rate == pytest.approx(done / (60 * int(minutes) + int(seconds)), rel=0.05), line
+
+
 def _lines(text: str, start: str) -> list[str]:
     assert "\r" not in text           # a log, not a terminal: no redraws piled into one line
     return [line for line in text.splitlines() if line.startswith(start)]
