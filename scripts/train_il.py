@@ -39,6 +39,7 @@ import torch
 import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.datasets.scene_cli import add_scene_options
 from simulo_envs.imitation import CheckpointError, DemonstrationError, default_config, export_policy
+from simulo_envs.output_paths import check_output_file
 from simulo_envs.imitation.config import POLICIES
 from simulo_envs.imitation.spec import OBS_MODES
 
@@ -114,6 +115,8 @@ def main(argv=None) -> int:
     from simulo_envs.imitation.trainer import OutputInUse, train
 
     try:
+        if args.export:   # before any work: a path that cannot be written is refused now
+            check_output_file(args.export, "export file")
         overrides = _overrides(args.set, parser)
         if args.iterations is not None:   # --iterations N is --set iterations=N
             if overrides.get("iterations", args.iterations) != args.iterations:
@@ -140,6 +143,8 @@ def main(argv=None) -> int:
                        on_checkpoint=on_checkpoint)
         exported = export_policy(result.checkpoint, args.export) if args.export else None
     except (DemonstrationError, CheckpointError, OutputInUse, KeyError, ValueError, OSError) as error:
+        if isinstance(error, OSError) and error.strerror:   # its first argument is a number
+            parser.error(error.strerror + (f": {error.filename}" if error.filename else ""))
         parser.error(str(error.args[0]) if error.args else repr(error))
     summary = {"checkpoint": result.checkpoint, "iterations": result.iterations, "wall_s": round(result.wall_s, 1),
                "loss": result.loss, "interrupted": result.interrupted}

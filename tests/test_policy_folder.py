@@ -80,4 +80,4 @@ def test_the_benchmark_protocol_takes_a_policy_folder_of_a_suite_task_only(tmp_p
     assert "a policy for FrankaLift-v1, not a suite task" in capsys.readouterr().err
     with pytest.raises(SystemExit):   # a folder that holds no policy
         load_script("benchmark_suite").main(["--checkpoint", str(tmp_path), "--episodes", "2"])
-    assert "no checkpoint file" in capsys.readouterr().err
+    assert "is a folder, not a checkpoint file" in capsys.readouterr().err

@@ -35,8 +35,8 @@ def check_output(path: str, fmt: str, schema: DatasetSchema, append: bool,
     dataset there, False to start a new one. Writes nothing.
 
     Raises:
-        DatasetExistsError: ``path`` is a file, a folder that is not a dataset, a dataset of the
-            other format, or a dataset while ``append`` is False.
+        DatasetExistsError: ``path`` is a file or lies under one, a folder that is not a dataset,
+            a dataset of the other format, or a dataset while ``append`` is False.
         SchemaMismatchError: ``append`` to a dataset of another schema (the differences listed).
         DatasetLayoutError: (from ``read_schema``) the dataset there is damaged.
         PermissionError: the folder (or its parent) is not writable.
@@ -45,6 +45,9 @@ def check_output(path: str, fmt: str, schema: DatasetSchema, append: bool,
         raise DatasetExistsError(f"{path} is a file, not a dataset folder; nothing was written")
     if not os.path.isdir(path) or not os.listdir(path):
         parent = path if os.path.isdir(path) else _existing_parent(path)
+        if not os.path.isdir(parent):
+            raise DatasetExistsError(f"cannot write a dataset to {path}: {parent} is a file, not a folder; "
+                                     "nothing was written")
         if not os.access(parent, os.W_OK | os.X_OK):
             raise PermissionError(f"cannot write a dataset to {path}: {parent} is not writable")
         return False

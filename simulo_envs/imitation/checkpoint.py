@@ -63,7 +63,9 @@ def save_checkpoint(path: str, data: dict) -> None:
 
 def _load(path: str) -> Any:
     if not os.path.isfile(path):
-        raise FileNotFoundError(f"no checkpoint file {path!r}")
+        raise FileNotFoundError(f"{path!r} is a folder, not a checkpoint file (a LeRobot policy folder holds "
+                                "config.json and model.safetensors)" if os.path.isdir(path) else
+                                f"no checkpoint file {path!r}")
     try:
         return torch.load(path, map_location="cpu", weights_only=True)
     except Exception:   # a PPO checkpoint (pickled objects), or not a torch file at all

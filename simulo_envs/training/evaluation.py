@@ -43,7 +43,9 @@ def read_checkpoint(checkpoint: str, device: str = "cpu") -> dict:
         FileNotFoundError: no such file. ValueError: not a checkpoint of the training scripts.
     """
     if not os.path.isfile(checkpoint):
-        raise FileNotFoundError(f"no checkpoint file {checkpoint!r}")
+        raise FileNotFoundError(f"{checkpoint!r} is a folder, not a checkpoint file (a LeRobot policy folder "
+                                "holds config.json and model.safetensors)" if os.path.isdir(checkpoint) else
+                                f"no checkpoint file {checkpoint!r}")
     if is_sb3_checkpoint(checkpoint):
         from simulo_envs.training.sb3_train import read_sb3_infos
 
