@@ -49,7 +49,7 @@ level, which can flip a contact-rich episode. The summary records what reproduce
 (``provenance``: software versions, repository commit, env settings, seeds) and, with
 ``--json``, each episode's ``[seed, success, success at end, return, length]`` (``per_episode``).
 
-``--camera-size W H`` and ``--randomization {default,none,visual}`` (spelled as in the other
+``--camera-size W H`` and ``--randomization {default,none,visual,visual_v1}`` (spelled as in the other
 scripts) override the settings the checkpoint was trained with: ``--randomization visual`` evaluates
 on visually randomized scenes (lights, colours, camera pose), drawn from the evaluation seeds. An
 image policy reads its own image size: another ``--camera-size`` is refused.

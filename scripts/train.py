@@ -19,7 +19,7 @@ student reads (default all).
 
     python scripts/train.py --teacher tasks/so100_lift_ppo.pt --camera-size 32 32 --max-minutes 20
 
-``--camera-size W H`` and ``--randomization {default,none,visual}`` set the env's cameras and
+``--camera-size W H`` and ``--randomization {default,none,visual,visual_v1}`` set the env's cameras and
 randomization preset as the other scripts spell them (``simulo_envs/datasets/scene_cli.py``);
 the checkpoint keeps them (its ``train_config["env_kwargs"]``), and evaluation uses them.
 

@@ -21,7 +21,7 @@ checkpoint (evaluation time is not counted as training time). ``--export FILE`` 
 final policy's acting weights alone (a small file for sharing). Hyperparameters: ``--set
 name=value`` (``simulo_envs/imitation/config.py`` lists them, with units).
 
-``--randomization {default,none,visual}`` evaluates the policy (``--eval-episodes``, and later
+``--randomization {default,none,visual,visual_v1}`` evaluates the policy (``--eval-episodes``, and later
 ``scripts/evaluate.py``) under that randomization preset: the checkpoint's policy spec keeps it.
 ``--camera-size W H`` (spelled as in the other scripts) must match the dataset's images.
 """

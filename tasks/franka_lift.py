@@ -71,6 +71,8 @@ class FrankaLiftEnv(TableTopEnv):
     cfg = FrankaLiftConfig()
     # randomization="visual": lights, the block's colour and texture, the floor's, distractors, the
     # camera 2 cm / 0.02 rad around its mount, its field of view, image noise
+    # randomization="visual_v1": the first preset (lights, the block's colour, the front camera 2 cm / 0.02 rad)
+    visual_randomization_v1 = visual_table(colored=("block",), cameras={"base_camera": (0.02, 0.02)})
     visual_randomization = visual_table(colored=("block",), textured=("block",), floor=True,
                                         distractors=cfg.distractor_regions, cameras={"base_camera": (0.02, 0.02)},
                                         fov=FOV_JITTER, image_noise=IMAGE_NOISE)

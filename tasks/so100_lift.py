@@ -71,6 +71,8 @@ class SO100LiftEnv(SuiteEnv):
     # randomization="visual": lights, the cube's texture, the floor's colour and texture, distractors,
     # the front camera 2 cm / 0.02 rad around its mount, the wrist camera 5 mm / 0.02 rad around its
     # mount on the arm, both fields of view, image noise (the cube's colours: variant="heldout_colors")
+    # randomization="visual_v1": the first preset (lights, the front camera 2 cm / 0.02 rad)
+    visual_randomization_v1 = visual_table(cameras={"base_camera": (0.02, 0.02)})
     visual_randomization = visual_table(textured=("cube",), floor=True, distractors=cfg.distractor_regions,
                                         cameras={"base_camera": (0.02, 0.02), "wrist_camera": (0.005, 0.02)},
                                         fov=FOV_JITTER, image_noise=IMAGE_NOISE)

@@ -42,7 +42,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
      ("franka_pick_place_ppo.pt", "FrankaPickPlace-v1", 5, 50),
      ("franka_open_drawer_ppo.pt", "FrankaOpenDrawer-v1", 3, 30),
      ("so100_lift_student.pt", "SO100Lift-v1", 8, 50),    # the image student: 32x32 cameras + proprioception
-     ("so100_lift_student_randomized.pt", "SO100Lift-v1", 8, 50)],   # trained and evaluated under "visual"
+     ("so100_lift_student_randomized.pt", "SO100Lift-v1", 8, 50)],   # trained and evaluated under "visual_v1"
 )
 def test_committed_policy_succeeds(checkpoint, env_id, shortest, longest):
     summary = evaluate(os.path.join(TASKS, checkpoint), episodes=8, seed=10_000)

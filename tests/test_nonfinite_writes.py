@@ -115,6 +115,10 @@ PROBES = {
     "Lights.set_direction": lambda e, b: e.lights.set_direction(_rows(3, b), env_ids=IDS, light=0),
     "SensorCamera.set_local_pose": lambda e, b: _cam(e).set_local_pose(_pose_rows(_cam(e).local_pose, b), env_ids=IDS),
     "SensorCamera.set_pose_jitter": lambda e, b: _cam(e).set_pose_jitter(_rows(6, b), env_ids=IDS),
+    "SensorCamera.set_fov": lambda e, b: _cam(e).set_fov(np.array([0.8, b]), env_ids=IDS),
+    "SensorCamera.set_image_noise": lambda e, b: _cam(e).set_image_noise(IDS, noise_std=np.array([0.01, b])),
+    "Prop.set_texture": lambda e, b: e.block.set_texture(np.array([1.0, b]), env_ids=IDS),
+    "MultiShapeProp.set_texture": lambda e, b: e.shapes.set_texture(np.array([1.0, b]), env_ids=IDS),
     "CombinedController.set_action": lambda e, b: e.agent.controller.set_action(_action(b)),
     "Panda.set_action": lambda e, b: e.agent.set_action(_action(b)),
     # ShardedEnv's writers are probed over its workers in test_sharded.py
@@ -211,6 +215,8 @@ def _snapshot(env) -> dict:
     for name in ("ambient", "color", "intensity", "direction"):
         out[f"lights.{name}"] = getattr(env.lights, name)
     out["camera"] = _cam(env).local_pose
+    out["camera.fov"] = _cam(env).fov
+    out.update({f"camera.{k}": v for k, v in _cam(env).image_noise.items()})
     out["elapsed_steps"] = env.elapsed_steps
     out["max_episode_steps"] = torch.tensor(env.max_episode_steps)
     return out

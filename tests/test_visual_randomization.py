@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -12,7 +14,7 @@ from simulo_envs.envs.randomization_presets import randomization_table
 from simulo_envs.envs.registration import REGISTERED
 from simulo_envs.tasks.franka_lift import FrankaLiftEnv
 from simulo_envs.tasks.franka_reach import FrankaReachEnv
-from script_runs import load_script
+from script_runs import ROOT, load_script
 
 SMALL = {"width": 32, "height": 32}
 
@@ -83,3 +85,17 @@ def test_an_imitation_spec_keeps_its_randomization():
     assert env_kwargs(spec)["randomization"] == "visual"
     assert PolicySpec.from_dict(spec.to_dict()) == spec
     assert "randomization" not in env_kwargs(PolicySpec("FrankaLift-v1", "state", "pd_ee_delta_pos", 3, 4))
+
+
+def test_the_first_visual_preset_keeps_its_meaning_for_the_checkpoints_that_name_it():
+    # A preset's name keeps its meaning: the randomized student was trained under the first visual
+    # preset (lights and the front camera's pose), which "visual" no longer is.
+
+    table = randomization_table(REGISTERED["SO100Lift-v1"], "visual_v1")
+    assert [t.param for t in table] == ["lights.intensity", "lights.color", "lights.direction", "lights.ambient",
+                                        "sensor_cameras.base_camera.pose_jitter"]
+    assert [t.param for t in randomization_table(FrankaLiftEnv, "visual_v1")][4] == "block.color"
+    with pytest.raises(ValueError, match="no visual_v1 randomization table"):
+        randomization_table(FrankaReachEnv, "visual_v1")
+    infos = torch.load(os.path.join(ROOT, "tasks", "so100_lift_student_randomized.pt"), weights_only=False)["infos"]
+    assert infos["train_config"]["env_kwargs"]["randomization"] == "visual_v1"

@@ -23,7 +23,7 @@ __all__ = ["add_scene_options", "add_randomization_option", "scene_kwargs"]
 
 
 def add_randomization_option(parser: argparse.ArgumentParser) -> None:
-    """``--randomization {default,none,visual}`` (default: not given, the task's or the checkpoint's)."""
+    """``--randomization {default,none,visual,visual_v1}`` (default: not given, the task's or the checkpoint's)."""
     parser.add_argument("--randomization", choices=RANDOMIZATION_PRESETS, default=None,
                         help="the task's randomization preset: default (its own table), none, or visual "
                              "(plus lights, colours and camera pose, drawn per env at every reset)")

@@ -160,6 +160,9 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
     """What ``randomization="visual"`` adds to ``default_randomization``: the task's visual domain
     randomization (lights, colours, textures, camera poses and fields of view, image noise,
     distractors), drawn per env on every reset."""
+    visual_randomization_v1: ClassVar[tuple] = ()
+    """What ``randomization="visual_v1"`` adds: the first visual preset (lights, an object's colour,
+    the front camera's pose), which checkpoints trained with it name (``randomization_presets.py``)."""
     visual_distractor_size: ClassVar[float] = 0.04
     """The extent [m] of the distractor shapes a randomization table places (``envs/distractors.py``)."""
     #: ``reset(options=...)`` keys this class reads; each subclass (or mixin) lists only its own

@@ -12,17 +12,21 @@ from simulo_envs.envs.distractors import KINDS
 __all__ = ["RANDOMIZATION_PRESETS", "randomization_table", "visual_table"]
 
 
-RANDOMIZATION_PRESETS = ("default", "none", "visual")
-"""The names ``randomization=`` takes besides a table (``randomization_table``)."""
+RANDOMIZATION_PRESETS = ("default", "none", "visual", "visual_v1")
+"""The names ``randomization=`` takes besides a table (``randomization_table``). A preset's name
+keeps its meaning once a checkpoint has recorded it: ``"visual_v1"`` is the first visual preset
+(lights, an object's colour, the front camera's pose), as the image students under ``tasks/``
+trained with ``--randomization visual`` were trained; ``"visual"`` is the full one."""
 
 
 def randomization_table(env_cls, randomization) -> tuple:
     """The table an env of ``env_cls`` uses for its ``randomization`` keyword: None or
     ``"default"``: the task's ``default_randomization``; ``"none"``: no entry; ``"visual"``: the
-    task's table plus its ``visual_randomization``; a sequence of ``Randomize``: itself.
+    task's table plus its ``visual_randomization``; ``"visual_v1"``: plus its
+    ``visual_randomization_v1``; a sequence of ``Randomize``: itself.
 
     Raises:
-        ValueError: an unknown preset name, or ``"visual"`` for a task without a visual table.
+        ValueError: an unknown preset name, or a visual preset for a task without its table.
     """
     if randomization is None:
         return tuple(env_cls.default_randomization)
@@ -33,10 +37,12 @@ def randomization_table(env_cls, randomization) -> tuple:
                          f"{', '.join(RANDOMIZATION_PRESETS)}")
     if randomization == "none":
         return ()
-    if randomization == "visual":
-        if not env_cls.visual_randomization:
-            raise ValueError(f"{env_cls.__name__} has no visual randomization table (visual_randomization)")
-        return tuple(env_cls.default_randomization) + tuple(env_cls.visual_randomization)
+    if randomization in ("visual", "visual_v1"):
+        attribute = "visual_randomization" + randomization.removeprefix("visual")
+        table = getattr(env_cls, attribute, ())
+        if not table:
+            raise ValueError(f"{env_cls.__name__} has no {randomization} randomization table ({attribute})")
+        return tuple(env_cls.default_randomization) + tuple(table)
     return tuple(env_cls.default_randomization)
 
 
