@@ -22,7 +22,8 @@ def test_a_policy_folder_is_found_itself_or_under_pretrained_model(tmp_path):
     model = _folder(tmp_path / "checkpoints" / "last" / "pretrained_model")
     assert policy_folder(str(model)) == str(model)
     assert policy_folder(str(tmp_path / "checkpoints" / "last")) == str(model)
-    assert is_policy_folder(str(model)) and not is_policy_folder(str(tmp_path))
+    assert policy_folder(str(tmp_path)) == str(model)   # a lerobot-train output folder: its last checkpoint
+    assert is_policy_folder(str(model)) and not is_policy_folder(str(tmp_path / "checkpoints"))
 
 
 @pytest.mark.parametrize("config", [{"n_heads": 2}, ["act"]])

@@ -33,16 +33,19 @@ def _holds_policy(path: str) -> bool:
 def policy_folder(path: str) -> str:
     """``path`` itself when it holds a LeRobot policy (``config.json`` naming a policy ``type``, and
     ``model.safetensors``), or its ``pretrained_model`` folder (a ``lerobot-train`` checkpoint
-    folder such as ``outputs/train/run/checkpoints/last``).
+    folder such as ``outputs/train/run/checkpoints/last``), or the last checkpoint's (a
+    ``lerobot-train`` output folder such as ``outputs/train/run``).
 
     Raises:
-        FileNotFoundError: neither holds a policy.
+        FileNotFoundError: none holds a policy.
     """
-    for folder in (path, os.path.join(path, "pretrained_model")):
+    for folder in (path, os.path.join(path, "pretrained_model"),
+                   os.path.join(path, "checkpoints", "last", "pretrained_model")):
         if os.path.isdir(folder) and _holds_policy(folder):
             return folder
     raise FileNotFoundError(f"{path!r} is not a LeRobot policy folder (config.json with a policy type, and "
-                            "model.safetensors, in it or in its pretrained_model folder)")
+                            "model.safetensors, in it, in its pretrained_model folder or in "
+                            "checkpoints/last/pretrained_model)")
 
 
 def is_policy_folder(path: str) -> bool:

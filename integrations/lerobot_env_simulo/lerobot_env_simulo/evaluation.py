@@ -34,8 +34,10 @@ after an episode's end, when the batch runs on).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
+import sys
 import os
 from pathlib import Path
 from typing import Any, Optional
@@ -98,7 +100,8 @@ def _load(folder: str, env_cfg: SimuloEnv, device: str):
     policy_cfg = PreTrainedConfig.from_pretrained(folder)
     policy_cfg.pretrained_path = Path(folder)
     policy_cfg.device = device
-    policy = make_policy(cfg=policy_cfg, env_cfg=env_cfg)
+    with contextlib.redirect_stdout(sys.stderr):   # LeRobot prints its loading notes; stdout is the report's
+        policy = make_policy(cfg=policy_cfg, env_cfg=env_cfg)
     policy.eval()
     preprocessor, postprocessor = make_pre_post_processors(
         policy_cfg=policy_cfg, pretrained_path=folder, preprocessor_overrides={"device_processor": {"device": device}})
