@@ -42,7 +42,7 @@ from simulo_envs.policies import EXPERTS
 from simulo_envs.sim import sim_backend_arg
 from simulo_envs.progress import ProgressBar
 from simulo_envs.wrappers.record import RecordEpisode
-from simulo_envs.output_paths import check_output_file
+from simulo_envs.output_paths import check_output_file, error_line
 from simulo_envs.workers.sharded import ShardedEnv, num_workers_arg, resolve_num_workers
 from simulo_envs.training.task_lookup import expert_for, import_task_modules, registered_kwargs, resolve_task
 
@@ -85,7 +85,7 @@ def parse_args(argv=None) -> argparse.Namespace:
         if args.video is not None:
             check_output_file(args.video, "video file")
     except (LookupError, ValueError, TypeError, ImportError) as error:
-        parser.error(str(error.args[0]) if error.args else repr(error))
+        parser.error(error_line(error))
     if args.policy == "expert" and expert_for(args.env_cls) is None:
         parser.error(f"{args.env_id} has no scripted expert (experts: {', '.join(EXPERTS)}, and tasks that subclass "
                      f"theirs); use --policy random")

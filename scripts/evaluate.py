@@ -75,7 +75,7 @@ from simulo_envs.imitation.dispatch import by_policy_type
 from simulo_envs.training.lerobot_policies import by_policy_folder
 from simulo_envs.training.distributed import check_device
 from simulo_envs.training.evaluation import evaluate, record_policy_video
-from simulo_envs.output_paths import check_output_dir, check_output_file
+from simulo_envs.output_paths import check_output_dir, check_output_file, error_line
 from simulo_envs.workers.sharded import num_workers_arg
 from simulo_envs.training.task_lookup import import_task_modules
 
@@ -156,7 +156,7 @@ def main(argv=None) -> None:
                                                        env_kwargs=scene_kwargs(args) or None, **limit)
                 print(json.dumps(summary) if args.json else f"video: {summary['video']}", flush=True)
         except (OSError, LookupError, ValueError, TypeError, ImportError, RuntimeError) as error:
-            message = _message(error)
+            message = error_line(error)
             if step == "video":
                 if args.json:   # the result first, as without a video
                     print(json.dumps(summaries[-1]), flush=True)
@@ -167,13 +167,6 @@ def main(argv=None) -> None:
             _write_csv(args.csv, summaries)
         except OSError as error:
             parser.error(f"cannot write {args.csv}: {error.strerror or error}")
-
-
-def _message(error: Exception) -> str:
-    """An exception as one line: an OSError by its reason and file (its first argument is a number)."""
-    if isinstance(error, OSError) and error.strerror:
-        return error.strerror + (f": {error.filename}" if error.filename else "")
-    return str(error.args[0]) if error.args else repr(error)
 
 
 def _iteration_order(path: str):

@@ -52,6 +52,7 @@ import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.datasets import cli
+from simulo_envs.output_paths import error_line
 from simulo_envs.datasets.replay_job import ReplaySettings, replay
 
 
@@ -109,7 +110,7 @@ def _verify(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         report = verify(args.source, num_envs=args.num_envs, count=args.count, tolerance=args.tolerance,
                         progress=not (args.no_progress or args.json))
     except cli.ERRORS as error:
-        parser.error(str(error.args[0]) if error.args else repr(error))
+        parser.error(error_line(error))
     if not args.json:
         for row in report["per_episode"]:
             verdict = "bitwise equal" if row["bitwise"] else f"largest deviation {row['max_deviation']:.3g}"

@@ -55,6 +55,7 @@ import torch
 import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.datasets.scene_cli import add_scene_options, scene_kwargs
 from simulo_envs.sim import sim_backend_arg
+from simulo_envs.output_paths import error_line
 from simulo_envs.training.distributed import check_device, rank_device, rank_info
 from simulo_envs.training.evaluation import evaluate
 from simulo_envs.training.interrupt import exit_status
@@ -144,7 +145,7 @@ def main(argv=None) -> None:
             if args.resume:
                 resume_infos(log_dir, plan, device)
     except (LookupError, ValueError, TypeError, ImportError, OSError) as error:
-        fail(parser, str(error.args[0]) if error.args else repr(error))
+        fail(parser, error_line(error))
     if rank.is_main:
         print(f"training {plan.describe()}; logs in {log_dir}{' (resumed)' if args.resume else ''}", flush=True)
     try:

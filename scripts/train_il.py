@@ -39,7 +39,7 @@ import torch
 import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.datasets.scene_cli import add_scene_options
 from simulo_envs.imitation import CheckpointError, DemonstrationError, default_config, export_policy
-from simulo_envs.output_paths import check_output_file
+from simulo_envs.output_paths import check_output_file, error_line
 from simulo_envs.imitation.config import POLICIES
 from simulo_envs.imitation.spec import OBS_MODES
 
@@ -143,9 +143,7 @@ def main(argv=None) -> int:
                        on_checkpoint=on_checkpoint)
         exported = export_policy(result.checkpoint, args.export) if args.export else None
     except (DemonstrationError, CheckpointError, OutputInUse, KeyError, ValueError, OSError) as error:
-        if isinstance(error, OSError) and error.strerror:   # its first argument is a number
-            parser.error(error.strerror + (f": {error.filename}" if error.filename else ""))
-        parser.error(str(error.args[0]) if error.args else repr(error))
+        parser.error(error_line(error))
     summary = {"checkpoint": result.checkpoint, "iterations": result.iterations, "wall_s": round(result.wall_s, 1),
                "loss": result.loss, "interrupted": result.interrupted}
     if exported is not None:

@@ -53,6 +53,7 @@ import torch
 import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.training.distributed import check_device
 from simulo_envs.sim import sim_backend_arg
+from simulo_envs.output_paths import error_line
 from simulo_envs.training.interrupt import exit_status
 from simulo_envs.training.run_files import OutputError, claim_log_dir, write_json
 from simulo_envs.workers.sharded import num_workers_arg
@@ -120,7 +121,7 @@ def main(argv=None) -> None:
                                    vector_kwargs)
         claim_log_dir(log_dir, resume=args.resume, overwrite=args.overwrite)
     except (LookupError, ValueError, TypeError, ImportError) as error:
-        parser.error(str(error.args[0]) if error.args else repr(error))
+        parser.error(error_line(error))
     from simulo_envs.training.evaluation import evaluate
     from simulo_envs.training.sb3_off_policy import OFF_POLICY_ALGORITHMS, describe_off_policy_result
     from simulo_envs.training.sb3_train import PPO_ALGORITHM, train_sb3

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import tempfile
 
-__all__ = ["OutputError", "check_output_dir", "check_output_file"]
+__all__ = ["error_line", "OutputError", "check_output_dir", "check_output_file"]
 
 
 class OutputError(ValueError):
@@ -68,3 +68,12 @@ def check_output_file(path: str, what: str = "output file") -> str:
         except OSError as error:
             raise OutputError(f"cannot write {what} {path!r}: {error.strerror or error}") from None
     return path
+
+
+def error_line(error: BaseException) -> str:
+    """An exception as the one line a script prints for it: an ``OSError`` by its reason and file
+    (its first argument is the error number: ``"No such file or directory: /proc/ds"``, not ``"2"``),
+    any other by its first argument (its message), or its repr when it has none."""
+    if isinstance(error, OSError) and error.strerror:
+        return error.strerror + (f": {error.filename}" if error.filename else "")
+    return str(error.args[0]) if error.args else repr(error)

@@ -43,3 +43,20 @@ def test_a_folder_given_as_a_checkpoint_is_named_a_folder(tmp_path, capsys):
     error = _refused("evaluate", ["--checkpoint", str(tmp_path), "--episodes", "1"], capsys)
     assert "is a folder, not a checkpoint file" in error
     assert os.listdir(tmp_path) == []
+
+
+def test_an_os_error_is_one_line_with_its_reason_not_its_number():
+    from simulo_envs.output_paths import error_line
+
+    assert error_line(FileNotFoundError(2, "No such file or directory", "/proc/ds")) == \
+        "No such file or directory: /proc/ds"
+    assert error_line(ValueError("bad value")) == "bad value"
+    assert error_line(KeyError("SO100Lfit-v1")) == "SO100Lfit-v1"
+
+
+def test_a_dataset_folder_that_cannot_be_created_names_the_reason(capsys):
+    # /proc refuses new folders: the collection said "error: 2" (the errno).
+    error = _refused("collect_demos", ["--env-id", "FrankaLift-v1", "--num-episodes", "1", "--out", "/proc/ds"],
+                     capsys)
+    last = error.strip().splitlines()[-1]
+    assert "/proc/ds" in last and not last.endswith("error: 2")

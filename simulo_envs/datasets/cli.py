@@ -9,6 +9,7 @@ import json
 from typing import Callable
 
 from simulo_envs.datasets.errors import DatasetError
+from simulo_envs.output_paths import error_line
 from simulo_envs.envs.sensors import STATE_OBS_MODES
 
 ERRORS = (KeyError, ValueError, TypeError, OSError, DatasetError)
@@ -89,7 +90,7 @@ def run_job(parser: argparse.ArgumentParser, args: argparse.Namespace, job: Call
     try:
         summary = job(settings, progress=not (args.no_progress or args.json))
     except errors as error:
-        parser.error(str(error.args[0]) if error.args else repr(error))
+        parser.error(error_line(error))
     print(describe(summary), flush=True)
     if args.json:
         print(json.dumps(summary), flush=True)
