@@ -38,7 +38,7 @@ One run per log folder: a folder that holds an earlier run is refused, unless ``
 continues it (from its latest checkpoint: networks, optimizer, iteration, env steps, log) or
 ``--overwrite`` deletes it first. The folder and ``--device`` are checked before anything is built.
 A resumed run keeps what it was trained with: the task, the number of envs, the budget, the env's
-settings (cameras, randomization, backend) and a student's teacher and cameras come from its
+settings (cameras, randomization, backend), the seed and a student's teacher and cameras come from its
 checkpoint, so ``--resume --log-dir DIR`` is enough; an option given again must agree with the run
 (``--total-timesteps`` alone may change: a larger budget trains further).
 
@@ -84,7 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--num-envs", type=int, default=None, help="all ranks together; default: the task's config")
     parser.add_argument("--total-timesteps", type=int, default=None,
                         help="env steps, all envs together (an upper bound: whole PPO iterations)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=None, help="default 0; with --resume, the run's")
     parser.add_argument("--log-dir", default=None, help="default runs/<env-id>/seed<seed>; one run per folder")
     parser.add_argument("--resume", action="store_true",
                         help="continue the run in --log-dir from its latest checkpoint")
@@ -136,18 +136,20 @@ def take_saved_run(args: argparse.Namespace, env_kwargs: dict) -> str:
     if args.log_dir is None and args.teacher:
         from simulo_envs.training.distillation import read_teacher
 
-        args.log_dir = default_log_dir(read_teacher(args.teacher)["env_id"], args.seed, student=True)
-    log_dir = args.log_dir or default_log_dir(args.env_id or DEFAULT_ENV_ID, args.seed, student=False)
+        args.log_dir = default_log_dir(read_teacher(args.teacher)["env_id"], args.seed or 0, student=True)
+    log_dir = args.log_dir or default_log_dir(args.env_id or DEFAULT_ENV_ID, args.seed or 0, student=False)
     run = saved_run(log_dir)
     if args.env_id is not None and not args.teacher and args.env_id != run.env_id:
         raise ValueError(f"--resume: the run in {log_dir!r} trains {run.env_id}, not --env-id {args.env_id}")
+    if args.seed is not None and args.seed != run.seed:
+        raise ValueError(f"--resume: the run in {log_dir!r} trains with --seed {run.seed}, not {args.seed}")
     if args.teacher and not run.teacher:
         raise ValueError(f"--resume: the run in {log_dir!r} is a PPO run, not a student: leave out --teacher")
     for key, value in env_kwargs.items():
         if run.env_kwargs.get(key) != value:
             raise ValueError(f"--resume: the run in {log_dir!r} trained with {key}={run.env_kwargs.get(key)!r}, "
                              f"not {value!r}: a resumed run keeps its env (leave the option out)")
-    args.env_id, args.teacher = run.env_id, args.teacher or run.teacher
+    args.env_id, args.teacher, args.seed = run.env_id, args.teacher or run.teacher, run.seed
     args.cameras = run.cameras if args.cameras is None else args.cameras
     args.num_envs = run.num_envs if args.num_envs is None else args.num_envs
     args.total_timesteps = run.total_timesteps if args.total_timesteps is None else args.total_timesteps
@@ -178,7 +180,7 @@ def main(argv=None) -> None:
         env_kwargs.update(scene_kwargs(args))
         if args.resume:
             args.log_dir = take_saved_run(args, env_kwargs)
-        args.env_id = args.env_id or DEFAULT_ENV_ID
+        args.env_id, args.seed = args.env_id or DEFAULT_ENV_ID, args.seed or 0
         vector_kwargs = {} if args.num_workers is None else {"num_workers": args.num_workers}
         if args.teacher:
             from simulo_envs.training.distillation import plan_distillation

@@ -22,7 +22,7 @@ final policy's acting weights alone (a small file for sharing). Hyperparameters:
 name=value`` (``simulo_envs/imitation/config.py`` lists them, with units).
 
 ``--resume CHECKPOINT`` continues a run where its newest checkpoint left it, in the checkpoint's
-folder (unless ``--out``), with the policy, observation kind, cameras and randomization the run was
+folder (unless ``--out``), with the policy, observation kind, cameras, randomization and seed the run was
 trained with; those options given again must agree with it. ``--iterations`` may raise the budget.
 
 ``--randomization {default,none,visual,visual_v1}`` evaluates the policy (``--eval-episodes``, and later
@@ -60,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "e.g. front and wrist)")
     parser.add_argument("--num-demos", type=int, default=None, help="train on the first N episodes only")
     parser.add_argument("--out", default=None, help="output folder (default runs/il/<env>/<policy>_<obs>_seed<seed>)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=None, help="default 0; with --resume, the run's")
     parser.add_argument("--iterations", type=int, default=None, help="gradient steps (default: the config's)")
     parser.add_argument("--max-minutes", type=float, default=None, help="stop after this many minutes of training")
     parser.add_argument("--max-cpu-minutes", type=float, default=None,
@@ -108,20 +108,21 @@ def _with_scene(spec, args):
 
 def take_resumed_run(args: argparse.Namespace) -> None:
     """With ``--resume``: the options the command line left out (policy, observation kind, cameras,
-    randomization, output folder) from the checkpoint's run; without it, the defaults.
+    randomization, seed, output folder) from the checkpoint's run; without it, the defaults.
 
     Raises:
         FileNotFoundError / CheckpointError: as ``read_checkpoint``. ValueError: an option given
         again that disagrees with the run.
     """
     if args.resume is None:
-        args.policy, args.obs = args.policy or "diffusion", args.obs or "state"
+        args.policy, args.obs, args.seed = args.policy or "diffusion", args.obs or "state", args.seed or 0
         return
     from simulo_envs.imitation.checkpoint import read_checkpoint
 
     raw = read_checkpoint(args.resume)
     spec = raw["spec"]
-    run = {"policy": raw["config"]["policy"], "obs": spec["obs"], "randomization": spec.get("randomization")}
+    run = {"policy": raw["config"]["policy"], "obs": spec["obs"], "randomization": spec.get("randomization"),
+           "seed": raw.get("seed", 0)}
     for name, value in run.items():
         given = getattr(args, name)
         if given is not None and value is not None and given != value:

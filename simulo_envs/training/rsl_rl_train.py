@@ -234,6 +234,7 @@ class SavedRun:
     num_envs: int
     total_timesteps: int            # the budget the run was planned with (env steps, all ranks)
     env_kwargs: dict                # the env the run trained in (task defaults and command-line settings)
+    seed: int = 0
     teacher: Optional[str] = None   # a distilled student's teacher checkpoint
     cameras: Optional[list] = None  # the cameras a student reads (None: every sensor camera)
 
@@ -258,7 +259,7 @@ def saved_run(log_dir: str) -> SavedRun:
         raise SetupError(f"--resume: {path!r} does not record its training config (written by an older version)")
     teacher = config.get("teacher", {}).get("checkpoint") if isinstance(config.get("teacher"), dict) else None
     return SavedRun(path, infos["env_id"], int(config["num_envs"]), int(config["total_timesteps"]),
-                    dict(config.get("env_kwargs", {})), teacher, config.get("cameras"))
+                    dict(config.get("env_kwargs", {})), int(infos.get("seed", 0)), teacher, config.get("cameras"))
 
 
 def resume_infos(log_dir: str, plan: TrainPlan, device: str = "cpu") -> tuple[str, dict]:
