@@ -59,7 +59,7 @@ import sys
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
-from simulo_envs.datasets.scene_cli import add_scene_options, scene_kwargs
+from simulo_envs.datasets.scene_cli import add_scene_options, check_policy_sees_randomization, scene_kwargs
 from simulo_envs.sim import sim_backend_arg
 from simulo_envs.output_paths import error_line
 from simulo_envs.training.distributed import check_device, rank_device, rank_info
@@ -180,6 +180,7 @@ def main(argv=None) -> None:
         env_kwargs.update(scene_kwargs(args))
         if args.resume:
             args.log_dir = take_saved_run(args, env_kwargs)
+        check_policy_sees_randomization(env_kwargs.get("randomization"), reads_images=bool(args.teacher))
         args.env_id, args.seed = args.env_id or DEFAULT_ENV_ID, args.seed or 0
         vector_kwargs = {} if args.num_workers is None else {"num_workers": args.num_workers}
         if args.teacher:

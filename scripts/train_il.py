@@ -41,7 +41,7 @@ import sys
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
-from simulo_envs.datasets.scene_cli import add_scene_options
+from simulo_envs.datasets.scene_cli import add_scene_options, check_policy_sees_randomization
 from simulo_envs.imitation import CheckpointError, DemonstrationError, default_config, export_policy
 from simulo_envs.output_paths import check_output_file, error_line
 from simulo_envs.imitation.config import POLICIES
@@ -154,6 +154,7 @@ def main(argv=None) -> int:
 
     try:
         take_resumed_run(args)
+        check_policy_sees_randomization(args.randomization, reads_images=args.obs == "rgb")
         if args.export:   # before any work: a path that cannot be written is refused now
             check_output_file(args.export, "export file")
         overrides = _overrides(args.set, parser)
