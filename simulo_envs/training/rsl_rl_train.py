@@ -105,14 +105,17 @@ class TrainPlan:
 
     @property
     def envs_per_rank(self) -> int:
+        """Envs each rank builds (``num_envs / world_size``)."""
         return self.num_envs // self.world_size
 
     @property
     def steps_per_iteration(self) -> int:
+        """Env steps of one iteration, all ranks (``num_envs x steps_per_env``)."""
         return self.num_envs * self.steps_per_env
 
     @property
     def env_steps(self) -> int:
+        """Env steps the plan trains, all ranks (whole iterations)."""
         return self.iterations * self.steps_per_iteration
 
     def summary(self) -> dict:
