@@ -37,6 +37,12 @@ checkpoint (rank 0) and writes ``evaluation.json``. Evaluate later with
 One run per log folder: a folder that holds an earlier run is refused, unless ``--resume``
 continues it (from its latest checkpoint: networks, optimizer, iteration, env steps, log) or
 ``--overwrite`` deletes it first. The folder and ``--device`` are checked before anything is built.
+A resumed run keeps what it was trained with: the task, the number of envs, the budget, the env's
+settings (cameras, randomization, backend), the seed and a student's teacher and cameras come from its
+checkpoint, so ``--resume --log-dir DIR`` is enough; an option given again must agree with the run
+(``--total-timesteps`` alone may change: a larger budget trains further).
+
+    python scripts/train.py --log-dir runs/SO100Lift-v1/seed0 --resume
 
 Ctrl-C (SIGINT) or SIGTERM stops the training at a safe point (the next env step; under torchrun
 the end of the iteration, every rank together); rank 0 saves ``model_<iteration>.pt`` of the last
@@ -53,7 +59,7 @@ import sys
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
-from simulo_envs.datasets.scene_cli import add_scene_options, scene_kwargs
+from simulo_envs.datasets.scene_cli import add_scene_options, check_policy_sees_randomization, scene_kwargs
 from simulo_envs.sim import sim_backend_arg
 from simulo_envs.output_paths import error_line
 from simulo_envs.training.distributed import check_device, rank_device, rank_info
@@ -62,19 +68,23 @@ from simulo_envs.training.interrupt import exit_status
 from simulo_envs.training.run_files import OutputError, claim_log_dir, write_json
 from simulo_envs.workers.sharded import num_workers_arg
 from simulo_envs.training.rsl_rl_train import (SetupError, describe_result, import_task_modules, plan_training,
-                                           resume_infos, train)
+                                           resume_infos, saved_run, train)
+
+
+DEFAULT_ENV_ID = "FrankaReach-v1"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--env-id", default="FrankaReach-v1",
-                        help="a registered id, or 'module:Class' / 'module:EnvId' for a task of your own")
+    parser.add_argument("--env-id", default=None,
+                        help="a registered id, or 'module:Class' / 'module:EnvId' for a task of your own "
+                             f"(default {DEFAULT_ENV_ID}; with --resume, the run's)")
     parser.add_argument("--task-module", action="append", default=[], metavar="MODULE",
                         help="import MODULE first (it registers your tasks); repeatable")
     parser.add_argument("--num-envs", type=int, default=None, help="all ranks together; default: the task's config")
     parser.add_argument("--total-timesteps", type=int, default=None,
                         help="env steps, all envs together (an upper bound: whole PPO iterations)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=None, help="default 0; with --resume, the run's")
     parser.add_argument("--log-dir", default=None, help="default runs/<env-id>/seed<seed>; one run per folder")
     parser.add_argument("--resume", action="store_true",
                         help="continue the run in --log-dir from its latest checkpoint")
@@ -109,6 +119,47 @@ def fail(parser: argparse.ArgumentParser, message: str) -> None:
     sys.exit(2)
 
 
+def default_log_dir(env_id: str, seed: int, student: bool) -> str:
+    """``runs/<env-id>[-student]/seed<seed>`` (a ``module:Class`` id with its colon as a dot)."""
+    return os.path.join("runs", env_id.replace(":", ".") + ("-student" if student else ""), f"seed{seed}")
+
+
+def take_saved_run(args: argparse.Namespace, env_kwargs: dict) -> str:
+    """With ``--resume``: fill the options the command line left out from the run in the log
+    folder (``saved_run``) and return that folder; ``env_kwargs`` (the scene options given) gets
+    the run's env settings.
+
+    Raises:
+        OutputError / SetupError: as ``saved_run``. ValueError: an option given again that
+        disagrees with the run (the task, the teacher, an env setting).
+    """
+    if args.log_dir is None and args.teacher:
+        from simulo_envs.training.distillation import read_teacher
+
+        args.log_dir = default_log_dir(read_teacher(args.teacher)["env_id"], args.seed or 0, student=True)
+    log_dir = args.log_dir or default_log_dir(args.env_id or DEFAULT_ENV_ID, args.seed or 0, student=False)
+    run = saved_run(log_dir)
+    if args.env_id is not None and not args.teacher and args.env_id != run.env_id:
+        raise ValueError(f"--resume: the run in {log_dir!r} trains {run.env_id}, not --env-id {args.env_id}")
+    if args.seed is not None and args.seed != run.seed:
+        raise ValueError(f"--resume: the run in {log_dir!r} trains with --seed {run.seed}, not {args.seed}")
+    if args.teacher and not run.teacher:
+        raise ValueError(f"--resume: the run in {log_dir!r} is a PPO run, not a student: leave out --teacher")
+    for key, value in env_kwargs.items():
+        if run.env_kwargs.get(key) != value:
+            raise ValueError(f"--resume: the run in {log_dir!r} trained with {key}={run.env_kwargs.get(key)!r}, "
+                             f"not {value!r}: a resumed run keeps its env (leave the option out)")
+    args.env_id, args.teacher, args.seed = run.env_id, args.teacher or run.teacher, run.seed
+    args.cameras = run.cameras if args.cameras is None else args.cameras
+    args.num_envs = run.num_envs if args.num_envs is None else args.num_envs
+    args.total_timesteps = run.total_timesteps if args.total_timesteps is None else args.total_timesteps
+    if args.teacher and args.camera_size is None and "sensor_configs" in run.env_kwargs:
+        sizes = run.env_kwargs["sensor_configs"]
+        args.camera_size = (sizes["width"], sizes["height"])
+    env_kwargs.update(run.env_kwargs)
+    return log_dir
+
+
 def main(argv=None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -127,6 +178,10 @@ def main(argv=None) -> None:
         device = check_device(rank_device(check_device(args.device), rank))
         env_kwargs = {} if args.sim_backend is None else {"sim_backend": args.sim_backend}
         env_kwargs.update(scene_kwargs(args))
+        if args.resume:
+            args.log_dir = take_saved_run(args, env_kwargs)
+        check_policy_sees_randomization(env_kwargs.get("randomization"), reads_images=bool(args.teacher))
+        args.env_id, args.seed = args.env_id or DEFAULT_ENV_ID, args.seed or 0
         vector_kwargs = {} if args.num_workers is None else {"num_workers": args.num_workers}
         if args.teacher:
             from simulo_envs.training.distillation import plan_distillation
@@ -138,8 +193,7 @@ def main(argv=None) -> None:
         else:
             plan = plan_training(args.env_id, args.num_envs, args.total_timesteps, rank.world_size, env_kwargs,
                                  vector_kwargs)
-        log_dir = args.log_dir or os.path.join("runs", args.env_id.replace(":", ".") + ("-student" if args.teacher else ""),
-                                               f"seed{args.seed}")
+        log_dir = args.log_dir or default_log_dir(args.env_id, args.seed, student=bool(args.teacher))
         if rank.is_main:   # what rank 0 will write, checked before anything is built
             claim_log_dir(log_dir, resume=args.resume, overwrite=args.overwrite)
             if args.resume:

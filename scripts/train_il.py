@@ -21,6 +21,10 @@ checkpoint (evaluation time is not counted as training time). ``--export FILE`` 
 final policy's acting weights alone (a small file for sharing). Hyperparameters: ``--set
 name=value`` (``simulo_envs/imitation/config.py`` lists them, with units).
 
+``--resume CHECKPOINT`` continues a run where its newest checkpoint left it, in the checkpoint's
+folder (unless ``--out``), with the policy, observation kind, cameras, randomization and seed the run was
+trained with; those options given again must agree with it. ``--iterations`` may raise the budget.
+
 ``--randomization {default,none,visual,visual_v1}`` evaluates the policy (``--eval-episodes``, and later
 ``scripts/evaluate.py``) under that randomization preset: the checkpoint's policy spec keeps it.
 ``--camera-size W H`` (spelled as in the other scripts) must match the dataset's images.
@@ -37,7 +41,7 @@ import sys
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
-from simulo_envs.datasets.scene_cli import add_scene_options
+from simulo_envs.datasets.scene_cli import add_scene_options, check_policy_sees_randomization
 from simulo_envs.imitation import CheckpointError, DemonstrationError, default_config, export_policy
 from simulo_envs.output_paths import check_output_file, error_line
 from simulo_envs.imitation.config import POLICIES
@@ -47,15 +51,16 @@ from simulo_envs.imitation.spec import OBS_MODES
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dataset", required=True, help="a dataset folder (LeRobot v3.0) or HDF5 file")
-    parser.add_argument("--policy", choices=POLICIES, default="diffusion")
-    parser.add_argument("--obs", choices=OBS_MODES, default="state")
+    parser.add_argument("--policy", choices=POLICIES, default=None,
+                        help="default diffusion; with --resume, the run's")
+    parser.add_argument("--obs", choices=OBS_MODES, default=None, help="default state; with --resume, the run's")
     parser.add_argument("--env-id", default=None, help="the env the policy is for (default: the dataset's)")
     parser.add_argument("--camera", action="append", default=None, metavar="NAME",
                         help="rgb: a camera of the dataset to read (repeatable; default: every camera it holds, "
                              "e.g. front and wrist)")
     parser.add_argument("--num-demos", type=int, default=None, help="train on the first N episodes only")
     parser.add_argument("--out", default=None, help="output folder (default runs/il/<env>/<policy>_<obs>_seed<seed>)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=None, help="default 0; with --resume, the run's")
     parser.add_argument("--iterations", type=int, default=None, help="gradient steps (default: the config's)")
     parser.add_argument("--max-minutes", type=float, default=None, help="stop after this many minutes of training")
     parser.add_argument("--max-cpu-minutes", type=float, default=None,
@@ -101,6 +106,39 @@ def _with_scene(spec, args):
     return spec
 
 
+def take_resumed_run(args: argparse.Namespace) -> None:
+    """With ``--resume``: the options the command line left out (policy, observation kind, cameras,
+    randomization, seed, output folder) from the checkpoint's run; without it, the defaults.
+
+    Raises:
+        FileNotFoundError / CheckpointError: as ``read_checkpoint``. ValueError: an option given
+        again that disagrees with the run.
+    """
+    if args.resume is None:
+        args.policy, args.obs, args.seed = args.policy or "diffusion", args.obs or "state", args.seed or 0
+        return
+    from simulo_envs.imitation.checkpoint import read_checkpoint
+
+    raw = read_checkpoint(args.resume)
+    spec = raw["spec"]
+    run = {"policy": raw["config"]["policy"], "obs": spec["obs"], "randomization": spec.get("randomization"),
+           "seed": raw.get("seed", 0)}
+    for name, value in run.items():
+        given = getattr(args, name)
+        if given is not None and value is not None and given != value:
+            raise ValueError(f"{args.resume!r} trained with --{name} {value}, not {given}: a resumed run keeps "
+                             f"its settings (leave --{name} out)")
+        if given is None:
+            setattr(args, name, value)
+    if spec["obs"] == "rgb" and args.camera is None and spec.get("cameras"):
+        from simulo_envs.datasets import load_dataset
+
+        dataset = load_dataset(args.dataset)   # the run's cameras by the dataset's names for them
+        by_env_name = {dataset.schema.env_camera(name): name for name in dataset.cameras}
+        args.camera = [by_env_name.get(name, name) for name in spec["cameras"]]
+    args.out = args.out or os.path.dirname(os.path.abspath(args.resume))
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -115,6 +153,8 @@ def main(argv=None) -> int:
     from simulo_envs.imitation.trainer import OutputInUse, train
 
     try:
+        take_resumed_run(args)
+        check_policy_sees_randomization(args.randomization, reads_images=args.obs == "rgb")
         if args.export:   # before any work: a path that cannot be written is refused now
             check_output_file(args.export, "export file")
         overrides = _overrides(args.set, parser)

@@ -23,8 +23,10 @@ from ``--eval-seed``, deterministic actions, terminations on: success = success 
 Writes ``--log-dir`` (default ``runs/sb3/<env-id>/seed<seed>``): ``run.json``, ``progress.csv``,
 ``model.zip`` (evaluate or film it with ``scripts/evaluate.py --checkpoint .../model.zip``) and
 ``evaluation.json``; ``--json`` prints the evaluation as one JSON line. One run per folder:
-``--resume`` continues the run there, ``--overwrite`` deletes it first; the folder and ``--device``
-are checked before anything is built. Ctrl-C (SIGINT) or SIGTERM saves ``model.zip`` of the last
+``--resume`` continues the run there (its task, algorithm, number of envs, budget and backend
+and seed come from its ``model.zip``: ``--log-dir DIR --resume`` is enough; options given again must agree,
+except ``--total-timesteps``, which may raise the budget), ``--overwrite`` deletes it first; the
+folder and ``--device`` are checked before anything is built. Ctrl-C (SIGINT) or SIGTERM saves ``model.zip`` of the last
 whole rollout, says so in one line and exits with status 130 or 143. ``--num-workers`` and
 ``--sim-backend`` are ``train.py``'s: the envs stepped in worker processes, on another backend.
 
@@ -60,17 +62,19 @@ from simulo_envs.workers.sharded import num_workers_arg
 from simulo_envs.training.rsl_rl_train import SetupError, describe_result, import_task_modules, plan_training
 
 ALGOS = ("ppo", "sac", "td3")
+DEFAULT_ENV_ID = "FrankaLift-v1"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--env-id", default="FrankaLift-v1",
-                        help="a registered id, or 'module:Class' / 'module:EnvId' for a task of your own")
+    parser.add_argument("--env-id", default=None,
+                        help="a registered id, or 'module:Class' / 'module:EnvId' for a task of your own "
+                             "(default FrankaLift-v1; with --resume, the run's)")
     parser.add_argument("--task-module", action="append", default=[], metavar="MODULE",
                         help="import MODULE first (it registers your tasks); repeatable")
-    parser.add_argument("--algo", choices=ALGOS, default="ppo",
-                        help="Stable-Baselines3's PPO (default), SAC or TD3")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--algo", choices=ALGOS, default=None,
+                        help="Stable-Baselines3's PPO (default; with --resume, the run's), SAC or TD3")
+    parser.add_argument("--seed", type=int, default=None, help="default 0; with --resume, the run's")
     parser.add_argument("--num-envs", type=int, default=None,
                         help="default: the task's train config (PPO), 32 (SAC, TD3)")
     parser.add_argument("--total-timesteps", type=int, default=None,
@@ -95,6 +99,36 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def take_saved_run(args: argparse.Namespace, log_dir: str, env_kwargs: dict) -> None:
+    """With ``--resume``: the task, algorithm, seed, envs, budget and env settings the command line left
+    out, from the run's ``model.zip``; ``env_kwargs`` gets the run's env settings.
+
+    Raises:
+        OutputError: no ``model.zip`` in ``log_dir``. ValueError: it cannot be read, or an option
+        given again disagrees with the run.
+    """
+    from simulo_envs.training.sb3_train import read_sb3_infos
+
+    path = os.path.join(log_dir, "model.zip")
+    if not os.path.isfile(path):
+        raise OutputError(f"--resume: {log_dir!r} holds no model.zip to continue from; name the run's folder "
+                          f"with --log-dir, or leave out --resume to start a new run")
+    infos = read_sb3_infos(path)
+    config = infos["train_config"]
+    run_kwargs = dict(config.get("env_kwargs", {}))
+    for option, given, saved in (("--env-id", args.env_id, infos["env_id"]), ("--algo", args.algo, infos["algo"]),
+                                 ("--seed", args.seed, infos.get("seed", 0)),
+                                 *((f"--{key.replace('_', '-')}", value, run_kwargs.get(key))
+                                   for key, value in env_kwargs.items())):
+        if given is not None and given != saved:
+            raise ValueError(f"--resume: {path!r} trained with {option} {saved}, not {given}: a resumed run "
+                             f"keeps its settings (leave {option} out)")
+    args.env_id, args.algo, args.seed = infos["env_id"], infos["algo"], infos.get("seed", 0)
+    args.num_envs = config["num_envs"] if args.num_envs is None else args.num_envs
+    args.total_timesteps = config["total_timesteps"] if args.total_timesteps is None else args.total_timesteps
+    env_kwargs.update(run_kwargs)
+
+
 def main(argv=None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -106,11 +140,15 @@ def main(argv=None) -> None:
     if args.resume and args.overwrite:
         parser.error("--resume continues the run in the log folder and --overwrite deletes it: give one")
     torch.set_num_threads(args.torch_threads)
-    log_dir = args.log_dir or os.path.join("runs", "sb3", args.env_id.replace(":", "."), f"seed{args.seed}")
+    log_dir = args.log_dir or os.path.join("runs", "sb3", (args.env_id or DEFAULT_ENV_ID).replace(":", "."),
+                                           f"seed{args.seed or 0}")
     try:
         import_task_modules(args.task_module)
         device = check_device(args.device)
         env_kwargs = {} if args.sim_backend is None else {"sim_backend": args.sim_backend}
+        if args.resume:
+            take_saved_run(args, log_dir, env_kwargs)
+        args.env_id, args.algo, args.seed = args.env_id or DEFAULT_ENV_ID, args.algo or "ppo", args.seed or 0
         vector_kwargs = {} if args.num_workers is None else {"num_workers": args.num_workers}
         if args.algo == "ppo":
             plan = plan_training(args.env_id, args.num_envs, args.total_timesteps, 1, env_kwargs, vector_kwargs)

@@ -52,13 +52,16 @@ class PropStateProtocol(Protocol, metaclass=_StaticProtocolMeta):
     """The live state of a prop: batched over envs, world frame, fresh tensors."""
 
     @property
-    def pose(self) -> torch.Tensor: ...
+    def pose(self) -> torch.Tensor:
+        """(num_envs, 7) ``[x, y, z, qw, qx, qy, qz]``, world frame, m."""
 
     @property
-    def linear_velocity(self) -> torch.Tensor: ...
+    def linear_velocity(self) -> torch.Tensor:
+        """(num_envs, 3) centre-of-mass velocity, world frame, m/s."""
 
     @property
-    def angular_velocity(self) -> torch.Tensor: ...
+    def angular_velocity(self) -> torch.Tensor:
+        """(num_envs, 3) angular velocity, world frame, rad/s."""
 
 
 @runtime_checkable
@@ -69,25 +72,35 @@ class PropProtocol(Protocol, metaclass=_StaticProtocolMeta):
     """
 
     @property
-    def shape(self) -> PrimitiveShape: ...
+    def shape(self) -> PrimitiveShape:
+        """The primitive shape the prop spawns (its pose: the env-local spawn pose)."""
 
     @property
-    def name(self) -> Optional[str]: ...
+    def name(self) -> Optional[str]:
+        """The prop's name: as authored, or the last segment of its path."""
 
     @property
-    def path(self) -> Optional[str]: ...
+    def path(self) -> Optional[str]:
+        """The prototype's prim path (``"/World/Block"``; env ``i``'s clone: ``/World/envs/env_{i}/Block``); None
+        before it is added."""
 
     @property
-    def state(self) -> PropStateProtocol: ...
+    def state(self) -> PropStateProtocol:
+        """The live state (``PropStateProtocol``). Raises RuntimeError before the prop is attached."""
 
     @property
-    def default_pose(self) -> torch.Tensor: ...
+    def default_pose(self) -> torch.Tensor:
+        """(num_envs, 7) spawn pose per env, world frame (the shape's pose plus the env's origin)."""
 
-    def set_pose(self, pose, env_ids=None) -> None: ...
+    def set_pose(self, pose, env_ids=None) -> None:
+        """Teleport ``env_ids`` (None: all) to ``pose`` ((N, 7), world frame). Raises ValueError on a bad shape or
+        id."""
 
-    def set_velocity(self, velocity, env_ids=None) -> None: ...
+    def set_velocity(self, velocity, env_ids=None) -> None:
+        """Set ``[vx, vy, vz, wx, wy, wz]`` ((N, 6), world frame, m/s and rad/s) of ``env_ids`` (None: all)."""
 
-    def reset(self, env_ids=None) -> None: ...
+    def reset(self, env_ids=None) -> None:
+        """Back to ``default_pose`` at rest in ``env_ids`` (None: all)."""
 
 
 class PropState:

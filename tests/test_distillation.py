@@ -191,9 +191,13 @@ def test_ctrl_c_saves_the_students_last_iteration_which_evaluates_and_resumes(tm
     summary = evaluate(os.path.join(log_dir, "model_0.pt"), 1, env_kwargs={"max_episode_steps": 3})
     assert summary["episodes"] == 1 and summary["provenance"]["env"]["env_kwargs"]["obs_mode"] == "rgb"
     monkeypatch.undo()
-    main([*STUDENT_ARGS, "--log-dir", log_dir, "--resume"])
+    main(["--log-dir", log_dir, "--resume", "--no-progress"])   # teacher, cameras, sizes and budget from the run
     out = capsys.readouterr().out
-    assert "(resumed)" in out and "trained 100 env steps" in out and f"checkpoint {log_dir}/model_final.pt" in out
+    assert "(resumed)" in out and "trained 50 env steps, 100 in all in " in out
+    assert f"checkpoint {log_dir}/model_final.pt" in out
+    infos = torch.load(os.path.join(log_dir, "model_final.pt"), weights_only=False)["infos"]
+    assert infos["train_config"]["cameras"] == ["base_camera"]
+    assert infos["train_config"]["env_kwargs"]["sensor_configs"] == {"width": 16, "height": 16}
 
 
 def test_a_student_log_folder_that_cannot_be_written_is_refused_before_any_work(tmp_path, capsys):

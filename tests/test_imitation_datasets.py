@@ -145,3 +145,12 @@ def test_set_iterations_counts_like_the_iterations_option(push_dataset, tmp_path
         assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["iterations"] == expected
     _train_il("--dataset", push_dataset, "--out", str(tmp_path / "both"), "--set", "iterations=3", "--iterations", "2")
     assert "--iterations 2 and --set iterations=3 disagree" in capsys.readouterr().err
+    # a resumed run keeps its policy and observation kind and writes beside its checkpoint
+    checkpoint = os.path.join(tmp_path, "run3", "model_final.pt")
+    _train_il("--dataset", push_dataset, "--resume", checkpoint, "--policy", "diffusion", "--iterations", "5")
+    assert "trained with --policy bc, not diffusion" in capsys.readouterr().err
+    assert train_il.main(["--dataset", push_dataset, "--resume", checkpoint, "--iterations", "5", "--no-progress",
+                          "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert summary["iterations"] == 5 and summary["checkpoint"] == checkpoint
+    assert read_checkpoint(checkpoint)["config"]["policy"] == "bc"

@@ -76,9 +76,15 @@ def test_a_signal_saves_the_last_iteration_evaluates_and_resumes(tmp_path, capsy
     assert summary["episodes"] == 2 and summary["env_steps"] == 200
 
     monkeypatch.undo()
-    main([*ARGS, "--log-dir", log_dir, "--no-progress", "--resume"])
+    for option, value in (("--env-id", "FrankaLift-v1"), ("--randomization", "none"), ("--seed", "4")):   # kept
+        with pytest.raises(SystemExit) as refused:
+            main(["--log-dir", log_dir, "--resume", option, value])
+        assert refused.value.code == 2 and value in capsys.readouterr().err
+    main(["--log-dir", log_dir, "--no-progress", "--resume"])   # task, envs and budget from the run
     out = capsys.readouterr().out
-    assert "(resumed)" in out and "trained 300 env steps" in out and f"checkpoint {log_dir}/model_final.pt" in out
+    assert out.startswith("training FrankaReach-v1: 300 env steps = 3 PPO iterations x 4 envs x 25 steps")
+    assert "(resumed)" in out and "trained 100 env steps, 300 in all in " in out
+    assert f"checkpoint {log_dir}/model_final.pt" in out
     table = rows(log_dir)
     assert [r["iteration"] for r in table] == ["0", "1", "2"]
     assert [int(r["env_steps"]) for r in table] == [100, 200, 300]

@@ -78,6 +78,17 @@ def test_every_script_spells_the_scene_options_alike(script):
         parser.parse_args(required + ["--randomization", "heavy"])
 
 
+@pytest.mark.parametrize("script, args", [("train", ["--env-id", "FrankaLift-v1"]),
+                                          ("train_il", ["--dataset", "nowhere", "--obs", "state"])])
+def test_a_visual_preset_for_a_state_policy_is_refused_before_any_work(script, args, tmp_path, capsys):
+    with pytest.raises(SystemExit) as refused:
+        load_script(script).main([*args, "--randomization", "visual", "--out" if script == "train_il" else "--log-dir",
+                                  str(tmp_path / "run")])
+    assert refused.value.code == 2
+    assert "--randomization visual changes only what the cameras see" in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
 def test_an_imitation_spec_keeps_its_randomization():
     from simulo_envs.imitation.spec import PolicySpec, env_kwargs
 

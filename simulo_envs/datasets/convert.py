@@ -113,4 +113,5 @@ def joint_positions(env) -> np.ndarray:
 
 
 def as_tensor(actions: np.ndarray, env) -> torch.Tensor:
+    """``actions`` (N, A) as a contiguous float32 tensor on ``env``'s device."""
     return torch.from_numpy(np.ascontiguousarray(actions, dtype=np.float32)).to(env.unwrapped.device)

@@ -79,14 +79,17 @@ class Dataset:
     # ------------------------------------------------------------------ what the episodes share
     @property
     def env_id(self) -> str:
+        """The env that recorded the episodes (``DatasetSchema.env_id``)."""
         return self.schema.env_id
 
     @property
     def obs_mode(self) -> str:
+        """The env's observation mode while recording."""
         return self.schema.obs_mode
 
     @property
     def control_mode(self) -> str:
+        """The control mode the actions are in."""
         return self.schema.control_mode
 
     @property
@@ -96,18 +99,22 @@ class Dataset:
 
     @property
     def robot_type(self) -> str:
+        """The robot's name as LeRobot's ``info.json`` records it (``so_follower``, ``panda``)."""
         return self.schema.robot_type
 
     @property
     def task(self) -> str:
+        """The one-sentence instruction every episode carries (LeRobot's task string)."""
         return self.schema.task
 
     @property
     def state_names(self) -> tuple:
+        """The names of ``observation.state``'s columns, in order."""
         return self.schema.state_names
 
     @property
     def action_names(self) -> tuple:
+        """The names of ``action``'s columns, in order."""
         return self.schema.action_names
 
     @property
@@ -124,6 +131,7 @@ class Dataset:
 
     @property
     def num_frames(self) -> int:
+        """Frames (env steps) of every episode together."""
         return int(self.lengths.sum())
 
     @property

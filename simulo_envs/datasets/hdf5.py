@@ -147,10 +147,12 @@ class HDF5Writer:
 
     @property
     def num_episodes(self) -> int:
+        """Episodes written so far."""
         return len(self._json["episodes"])
 
     @property
     def num_frames(self) -> int:
+        """Frames (env steps) written so far, all episodes together."""
         return sum(int(e["elapsed_steps"]) for e in self._json["episodes"])
 
     def add(self, episode: Episode) -> int:

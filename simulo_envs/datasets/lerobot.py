@@ -190,6 +190,7 @@ def write_tasks(path: str, tasks: list[str]) -> None:
 
 
 def read_tasks(root: str) -> list[str]:
+    """The task strings of the LeRobot v3.0 dataset at ``root`` (``meta/tasks.parquet``), in task-index order."""
     import pyarrow.parquet as pq
 
     path = os.path.join(root, TASKS_PATH)

@@ -110,10 +110,12 @@ class LeRobotWriter:
 
     @property
     def num_episodes(self) -> int:
+        """Episodes written so far (``meta/info.json``'s ``total_episodes``)."""
         return int(self.info["total_episodes"])
 
     @property
     def num_frames(self) -> int:
+        """Frames written so far, all episodes together (``total_frames``)."""
         return int(self.info["total_frames"])
 
     # ------------------------------------------------------------------ writing

@@ -61,6 +61,7 @@ class RecordingOptions:
 
     @property
     def changes_anything(self) -> bool:
+        """True when any option differs from its default (the recording differs from the env's own schema)."""
         return self != RecordingOptions()
 
 

@@ -78,6 +78,7 @@ class Recorded:
 
     @property
     def length(self) -> int:
+        """The episode's env steps (rows of ``actions``)."""
         return int(self.actions.shape[0])
 
 

@@ -48,6 +48,7 @@ class RealRobotFrames:
 
     @property
     def agent(self):
+        """The wrapped env's agent (its joints and units)."""
         return self.env.agent
 
     def schema(self, schema: DatasetSchema) -> DatasetSchema:

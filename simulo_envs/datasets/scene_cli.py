@@ -19,7 +19,10 @@ import argparse
 from simulo_envs.datasets.cli import add_camera_size_option, camera_kwargs
 from simulo_envs.envs.randomization_presets import RANDOMIZATION_PRESETS
 
-__all__ = ["add_scene_options", "add_randomization_option", "scene_kwargs"]
+__all__ = ["add_scene_options", "add_randomization_option", "scene_kwargs", "check_policy_sees_randomization"]
+
+VISUAL_PRESETS = ("visual", "visual_v1")
+"""The presets that add only what cameras see to the task's own table."""
 
 
 def add_randomization_option(parser: argparse.ArgumentParser) -> None:
@@ -42,3 +45,16 @@ def scene_kwargs(args: argparse.Namespace) -> dict:
     if getattr(args, "randomization", None) is not None:
         kwargs["randomization"] = args.randomization
     return kwargs
+
+
+def check_policy_sees_randomization(randomization, reads_images: bool) -> None:
+    """Refuse a visual preset for a policy that reads no image: it would train (and record) a
+    setting that changes nothing the policy sees.
+
+    Raises:
+        ValueError: ``randomization`` is ``"visual"`` or ``"visual_v1"`` and ``reads_images`` is False.
+    """
+    if randomization in VISUAL_PRESETS and not reads_images:
+        raise ValueError(f"--randomization {randomization} changes only what the cameras see, and a state policy "
+                         f"reads no image: train it under --randomization default (the same physics), or train a "
+                         f"policy that reads images (train_il.py --obs rgb, or an image student: train.py --teacher)")

@@ -145,10 +145,12 @@ class DatasetSchema:
 
     @property
     def state_dim(self) -> int:
+        """Width of ``observation.state`` (``len(state_names)``)."""
         return len(self.state_names)
 
     @property
     def action_dim(self) -> int:
+        """Width of ``action`` (``len(action_names)``)."""
         return len(self.action_names)
 
     @property

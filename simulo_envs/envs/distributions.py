@@ -38,9 +38,14 @@ class Distribution:
     """Base class: ``sample(gen, shape)`` -> float64 ``shape``; ``support(shape)`` -> (low, high)."""
 
     def sample(self, gen: np.random.Generator, shape: tuple) -> np.ndarray:  # pragma: no cover - abstract
+        """``shape``-shaped float64 draws from ``gen``."""
         raise NotImplementedError
 
     def support(self, shape: tuple) -> tuple[np.ndarray, np.ndarray]:  # pragma: no cover - abstract
+        """``(low, high)``, each ``shape``-shaped: the smallest box holding every draw.
+
+        Raises:
+            ValueError: a parameter whose shape does not broadcast to ``shape``."""
         raise NotImplementedError
 
     def check(self, shape: tuple) -> None:

@@ -112,10 +112,12 @@ class ILConfig:
                              "Policy settings")
 
     def to_dict(self) -> dict:
+        """The hyperparameters as plain data (a checkpoint's ``config``)."""
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: dict) -> "ILConfig":
+        """The config ``to_dict`` wrote. Raises TypeError on an unknown name."""
         return cls(**data)
 
     def replace(self, **overrides) -> "ILConfig":

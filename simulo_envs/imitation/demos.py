@@ -77,6 +77,7 @@ class Demonstrations:
 
     @property
     def frames(self) -> int:
+        """Frames (env steps) of every episode together."""
         return sum(len(e) for e in self.episodes)
 
     def subset(self, count: int) -> "Demonstrations":

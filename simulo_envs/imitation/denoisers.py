@@ -101,6 +101,8 @@ class ConditionalUnet1D(nn.Module):
         self.time_divisor = 2 ** (len(down_dims) - 1)
 
     def forward(self, chunk: torch.Tensor, steps: torch.Tensor, cond: torch.Tensor) -> torch.Tensor:
+        """The predicted noise (B, Tp, A) of ``chunk`` (B, Tp, A) at diffusion ``steps`` (B,), conditioned on
+        ``cond`` (B, C)."""
         film = torch.cat([self.step(steps), cond], dim=1)
         x = chunk.transpose(1, 2)                       # (B, A, Tp): time is the convolution axis
         skips = []
@@ -132,6 +134,8 @@ class MLPDenoiser(nn.Module):
         self.out = nn.Sequential(nn.LayerNorm(hidden), nn.Linear(hidden, pred_horizon * action_dim))
 
     def forward(self, chunk: torch.Tensor, steps: torch.Tensor, cond: torch.Tensor) -> torch.Tensor:
+        """The predicted noise (B, Tp, A) of ``chunk`` (B, Tp, A) at diffusion ``steps`` (B,), conditioned on
+        ``cond`` (B, C)."""
         x = self.inp(torch.cat([chunk.flatten(1), self.step(steps), cond], dim=1))
         for block in self.blocks:
             x = x + block(torch.cat([x, cond], dim=1))

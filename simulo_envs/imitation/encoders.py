@@ -55,6 +55,7 @@ class Normalizer(nn.Module):
         self.register_buffer("action_half_range", ((high - low) / 2).clamp_min(ACTION_RANGE_FLOOR))
 
     def state(self, state: torch.Tensor) -> torch.Tensor:
+        """``state`` (..., S) standardised by the demonstrations' mean and std."""
         return (state - self.state_mean) / self.state_std
 
     def action(self, actions: torch.Tensor) -> torch.Tensor:
@@ -102,6 +103,7 @@ class ConvEncoder(nn.Module):
         self.feature_dim = feature_dim
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
+        """Features (B, F) of ``images`` (B, C, H, W): uint8 0-255, or float already in [-0.5, 0.5]."""
         x = images.to(torch.float32) / 255.0 - 0.5 if images.dtype == torch.uint8 else images
         return self.head(self.convs(x).flatten(1))
 
@@ -127,6 +129,7 @@ class KeypointEncoder(nn.Module):
         self.feature_dim = feature_dim
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
+        """Features (B, F) of ``images`` (B, C, H, W): uint8 0-255, or float already in [-0.5, 0.5]."""
         x = images.to(torch.float32) / 255.0 - 0.5 if images.dtype == torch.uint8 else images
         return self.head(spatial_softmax(self.convs(x)).flatten(1))
 
@@ -205,6 +208,10 @@ class ObsEncoder(nn.Module):
         return torch.cat(parts, dim=-1).flatten(1)
 
     def forward(self, state: torch.Tensor, image: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """The condition (B, C) of ``state`` (B, To, S) and, for an image policy, ``image`` (B, To, 3K, H, W) uint8.
+
+        Raises:
+            ValueError: an image policy called without ``image``."""
         features = None
         if self.image is not None:
             if image is None:

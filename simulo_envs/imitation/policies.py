@@ -102,6 +102,9 @@ class BCPolicy(nn.Module):
     @torch.no_grad()
     def plan(self, state: torch.Tensor, image: Optional[torch.Tensor] = None,
              generator: Optional[torch.Generator] = None) -> torch.Tensor:
+        """The actions (B, action_horizon, A) to run next, in the env's action units, from the last ``obs_horizon``
+        observations ``state`` (B, To, S) (and ``image`` (B, To, 3K, H, W) uint8 for an image policy);
+        ``generator`` seeds the sampling noise."""
         chunk = self.normalizer.unaction(self._forward(state, image).clamp(-1, 1))
         start = self.config.obs_horizon - 1
         return chunk[:, start:start + self.config.action_horizon]
@@ -215,6 +218,9 @@ class DiffusionPolicy(nn.Module):
     @torch.no_grad()
     def plan(self, state: torch.Tensor, image: Optional[torch.Tensor] = None,
              generator: Optional[torch.Generator] = None) -> torch.Tensor:
+        """The actions (B, action_horizon, A) to run next, in the env's action units, from the last ``obs_horizon``
+        observations ``state`` (B, To, S) (and ``image`` (B, To, 3K, H, W) uint8 for an image policy);
+        ``generator`` seeds the sampling noise."""
         cond = self.encoder(state, image)
         config = self.config
         chunk = torch.randn(len(state), config.pred_horizon, self.spec.action_dim, generator=generator)

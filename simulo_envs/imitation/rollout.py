@@ -70,6 +70,8 @@ class ChunkRunner:
 
     @torch.no_grad()
     def act(self, state: torch.Tensor, image: Optional[torch.Tensor], fresh: torch.Tensor) -> torch.Tensor:
+        """One action (N, A) per env: the next of its planned chunk, planned anew when the chunk is spent or the
+        env's episode is ``fresh`` (N,) bool (its observation history starts again)."""
         if self.state is None:
             fresh = torch.ones(self.num_envs, dtype=torch.bool)
         self.state = self._remember(self.state, state, fresh)

@@ -57,6 +57,7 @@ class OutputInUse(RuntimeError):
 
 @dataclass
 class TrainResult:
+    """What ``train`` did (counts and seconds include a resumed run's earlier sessions)."""
     checkpoint: str       # model_final.pt (or the interrupt's checkpoint)
     iterations: int       # gradient steps done in total (resumed ones included)
     wall_s: float         # training seconds in total (resumed ones included)

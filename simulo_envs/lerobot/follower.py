@@ -123,6 +123,7 @@ class SimFollower:
     # ------------------------------------------------------------------ lifecycle
     @property
     def is_open(self) -> bool:
+        """True between ``open`` and ``close`` (the env is built)."""
         return self.env is not None
 
     def open(self) -> None:
@@ -142,6 +143,7 @@ class SimFollower:
             self.picture(cam.name)
 
     def close(self) -> None:
+        """Close the env (a no-op when closed); ``open`` builds it again."""
         if self.env is not None:
             self.env.close()
             self.env = None

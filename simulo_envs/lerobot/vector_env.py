@@ -223,6 +223,7 @@ class LeRobotVectorEnv(VectorEnv):
 
     @property
     def unwrapped(self):
+        """This env itself (Gymnasium's ``unwrapped``: no wrapper below it)."""
         return self
 
     @property

@@ -56,10 +56,13 @@ class SimConfig:
             --isolation`` measures it). In a shared system envs couple at float-noise level
             (about 1e-6 per step, growing in contact; measured on SAPIEN 3.0.3).
         step_threads: with ``isolate_envs``, threads stepping the per-env systems at once
-            (``simulo_envs/sim/system_stepper.py``); 0 (default): one per CPU core the process
-            may use, at most ``num_envs``; 1: the calling thread only. Results are bit-identical
-            whatever the count. Ignored without ``isolate_envs`` (one system steps on one
-            thread; ``num_threads`` gives it PhysX worker threads).
+            (``simulo_envs/sim/system_stepper.py``); 0 (default): chosen by measurement, the
+            stepper times its steps on one thread and on one per CPU core the process may use
+            (at most ``num_envs``) and keeps the faster, probing the other every 50 steps
+            (threads pay only where a core is free); 1: the calling thread only; k > 1: k
+            threads. Results are bit-identical whatever the count. Ignored without
+            ``isolate_envs`` (one system steps on one thread; ``num_threads`` gives it PhysX
+            worker threads).
         sleep_threshold: mass-normalised kinetic energy [m^2/s^2] below which a body may sleep.
         enable_pcm / enable_tgs / enable_ccd / enable_enhanced_determinism /
             enable_friction_every_iteration: PhysX scene flags (persistent contact manifolds, the

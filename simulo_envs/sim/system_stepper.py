@@ -8,6 +8,16 @@ different scenes may be accessed from different threads). So the systems are han
 ``threads`` threads, each taking the next unstepped system until none is left (a thread the OS
 delays holds up at most one system).
 
+Threads pay only where a core is free for them: each step hands work to the pool and waits for
+its last system, and a pool thread that the OS preempts for another process's time slice holds
+the whole step up for that slice. Measured on 2 cores with one core busy with other work (SAPIEN
+3.0.3, FrankaLift-v1 at 16 envs): two threads ran 0.64x the shared system's env steps/s where
+one thread ran 0.88x. So by default (``threads=0``) the stepper chooses by measurement: it times
+its own steps (wall clock per system and substep) on one thread and on one thread per usable
+core, alternating until each has ``AUTO_WINDOW // 2 + 1`` timings, then steps with whichever has
+the lower median of its last ``AUTO_WINDOW`` timings, and every ``AUTO_PROBE_INTERVAL`` steps
+takes one step with the other, so the choice follows the machine's load as it changes.
+
 Results do not depend on the thread count: a system's step reads and writes only that system,
 its PhysX solve runs on the thread that calls ``step`` (``SimConfig.num_threads = 0``), and each
 system is stepped by one thread at a time, its substeps in order. Stepping system by system
@@ -18,12 +28,21 @@ data in the CPU cache (about 10 % less physics time at 16 and 64 envs, measured 
 
 from __future__ import annotations
 
+import collections
 import os
+import statistics
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
-__all__ = ["SystemStepper", "usable_cores"]
+__all__ = ["AUTO_PROBE_INTERVAL", "AUTO_WINDOW", "SystemStepper", "usable_cores"]
+
+AUTO_WINDOW = 5
+"""Timings per thread count whose median decides the automatic choice."""
+
+AUTO_PROBE_INTERVAL = 50
+"""Steps between two probes of the thread count not chosen (automatic choice)."""
 
 
 def usable_cores() -> int:
@@ -36,28 +55,60 @@ def usable_cores() -> int:
 
 
 class SystemStepper:
-    """Steps a list of independent PhysX CPU systems, on ``threads`` threads at once.
+    """Steps a list of independent PhysX CPU systems, on one thread or several at once.
 
     Args:
         systems: the systems (one per env with ``isolate_envs``).
-        threads: threads stepping at once, >= 1 (the calling thread is one of them); capped at
-            ``len(systems)``. 1 steps every system on the calling thread.
+        threads: threads stepping at once, >= 0 (the calling thread is one of them), capped at
+            ``len(systems)``: 1 steps every system on the calling thread; 0 (automatic) chooses
+            between 1 and ``usable_cores()`` by timing the steps (module docstring).
+        clock: seconds, monotonic (``time.perf_counter``; a test may pass its own).
+
+    ``threads`` (attribute): the count the last step used. ``automatic``: whether it is chosen
+    by measurement. ``timings``: ``{count: deque of seconds per system and substep}``, the
+    automatic choice's last ``AUTO_WINDOW`` timings per count (empty when fixed).
     """
 
-    def __init__(self, systems: Sequence, threads: int):
+    def __init__(self, systems: Sequence, threads: int = 0, clock: Callable[[], float] = time.perf_counter):
         self.systems = list(systems)
-        self.threads = max(1, min(int(threads), len(self.systems)))
+        self.automatic = int(threads) == 0
+        most = max(1, min(usable_cores() if self.automatic else int(threads), len(self.systems)))
+        self.threads = 1 if self.automatic else most
+        self._counts = (1, most) if self.automatic and most > 1 else (self.threads,)
+        self.automatic = len(self._counts) > 1
+        self.timings = {count: collections.deque(maxlen=AUTO_WINDOW) for count in self._counts} if self.automatic else {}
+        self._clock = clock
+        self._steps = 0
         self._pool: Optional[ThreadPoolExecutor] = None
-        if self.threads > 1:
-            self._pool = ThreadPoolExecutor(self.threads - 1, thread_name_prefix="simulo-physx")
+        self._pool_size = max(self._counts) - 1
         self._lock = threading.Lock()
+
+    def _choose(self) -> int:
+        """The thread count for the next step (automatic choice; module docstring)."""
+        fewest = min(self._counts, key=lambda count: len(self.timings[count]))
+        if len(self.timings[fewest]) <= AUTO_WINDOW // 2:
+            return fewest
+        best = min(self._counts, key=lambda count: statistics.median(self.timings[count]))
+        if self._steps % AUTO_PROBE_INTERVAL == 0:
+            return next(count for count in self._counts if count != best)
+        return best
 
     def step(self, substeps: int = 1) -> None:
         """Advance every system by ``substeps`` PhysX steps (each system's substeps in order).
 
         Raises the first exception a system's step raised, after every thread has finished."""
+        if not self.automatic:
+            self._step_on(self.threads, substeps)
+            return
+        self._steps += 1
+        count = self.threads = self._choose()
+        start = self._clock()
+        self._step_on(count, substeps)
+        self.timings[count].append((self._clock() - start) / (len(self.systems) * substeps))
+
+    def _step_on(self, threads: int, substeps: int) -> None:
         systems = self.systems
-        if self._pool is None:
+        if threads == 1:
             if substeps == 1:
                 for system in systems:
                     system.step()
@@ -66,6 +117,8 @@ class SystemStepper:
                     for _ in range(substeps):
                         system.step()
             return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self._pool_size, thread_name_prefix="simulo-physx")
         order = iter(range(len(systems)))
 
         def work() -> None:
@@ -78,7 +131,7 @@ class SystemStepper:
                 for _ in range(substeps):
                     system.step()
 
-        futures = [self._pool.submit(work) for _ in range(self.threads - 1)]
+        futures = [self._pool.submit(work) for _ in range(threads - 1)]
         error = None
         try:
             work()
@@ -93,9 +146,10 @@ class SystemStepper:
             raise error
 
     def close(self) -> None:
-        """Stop the threads (the systems stay usable on the calling thread)."""
+        """Stop the threads (the systems stay usable, stepped on the calling thread)."""
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
-            self.threads = 1
-
+        self.threads = 1
+        self.automatic = False
+        self._counts = (1,)

@@ -68,6 +68,8 @@ class ImageCNNModel(CNNModel):
         self.shift = shift
 
     def get_latent(self, obs: TensorDict, masks=None, hidden_state=None) -> torch.Tensor:
+        """The MLP's input (B, F): each camera's CNN features (random-shift augmented in training) and the
+        normalised proprioception."""
         augment = self.shift > 0 and self.training and not torch.is_inference_mode_enabled()
         images = {}
         for group in self.obs_groups_2d:

@@ -68,7 +68,7 @@ from simulo_envs.training.start_states import check_start_states
 from simulo_envs.training.task_lookup import import_task_modules, resolve_task, train_config_for
 
 __all__ = ["import_task_modules", "resolve_task", "train_config_for", "plan_training", "TrainPlan", "TrainResult",
-           "SetupError", "train", "make_rsl_env", "resume_infos", "describe_result"]
+           "SetupError", "train", "make_rsl_env", "resume_infos", "describe_result", "SavedRun", "saved_run"]
 
 
 def __getattr__(name: str):
@@ -105,14 +105,17 @@ class TrainPlan:
 
     @property
     def envs_per_rank(self) -> int:
+        """Envs each rank builds (``num_envs / world_size``)."""
         return self.num_envs // self.world_size
 
     @property
     def steps_per_iteration(self) -> int:
+        """Env steps of one iteration, all ranks (``num_envs x steps_per_env``)."""
         return self.num_envs * self.steps_per_env
 
     @property
     def env_steps(self) -> int:
+        """Env steps the plan trains, all ranks (whole iterations)."""
         return self.iterations * self.steps_per_iteration
 
     def summary(self) -> dict:
@@ -219,8 +222,47 @@ def describe_result(result: TrainResult) -> str:
         return f"interrupted by {result.interrupted} {where}: saved {result.checkpoint}; continue with --resume"
     success = ("no training episode finished" if result.success_once is None
                else f"training success (last 100 episodes) {result.success_once:.2f}")
-    return (f"trained {result.env_steps:,} env steps in {result.wall_s:.0f} s ({result.steps_per_second:,.0f} "
-            f"steps/s); {success}; checkpoint {result.checkpoint}")
+    total = f", {result.env_steps:,} in all" if result.session_steps != result.env_steps else ""
+    return (f"trained {result.session_steps:,} env steps{total} in {result.wall_s:.0f} s "
+            f"({result.steps_per_second:,.0f} steps/s); {success}; checkpoint {result.checkpoint}")
+
+
+@dataclass(frozen=True)
+class SavedRun:
+    """What a run in a log folder was trained with, read from its latest checkpoint: what a resumed
+    training takes when the command line does not say it again (``saved_run``)."""
+
+    checkpoint: str
+    env_id: str
+    num_envs: int
+    total_timesteps: int            # the budget the run was planned with (env steps, all ranks)
+    env_kwargs: dict                # the env the run trained in (task defaults and command-line settings)
+    seed: int = 0
+    teacher: Optional[str] = None   # a distilled student's teacher checkpoint
+    cameras: Optional[list] = None  # the cameras a student reads (None: every sensor camera)
+
+
+def saved_run(log_dir: str) -> SavedRun:
+    """The settings of the run in ``log_dir`` (its latest checkpoint, ``latest_checkpoint``).
+
+    Raises:
+        OutputError: ``log_dir`` holds no checkpoint. SetupError: the checkpoint cannot be read or
+            does not record its training config (written by an older version).
+    """
+    path = latest_checkpoint(log_dir)
+    if path is None:
+        raise OutputError(f"--resume: {log_dir!r} holds no checkpoint (model_<iteration>.pt) to continue from; "
+                          f"name the run's folder with --log-dir, or leave out --resume to start a new run")
+    try:
+        infos = torch.load(path, weights_only=False, map_location="cpu").get("infos") or {}
+    except Exception as error:  # a file torch cannot read
+        raise SetupError(f"--resume: {path!r} cannot be read: {error}") from None
+    config = infos.get("train_config")
+    if not isinstance(config, dict) or "env_id" not in infos or "num_envs" not in config:
+        raise SetupError(f"--resume: {path!r} does not record its training config (written by an older version)")
+    teacher = config.get("teacher", {}).get("checkpoint") if isinstance(config.get("teacher"), dict) else None
+    return SavedRun(path, infos["env_id"], int(config["num_envs"]), int(config["total_timesteps"]),
+                    dict(config.get("env_kwargs", {})), int(infos.get("seed", 0)), teacher, config.get("cameras"))
 
 
 def resume_infos(log_dir: str, plan: TrainPlan, device: str = "cpu") -> tuple[str, dict]:

@@ -247,7 +247,8 @@ def describe_off_policy_result(result: SB3Result) -> str:
                 f"{result.checkpoint}; continue with --resume (the replay buffer is refilled first)")
     success = ("no training episode finished" if result.success_once is None
                else f"training success (last 100 episodes) {result.success_once:.2f}")
-    return (f"trained {result.env_steps:,} env steps and {grads} in {result.wall_s:.0f} s "
+    total = f" ({result.env_steps:,} and {grads} in all)" if result.session_steps != result.env_steps else f" and {grads}"
+    return (f"trained {result.session_steps:,} env steps{total} in {result.wall_s:.0f} s "
             f"({result.steps_per_second:,.0f} env steps/s); {success}; checkpoint {result.checkpoint}")
 
 

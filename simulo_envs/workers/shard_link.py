@@ -101,6 +101,8 @@ class ShardResources:
         self.fault_paths: list[str] = []
 
     def shutdown(self, grace: float = 5.0) -> None:
+        """Ask every worker to exit, wait up to ``grace`` seconds in all, terminate (then kill) the ones left, and
+        close the pipes and shared memory."""
         for conn, process in zip(self.conns, self.processes):
             if process.is_alive():
                 try:

@@ -117,12 +117,14 @@ def note(exc: BaseException, text: str) -> None:
 
 
 def put(tree: dict, keys: tuple, value: Any) -> None:
+    """Set ``tree[keys[0]][keys[1]]...`` to ``value``, making the nested dicts on the way."""
     for key in keys[:-1]:
         tree = tree.setdefault(key, {})
     tree[keys[-1]] = value
 
 
 def leaf_items(tree: Any, prefix: tuple = ()):
+    """``(key path, leaf)`` of every non-dict value of a nested dict ``tree``, depth first."""
     if isinstance(tree, dict):
         for key, value in tree.items():
             yield from leaf_items(value, prefix + (key,))
@@ -131,6 +133,7 @@ def leaf_items(tree: Any, prefix: tuple = ()):
 
 
 def map_leaves(tree: Any, fn) -> Any:
+    """A copy of the nested dict ``tree`` with ``fn`` applied to every leaf."""
     if isinstance(tree, dict):
         return {k: map_leaves(v, fn) for k, v in tree.items()}
     return fn(tree)

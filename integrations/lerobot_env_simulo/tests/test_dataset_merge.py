@@ -4,18 +4,19 @@ tools: a dataset written by LeRobot's ``LeRobotDataset.create/add_frame/save_epi
 ``<motor>.pos`` features in degrees and 0..100, a front and a wrist camera, no ``next.*``; synthetic
 values, since nothing can be downloaded) and ours, collected with ``--fps 30 --camera
 front=base_camera:64x48 --camera wrist=wrist_camera:64x48 --no-next``, merge with ``lerobot-edit-dataset --operation.type merge``; LeRobot reads our episodes
-in the merge with the values we wrote, and ``lerobot-train`` trains on it."""
+in the merge with the values we wrote, and ``lerobot-train`` trains on it. Our script and LeRobot's
+commands run in this process (``integrations/tests/lerobot_commands.py``): what is checked is what
+they write, not their interpreter's start."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
-import subprocess
-import sys
 
 import numpy as np
-import pytest
+import torch
+from lerobot_commands import REPO, run
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 CAMERAS = {"front": "base_camera", "wrist": "wrist_camera"}
 NAMES = ["shoulder_pan.pos", "shoulder_lift.pos", "elbow_flex.pos", "wrist_flex.pos", "wrist_roll.pos", "gripper.pos"]
 HEIGHT, WIDTH = 48, 64
@@ -26,16 +27,17 @@ TINY_ACT = ["--policy.type=act", "--policy.pretrained_backbone_weights=null", "-
 """A small ACT (no pretrained backbone: nothing can be downloaded)."""
 
 
-def command(args: list, cwd: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")
-    proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
-    if proc.returncode != 0:
-        pytest.fail(f"{' '.join(map(str, args))} exited {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}")
-    return proc
-
-
-def tool(name: str) -> str:
-    return os.path.join(os.path.dirname(sys.executable), name)
+def collect_demos(*args: str) -> None:
+    """``scripts/collect_demos.py`` with ``args``, by its ``main`` in this process (it sets torch's
+    thread count: given back)."""
+    spec = importlib.util.spec_from_file_location("collect_demos_script", os.path.join(REPO, "scripts", "collect_demos.py"))
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    threads = torch.get_num_threads()
+    try:
+        assert script.main(list(args)) == 0
+    finally:
+        torch.set_num_threads(threads)
 
 
 def real_recording(root: str) -> None:
@@ -71,14 +73,13 @@ def test_sim_demos_merge_with_a_real_recording_and_train(tmp_path, monkeypatch):
     from simulo_envs.datasets import load_dataset
 
     sim, real, merged = str(tmp_path / "sim"), str(tmp_path / "real"), str(tmp_path / "merged")
-    command([sys.executable, os.path.join(REPO, "scripts", "collect_demos.py"), "--env-id", "SO101Lift-v1",
-             "--num-episodes", "2", "--num-envs", "2", "--obs-mode", "rgb", "--format", "lerobot", "--out", sim,
-             "--fps", "30", *[f"--camera={name}={sensor}:{WIDTH}x{HEIGHT}" for name, sensor in CAMERAS.items()],
-             "--no-next", "--no-progress"], cwd=REPO)
+    collect_demos("--env-id", "SO101Lift-v1", "--num-episodes", "2", "--num-envs", "2", "--obs-mode", "rgb",
+                  "--format", "lerobot", "--out", sim, "--fps", "30",
+                  *[f"--camera={name}={sensor}:{WIDTH}x{HEIGHT}" for name, sensor in CAMERAS.items()],
+                  "--no-next", "--no-progress")
     real_recording(real)
-    command([tool("lerobot-edit-dataset"), "--new_repo_id=local/merged", f"--new_root={merged}",
-             "--operation.type=merge", "--operation.repo_ids=['local/real_so101', 'local/sim']",
-             f"--operation.roots=['{real}', '{sim}']"], cwd=str(tmp_path))
+    run("lerobot-edit-dataset", "--new_repo_id=local/merged", f"--new_root={merged}", "--operation.type=merge",
+        "--operation.repo_ids=['local/real_so101', 'local/sim']", f"--operation.roots=['{real}', '{sim}']")
     ds = LeRobotDataset("local/merged", root=merged, video_backend="pyav")
     ours = load_dataset(sim)
     assert ds.meta.total_episodes == 4 and ds.meta.robot_type == "so_follower" and ds.fps == 30
@@ -95,7 +96,11 @@ def test_sim_demos_merge_with_a_real_recording_and_train(tmp_path, monkeypatch):
             image = frames[0][f"observation.images.{camera}"].numpy()  # (3, H, W) in [0, 1]
             mine = ours[k].images[camera][0].numpy().transpose(2, 0, 1) / 255.0
             assert image.shape == (3, HEIGHT, WIDTH) and np.abs(image - mine).mean() < 0.02
-    command([tool("lerobot-train"), "--dataset.repo_id=local/merged", f"--dataset.root={merged}",
-             "--dataset.video_backend=pyav", *TINY_ACT, "--steps=2", "--batch_size=4", "--num_workers=0",
-             "--save_freq=2", f"--output_dir={tmp_path / 'train'}", "--wandb.enable=false"], cwd=str(tmp_path))
+    threads = torch.get_num_threads()
+    try:
+        run("lerobot-train", "--dataset.repo_id=local/merged", f"--dataset.root={merged}", "--dataset.video_backend=pyav",
+            *TINY_ACT, "--steps=2", "--batch_size=4", "--num_workers=0", "--save_freq=2",
+            f"--output_dir={tmp_path / 'train'}", "--wandb.enable=false")
+    finally:
+        torch.set_num_threads(threads)
     assert os.path.isdir(tmp_path / "train" / "checkpoints" / "000002" / "pretrained_model")
