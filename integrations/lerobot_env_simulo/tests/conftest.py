@@ -18,6 +18,10 @@ os.environ.setdefault("SIMULO_ENVS_CACHE_DIR", os.path.join(tempfile.gettempdir(
 sys.path.insert(0, os.path.join(REPO, "integrations", "tests"))  # lerobot_commands.py: LeRobot's commands in-process
 # Nothing is downloaded: LeRobot's hub client works from local files only.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# torch with one thread here and in the processes the tests start, unless the environment says
+# otherwise: these tests run beside the main suite's workers, so a second thread finds no free core
+# and its OpenMP threads spin while they wait (CPU time, no speed).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 @pytest.fixture(scope="session")
@@ -48,3 +52,12 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_torch_thread_per_run():
+    """torch on one thread from the first test on (it may have been imported before
+    ``OMP_NUM_THREADS`` was set)."""
+    import torch
+
+    torch.set_num_threads(1)

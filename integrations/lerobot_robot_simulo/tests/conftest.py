@@ -17,6 +17,10 @@ sys.path.insert(0, HERE)  # episodes.py, robot_cli.py
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tests"))  # lerobot_commands.py: LeRobot's commands in-process
 os.environ.setdefault("SIMULO_ENVS_CACHE_DIR", os.path.join(tempfile.gettempdir(), f"simulo_envs_test_cache_{os.getuid()}"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # nothing is downloaded
+# torch with one thread here and in the processes the tests start, unless the environment says
+# otherwise: these tests run beside the main suite's workers, so a second thread finds no free core
+# and its OpenMP threads spin while they wait (CPU time, no speed).
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 EXPERT_SEED = 0
 
@@ -48,3 +52,12 @@ def lerobot_logging():
     root.setLevel(logging.INFO)
     yield
     root.setLevel(level)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_torch_thread_per_run():
+    """torch on one thread from the first test on (it may have been imported before
+    ``OMP_NUM_THREADS`` was set)."""
+    import torch
+
+    torch.set_num_threads(1)
