@@ -23,10 +23,11 @@ name=value`` (``simulo_envs/imitation/config.py`` lists them, with units).
 
 ``--resume CHECKPOINT`` continues a run where its newest checkpoint left it, in the checkpoint's
 folder (unless ``--out``), with the policy, observation kind, cameras, randomization, seed,
-hyperparameters, iteration budget and ``--checkpoint-every`` the run was trained with; those
-options given again must agree with it (a ``--set`` too), except ``--iterations``, which may
-raise the budget, and ``--checkpoint-every``. A run whose budget is spent is refused before any
-work: give ``--iterations`` above what it did.
+demonstrations (``--num-demos``; another dataset's episodes are refused), hyperparameters,
+iteration budget and ``--checkpoint-every`` the run was trained with; those options given again
+must agree with it (a ``--set`` too), except ``--iterations``, which may raise the budget, and
+``--checkpoint-every``. A run whose budget is spent is refused before any work: give
+``--iterations`` above what it did.
 
 ``--randomization {default,none,visual,visual_v1}`` evaluates the policy (``--eval-episodes``, and later
 ``scripts/evaluate.py``) under that randomization preset: the checkpoint's policy spec keeps it.
@@ -158,6 +159,11 @@ def take_resumed_run(args: argparse.Namespace, overrides: dict) -> None:
             raise ValueError(f"--set {name}={value}: the run in {args.resume!r} trained with {name}={config[name]}, "
                              f"and a resumed run keeps its hyperparameters (leave --set {name} out, or start a new "
                              f"run in another --out)")
+    trained_on = raw["demos"].get("episodes")
+    if args.num_demos is not None and trained_on is not None and args.num_demos != trained_on:
+        raise ValueError(f"{args.resume!r} trained on {trained_on} episodes, not --num-demos {args.num_demos}: a "
+                         f"resumed run keeps its demonstrations (leave --num-demos out)")
+    args.num_demos = args.num_demos if trained_on is None else trained_on
     done, budget = int(raw["iteration"]), int(overrides.get("iterations", config["iterations"]))
     if budget <= done:
         asked = (f"its budget of {budget:,}" if "iterations" not in overrides

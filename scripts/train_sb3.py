@@ -23,8 +23,8 @@ from ``--eval-seed``, deterministic actions, terminations on: success = success 
 Writes ``--log-dir`` (default ``runs/sb3/<env-id>/seed<seed>``): ``run.json``, ``progress.csv``,
 ``model.zip`` (evaluate or film it with ``scripts/evaluate.py --checkpoint .../model.zip``) and
 ``evaluation.json``; ``--json`` prints the evaluation as one JSON line. One run per folder:
-``--resume`` continues the run there (its task, algorithm, number of envs, budget and backend
-and seed come from its ``model.zip``: ``--log-dir DIR --resume`` is enough; options given again must agree,
+``--resume`` continues the run there (its task, algorithm, number of envs, budget, backend,
+``--terminations`` and seed come from its ``model.zip``: ``--log-dir DIR --resume`` is enough; options given again must agree,
 except ``--total-timesteps``, which may raise the budget; a spent budget is refused before anything
 is printed), ``--overwrite`` deletes it first; a run stopped before it saved ``model.zip`` leaves
 nothing to keep, and the same command starts it again there. The folder and ``--device`` are
@@ -86,7 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="env steps (an upper bound: whole PPO iterations, or whole steps of the envs for "
                              "SAC and TD3); default: the task's train config")
     parser.add_argument("--max-minutes", type=float, default=None, help="wall-clock cap on training")
-    parser.add_argument("--terminations", action="store_true", help="keep the task's terminations in training")
+    parser.add_argument("--terminations", action="store_true", default=None,
+                        help="keep the task's terminations in training (with --resume: the run's choice)")
     parser.add_argument("--eval-episodes", type=int, default=100, help="0: no evaluation")
     parser.add_argument("--eval-seed", type=int, default=10_000)
     parser.add_argument("--log-dir", default=None, help="default runs/sb3/<env-id>/seed<seed>; one run per folder")
@@ -122,9 +123,11 @@ def main(argv=None) -> None:
         device = check_device(args.device)
         env_kwargs = {} if args.sim_backend is None else {"sim_backend": args.sim_backend}
         if args.resume:   # what the command line leaves out comes from the run's model.zip
-            given = {"--env-id": args.env_id, "--algo": args.algo, "--seed": args.seed, "--num-envs": args.num_envs}
+            given = {"--env-id": args.env_id, "--algo": args.algo, "--seed": args.seed, "--num-envs": args.num_envs,
+                     "--terminations": args.terminations}
             run = take_saved_run(log_dir, given, env_kwargs, library="sb3")
             args.env_id, args.algo, args.seed, args.num_envs = run.env_id, run.algo, run.seed, run.num_envs
+            args.terminations = run.terminations
             args.total_timesteps = run.total_timesteps if args.total_timesteps is None else args.total_timesteps
         args.env_id, args.algo, args.seed = args.env_id or DEFAULT_ENV_ID, args.algo or "ppo", args.seed or 0
         vector_kwargs = {} if args.num_workers is None else {"num_workers": args.num_workers}
@@ -155,7 +158,7 @@ def main(argv=None) -> None:
     try:
         result = train_sb3(plan, seed=args.seed, log_dir=log_dir, device=device, progress=not args.no_progress,
                            max_wall_s=None if args.max_minutes is None else args.max_minutes * 60,
-                           terminations=args.terminations, resume=args.resume, overwrite=args.overwrite,
+                           terminations=bool(args.terminations), resume=args.resume, overwrite=args.overwrite,
                            algorithm=OFF_POLICY_ALGORITHMS.get(args.algo, PPO_ALGORITHM))
     except (SetupError, ValueError) as error:
         parser.error(str(error))

@@ -153,7 +153,8 @@ def test_set_iterations_counts_like_the_iterations_option(push_dataset, tmp_path
     before = sorted(os.listdir(os.path.dirname(checkpoint)))
     for extra, message in (((), "already trained 3 iterations (its budget of 3): give --iterations above 3"),
                            (("--iterations", "2"), "--iterations 2 leaves nothing to train"),
-                           (("--set", "hidden=32", "--iterations", "5"), "--set hidden=32: the run in ")):
+                           (("--set", "hidden=32", "--iterations", "5"), "--set hidden=32: the run in "),
+                           (("--num-demos", "2", "--iterations", "5"), "trained on 3 episodes, not --num-demos 2")):
         _train_il("--dataset", push_dataset, "--resume", checkpoint, *extra)
         assert message in capsys.readouterr().err
     assert sorted(os.listdir(os.path.dirname(checkpoint))) == before

@@ -196,6 +196,8 @@ def test_a_resumed_run_compares_what_the_env_resolves_and_names_the_options(tmp_
             take_saved_run(log_dir, extra, dict(env_kwargs))
     student = _saved(tmp_path / "student", cameras=["base_camera"], teacher={"checkpoint": "tasks/so100_lift_ppo.pt"},
                      env_kwargs={"sensor_configs": {"width": 16, "height": 16}})
+    with pytest.raises(ValueError, match="trained without --terminations: a resumed run keeps its settings"):
+        take_saved_run(log_dir, {"--terminations": True}, {})
     with pytest.raises(ValueError, match="--cameras base_camera, not wrist_camera"):
         take_saved_run(student, {"--cameras": ["wrist_camera"]}, {})
     with pytest.raises(ValueError, match="--camera-size 16 16, not 32 32"):

@@ -113,7 +113,7 @@ def test_a_signal_before_the_first_iteration_saves_nothing_and_the_same_command_
     assert not [n for n in os.listdir(log_dir) if n.endswith(".pt")] and "run.json" in os.listdir(log_dir)
     with pytest.raises(SystemExit) as refused:   # nothing to continue: --resume says what to do instead
         main(["--log-dir", log_dir, "--resume"])
-    assert refused.value.code == 2 and "leave out --resume to start a new run" in capsys.readouterr().err
+    assert refused.value.code == 2 and "saved no checkpoint: leave out --resume to start it again there" in capsys.readouterr().err
     monkeypatch.undo()
     signal_at_step(monkeypatch, signal.SIGINT, 1)
     with pytest.raises(SystemExit) as stopped:   # the same command is not refused: it starts again there

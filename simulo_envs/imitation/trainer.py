@@ -177,6 +177,11 @@ def train(demos: Demonstrations, config: ILConfig, out_dir: str, seed: int = 0, 
             raise CheckpointError(f"{resume!r} holds acting weights only (exported, or a run's older checkpoint); resume "
                                   "from the run's newest checkpoint (model_final.pt, or its highest model_<i>.pt)")
         problem = spec_mismatch(PolicySpec.from_dict(raw["spec"]), demos.spec, what="dataset")
+        trained = raw["demos"].get("seeds")
+        if not problem and trained is not None and list(trained) != list(demos.seeds):
+            problem = (f"the run trained on {len(trained)} episodes (seeds {_seed_text(trained)}), these are "
+                       f"{len(demos.seeds)} (seeds {_seed_text(demos.seeds)}); resume on the run's dataset and "
+                       f"--num-demos")
         if problem:
             raise CheckpointError(f"cannot resume {resume!r} on {demos.source}: {problem}")
         config = ILConfig.from_dict({**raw["config"], "iterations": config.iterations})
@@ -199,6 +204,12 @@ def train(demos: Demonstrations, config: ILConfig, out_dir: str, seed: int = 0, 
         if on_main_thread:
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
         os.unlink(os.path.join(out_dir, LOCK))
+
+
+def _seed_text(seeds) -> str:
+    """A list of episode seeds, shortened for a message."""
+    seeds = list(seeds)
+    return ", ".join(map(str, seeds[:4])) + (f", ... {seeds[-1]}" if len(seeds) > 4 else "")
 
 
 def _interrupt(signum, frame):

@@ -22,7 +22,7 @@ import torch
 
 from simulo_envs.sim import resolve_backend_name
 from simulo_envs.training.rsl_rl_train import SetupError
-from simulo_envs.training.run_files import OutputError, latest_checkpoint
+from simulo_envs.training.run_files import OutputError, latest_checkpoint, run_files_in
 from simulo_envs.training.task_lookup import registered_kwargs, resolve_task
 
 __all__ = ["SavedRun", "saved_run", "take_saved_run", "resolved_env_kwargs", "ENV_OPTIONS"]
@@ -47,11 +47,20 @@ class SavedRun:
     cameras: Optional[list] = None           # the cameras a student reads
     checkpoint_every: Optional[int] = None   # train.py runs: iterations between checkpoints
     algo: Optional[str] = None               # train_sb3.py runs: "ppo", "sac" or "td3"
+    terminations: Optional[bool] = None      # train_sb3.py runs: the training env kept the task's terminations
+
+
+def _no_checkpoint(log_dir: str) -> None:
+    """Raise the OutputError for a folder whose run stopped before it saved a checkpoint, if it holds one."""
+    if run_files_in(log_dir) and not (latest_checkpoint(log_dir) or os.path.isfile(os.path.join(log_dir, "model.zip"))):
+        raise OutputError(f"--resume: the run in {log_dir!r} stopped before its first iteration ended and saved no "
+                          f"checkpoint: leave out --resume to start it again there")
 
 
 def _read_rsl_rl(log_dir: str) -> tuple[str, dict]:
     path = latest_checkpoint(log_dir)
     if path is None:
+        _no_checkpoint(log_dir)
         other = " (it holds a Stable-Baselines3 run: resume it with scripts/train_sb3.py)" if os.path.isfile(
             os.path.join(log_dir, "model.zip")) else ""
         raise OutputError(f"--resume: {log_dir!r} holds no checkpoint (model_<iteration>.pt) to continue from{other}; "
@@ -66,6 +75,7 @@ def _read_rsl_rl(log_dir: str) -> tuple[str, dict]:
 def _read_sb3(log_dir: str) -> tuple[str, dict]:
     path = os.path.join(log_dir, "model.zip")
     if not os.path.isfile(path):
+        _no_checkpoint(log_dir)
         other = " (it holds a run of scripts/train.py: resume it there)" if latest_checkpoint(log_dir) else ""
         raise OutputError(f"--resume: {log_dir!r} holds no model.zip to continue from{other}; name the run's folder "
                           f"with --log-dir, or leave out --resume to start a new run")
@@ -97,7 +107,8 @@ def saved_run(log_dir: str, library: str = "rsl_rl") -> SavedRun:
     every = config.get("runner", {}).get("save_interval") if library == "rsl_rl" else None
     return SavedRun(path, infos["env_id"], int(config["num_envs"]), int(config["total_timesteps"]),
                     dict(config.get("env_kwargs", {})), int(infos.get("seed", 0)), teacher, config.get("cameras"),
-                    None if every is None else int(every), infos.get("algo") if library == "sb3" else None)
+                    None if every is None else int(every), infos.get("algo") if library == "sb3" else None,
+                    bool(infos.get("terminations", False)) if library == "sb3" else None)
 
 
 def _class_defaults(cls: type) -> dict:
@@ -151,7 +162,8 @@ def take_saved_run(log_dir: str, given: Mapping[str, Any], env_kwargs: dict, lib
 
     Args:
         given: option (as spelled: ``"--env-id"``, ``"--seed"``, ``"--num-envs"``, ``"--algo"``,
-            ``"--teacher"``, ``"--cameras"``) -> the value given, ``None`` for left out.
+            ``"--teacher"``, ``"--cameras"``, ``"--terminations"``) -> the value given, ``None`` for
+            left out.
         env_kwargs: env keywords given (``ENV_OPTIONS``' keys); compared resolved
             (``resolved_env_kwargs``), so the value a run used by default agrees with it.
 
@@ -161,7 +173,7 @@ def take_saved_run(log_dir: str, given: Mapping[str, Any], env_kwargs: dict, lib
     """
     run = saved_run(log_dir, library)
     saved = {"--env-id": run.env_id, "--seed": run.seed, "--num-envs": run.num_envs, "--algo": run.algo,
-             "--teacher": run.teacher, "--cameras": run.cameras}
+             "--teacher": run.teacher, "--cameras": run.cameras, "--terminations": run.terminations}
     for option, value in given.items():
         if value is None:
             continue
@@ -169,6 +181,9 @@ def take_saved_run(log_dir: str, given: Mapping[str, Any], env_kwargs: dict, lib
             raise ValueError(f"--resume: the run in {log_dir!r} is a PPO run, not a student: leave out --teacher")
         same = (os.path.realpath(value) == os.path.realpath(run.teacher) if option == "--teacher"
                 else list(value) == list(saved[option] or []) if option == "--cameras" else value == saved[option])
+        if not same and isinstance(value, bool):
+            raise ValueError(f"--resume: the run in {log_dir!r} trained {'with' if saved[option] else 'without'} "
+                             f"{option}: a resumed run keeps its settings (leave {option} out)")
         if not same:
             raise ValueError(f"--resume: the run in {log_dir!r} trained with {option} {_spelled(option, saved[option])}, "
                              f"not {_spelled(option, value)}: a resumed run keeps its settings (leave {option} out)")

@@ -15,7 +15,7 @@ stop signal, the wall-clock cap) is dropped by SB3 without an update, so the env
 
 ``model.zip`` is SB3's own file with one attribute added, ``simulo_infos``: the algorithm
 (``algo``: ``"ppo"``, ``"sac"`` or ``"td3"``; absent in files written before SAC and TD3, all PPO),
-the env id, the task's module, the training config, the seed and the log's state (``env_steps``,
+``terminations`` (whether the training env kept the task's terminations; absent: it did not), the env id, the task's module, the training config, the seed and the log's state (``env_steps``,
 ``iterations``, ``episodes``, ``wall_s``, ``recent``; SAC and TD3 add ``gradient_steps``), which
 evaluation and a resumed training read.
 """
@@ -344,7 +344,7 @@ def train_sb3(plan: TrainPlan, seed: int = 0, log_dir: str = "runs/sb3", device:
             if run.env_steps > done or (infos is not None and infos["train_config"] != config):
                 # (a resumed session stopped before its first rollout saves its budget: --resume keeps it)
                 model.num_timesteps = run.env_steps   # whole, trained rollouts / stored env steps only
-                model.simulo_infos = {"algo": algorithm.name, "env_id": plan.env_id,
+                model.simulo_infos = {"algo": algorithm.name, "env_id": plan.env_id, "terminations": terminations,
                                       "task_module": plan.env_cls.__module__, "train_config": config, "seed": seed,
                                       "world_size": 1, **state,
                                       "provenance": provenance(venv, env_id=plan.env_id, env_kwargs=env_kwargs,
