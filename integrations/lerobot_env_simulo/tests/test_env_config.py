@@ -14,7 +14,6 @@ import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from conftest import REPO
 from lerobot.configs import FeatureType
 from lerobot.datasets.lerobot_dataset import LeRobotDataset
 from lerobot.envs.configs import EnvConfig
@@ -29,6 +28,8 @@ from lerobot.scripts.lerobot_eval import eval_policy, rollout
 from lerobot_env_simulo import SimuloEnv
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def test_lerobot_finds_the_plugin_by_its_distribution_name():
