@@ -52,7 +52,7 @@ from simulo_envs.controllers import CombinedController
 from simulo_envs.env_ids import EnvIds, normalize_env_ids
 from simulo_envs.geometry import cos_angle, quat_rotate
 from simulo_envs.robot import JointDrive, Robot, RobotSpec
-from simulo_envs.tensors import to_xp
+from simulo_envs.tensors import count_true, einsum, to_xp
 
 
 @dataclass(frozen=True)
@@ -319,12 +319,12 @@ class BaseAgent:
         robot = self.robot
         forces = robot._raw("contact_forces", robot._link_indices(grasp.jaw_links), prop._gid)
         if isinstance(forces, np.ndarray):  # (N, 2, 3) -> (N,)
-            pressed = np.minimum.reduce(np.einsum("ijk,ijk->ij", forces, forces), axis=1) >= min_force * min_force
+            pressed = np.minimum.reduce(einsum("ijk,ijk->ij", forces, forces), axis=1) >= min_force * min_force
         else:
             pressed = torch.amin((forces * forces).sum(-1), 1) >= min_force * min_force
         # Skipped in the common case, no jaw pressed: no jaw frames needed (on numpy, count_nonzero
         # costs a fraction of ndarray.any on a few entries).
-        if np.count_nonzero(pressed) if type(pressed) is np.ndarray else bool(pressed.any()):
+        if count_true(pressed) if type(pressed) is np.ndarray else bool(pressed.any()):
             cos_max = math.cos(math.radians(max_angle))
             axes = self._opening_axes[type(forces)]
             for k, link in enumerate(grasp.jaw_links):
