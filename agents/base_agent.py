@@ -301,15 +301,8 @@ class BaseAgent:
             NotImplementedError: the agent describes no ``grasp``.
             ValueError: ``xp`` is neither ``torch`` nor ``numpy``.
         """
-        pressed = self._grasping_array(prop, min_force, max_angle, min_opposition)
-        if xp is np and type(pressed) is np.ndarray:  # the CPU fast path: already fresh numpy
-            return pressed
-        return to_xp(pressed, xp, self.robot._device)
-
-    def _grasping_array(self, prop, min_force: Optional[float] = None, max_angle: Optional[float] = None,
-                        min_opposition: Optional[float] = None):
-        """``is_grasping`` on the backend's own arrays: bool (N,), numpy on physx_cpu (a fraction
-        of torch's per-call cost), a tensor elsewhere."""
+        # Computed on the backend's own arrays (numpy on physx_cpu: a fraction of torch's per-call
+        # cost), converted to ``xp`` at the end.
         grasp = self.grasp
         if grasp is None:
             raise NotImplementedError(f"{type(self).__name__} describes no grasp (JawGrasp)")
@@ -331,7 +324,9 @@ class BaseAgent:
                 opening = quat_rotate(robot._raw("link_pose", robot.link_index(link))[:, 3:7], axes[k])
                 pressed &= cos_angle(forces[:, k], opening) >= cos_max
             pressed &= cos_angle(forces[:, 0], forces[:, 1]) <= math.cos(math.radians(min_opposition))
-        return pressed
+        if xp is np and type(pressed) is np.ndarray:  # the CPU fast path: already fresh numpy
+            return pressed
+        return to_xp(pressed, xp, self.robot._device)
 
     # ------------------------------------------------------------------ LeRobot's schema
     def lerobot_from_qpos(self, qpos: torch.Tensor) -> torch.Tensor:

@@ -171,16 +171,18 @@ def all_finite(array: np.ndarray) -> bool:
 
 _DOT_MAX = 4096
 
-# numpy's C functions under the public ``np.vdot``, ``np.count_nonzero`` and ``np.einsum``, which
-# first run Python code (an ``__array_function__`` dispatcher, argument handling) that costs
+# numpy's C functions under the public ``np.vdot``, ``np.count_nonzero``, ``np.einsum`` and
+# ``np.concatenate``, which first run Python code (an ``__array_function__`` dispatcher, argument handling) that costs
 # several times the C call on a few entries; the public functions where a numpy release moves them.
 try:
-    from numpy._core._multiarray_umath import c_einsum as _c_einsum, count_nonzero as _count_nonzero, vdot as _vdot
+    from numpy._core._multiarray_umath import (c_einsum as _c_einsum, concatenate as _concatenate,
+                                               count_nonzero as _count_nonzero, vdot as _vdot)
 except ImportError:  # numpy < 2
     try:
-        from numpy.core._multiarray_umath import c_einsum as _c_einsum, count_nonzero as _count_nonzero, vdot as _vdot
+        from numpy.core._multiarray_umath import (c_einsum as _c_einsum, concatenate as _concatenate,
+                                                  count_nonzero as _count_nonzero, vdot as _vdot)
     except ImportError:
-        _c_einsum, _count_nonzero, _vdot = np.einsum, np.count_nonzero, np.vdot
+        _c_einsum, _concatenate, _count_nonzero, _vdot = np.einsum, np.concatenate, np.count_nonzero, np.vdot
 
 
 count_true = _count_nonzero
@@ -190,6 +192,9 @@ function itself (no Python frame on the per-step path)."""
 einsum = _c_einsum
 """``einsum(subscripts, *operands)``: ``np.einsum`` without ``optimize``, numpy's C function
 itself: the same computation and bits without the Python wrapper."""
+
+concatenate = _concatenate
+"""``concatenate(arrays, axis=..., dtype=...)``: ``np.concatenate``, numpy's C function itself."""
 
 
 def tensor_constants(config: Any, device: torch.device) -> SimpleNamespace:

@@ -101,7 +101,11 @@ class StepMixin:
         if randomization.has_interval:
             randomization.interval(self._elapsed_steps)
         self.faults.detect()  # quarantines envs whose physics went bad (faults.py)
-        info, obs, reward, terminated, finite = self._step_outputs(action)
+        if (self._fast_step and self._hooks_checked_build == self._reconfig_count
+                and self.__dict__.keys().isdisjoint(self._NUMPY_STEP_HOOK_SET)):  # _step_outputs' first test
+            info, obs, reward, terminated, finite = self._numpy_outputs(action)
+        else:
+            info, obs, reward, terminated, finite = self._step_outputs(action)
         if self._max_episode_steps is None:
             truncated = self._false()
         else:

@@ -160,6 +160,10 @@ class PhysxCpuBackend(PhysxCpuBuildMixin, PhysxCpuRenderMixin, BackendParamsMixi
         check_layout(self._state(), total, self._rigid_idx, self._art_idx, self._rigid, self._arts)
     # ------------------------------------------------------------------ reads
     def _state(self) -> np.ndarray:
+        """float32 (F,): the whole packed state of every system (``cpu_pack``), fresh; a view the
+        next write or step replaces (read it, never keep or write it). ``_packed_index`` says where
+        each group's rows lie in it. Hot readers test ``_packed_version`` inline and call this
+        only to repack (a Python call less per read)."""
         if self._packed_version != self._version:
             if len(self.systems) == 1:
                 self._packed = np.frombuffer(self.system.pack(), dtype=np.float32)
@@ -170,12 +174,7 @@ class PhysxCpuBackend(PhysxCpuBuildMixin, PhysxCpuRenderMixin, BackendParamsMixi
             self._packed_version = self._version
         return self._packed
 
-    def _packed_state(self) -> np.ndarray:
-        """float32 (F,): the whole packed state of every system (``cpu_pack``), fresh; a view the
-        next write or step replaces (read it, never keep or write it). ``_packed_index`` says where
-        each group's rows lie in it."""
-        # The readers below test the version inline: a Python call less per read when it is current.
-        return self._packed if self._packed_version == self._version else self._state()
+    _packed_state = _state  # the name the fault check reads it by (one call: it repacks after each step)
 
     def _packed_index(self, kind: str, gid: int) -> Optional[np.ndarray]:
         """int64 index array into ``_packed_state()``: ``kind`` ``"rigid"`` (N, 13) (None when a body
