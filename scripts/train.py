@@ -36,11 +36,16 @@ checkpoint (rank 0) and writes ``evaluation.json``. Evaluate later with
 
 One run per log folder: a folder that holds an earlier run is refused, unless ``--resume``
 continues it (from its latest checkpoint: networks, optimizer, iteration, env steps, log) or
-``--overwrite`` deletes it first. The folder and ``--device`` are checked before anything is built.
-A resumed run keeps what it was trained with: the task, the number of envs, the budget, the env's
-settings (cameras, randomization, backend), the seed and a student's teacher and cameras come from its
-checkpoint, so ``--resume --log-dir DIR`` is enough; an option given again must agree with the run
-(``--total-timesteps`` alone may change: a larger budget trains further).
+``--overwrite`` deletes it first. A run stopped before its first iteration ended saved no
+checkpoint: the same command starts it again in its folder (one line says so). The folder and
+``--device`` are checked before anything is built.
+A resumed run keeps what it was trained with: the task, the number of envs, the budget,
+``--checkpoint-every``, the env's settings (cameras, randomization, backend), the seed and a
+student's teacher and cameras come from its checkpoint, so ``--resume --log-dir DIR`` is enough;
+an option given again must agree with the run, as the env resolves it (the task's defaults filled
+in: ``simulo_envs/training/saved_runs.py``). ``--total-timesteps`` may change (a larger budget
+trains further; a session stopped before its first new iteration keeps it), and so may
+``--checkpoint-every``. Training again without ``--eval-episodes`` removes a stale ``evaluation.json``.
 
     python scripts/train.py --log-dir runs/SO100Lift-v1/seed0 --resume
 
@@ -65,10 +70,12 @@ from simulo_envs.output_paths import error_line
 from simulo_envs.training.distributed import check_device, rank_device, rank_info
 from simulo_envs.training.evaluation import evaluate
 from simulo_envs.training.interrupt import exit_status
-from simulo_envs.training.run_files import OutputError, claim_log_dir, write_json
+from simulo_envs.training.run_files import (OutputError, claim_log_dir, drop_stale_evaluation, unsaved_run_note,
+                                            write_json)
+from simulo_envs.training.saved_runs import take_saved_run as take_saved_run_of
 from simulo_envs.workers.sharded import num_workers_arg
 from simulo_envs.training.rsl_rl_train import (SetupError, describe_result, import_task_modules, plan_training,
-                                           resume_infos, saved_run, train)
+                                           resume_infos, train)
 
 
 DEFAULT_ENV_ID = "FrankaReach-v1"
@@ -125,38 +132,28 @@ def default_log_dir(env_id: str, seed: int, student: bool) -> str:
 
 
 def take_saved_run(args: argparse.Namespace, env_kwargs: dict) -> str:
-    """With ``--resume``: fill the options the command line left out from the run in the log
-    folder (``saved_run``) and return that folder; ``env_kwargs`` (the scene options given) gets
-    the run's env settings.
+    """With ``--resume``: check the options given again against the run in the log folder and fill
+    in those left out (``simulo_envs.training.saved_runs.take_saved_run``); returns that folder.
+    ``env_kwargs`` (the env options given) becomes the run's.
 
     Raises:
-        OutputError / SetupError: as ``saved_run``. ValueError: an option given again that
-        disagrees with the run (the task, the teacher, an env setting).
+        OutputError / SetupError / ValueError: as ``take_saved_run``.
     """
     if args.log_dir is None and args.teacher:
         from simulo_envs.training.distillation import read_teacher
 
         args.log_dir = default_log_dir(read_teacher(args.teacher)["env_id"], args.seed or 0, student=True)
     log_dir = args.log_dir or default_log_dir(args.env_id or DEFAULT_ENV_ID, args.seed or 0, student=False)
-    run = saved_run(log_dir)
-    if args.env_id is not None and not args.teacher and args.env_id != run.env_id:
-        raise ValueError(f"--resume: the run in {log_dir!r} trains {run.env_id}, not --env-id {args.env_id}")
-    if args.seed is not None and args.seed != run.seed:
-        raise ValueError(f"--resume: the run in {log_dir!r} trains with --seed {run.seed}, not {args.seed}")
-    if args.teacher and not run.teacher:
-        raise ValueError(f"--resume: the run in {log_dir!r} is a PPO run, not a student: leave out --teacher")
-    for key, value in env_kwargs.items():
-        if run.env_kwargs.get(key) != value:
-            raise ValueError(f"--resume: the run in {log_dir!r} trained with {key}={run.env_kwargs.get(key)!r}, "
-                             f"not {value!r}: a resumed run keeps its env (leave the option out)")
-    args.env_id, args.teacher, args.seed = run.env_id, args.teacher or run.teacher, run.seed
-    args.cameras = run.cameras if args.cameras is None else args.cameras
-    args.num_envs = run.num_envs if args.num_envs is None else args.num_envs
+    given = {"--env-id": None if args.teacher else args.env_id, "--seed": args.seed, "--num-envs": args.num_envs,
+             "--teacher": args.teacher, "--cameras": args.cameras}
+    run = take_saved_run_of(log_dir, given, env_kwargs, library="rsl_rl")
+    args.env_id, args.teacher, args.seed, args.num_envs = run.env_id, run.teacher, run.seed, run.num_envs
+    args.cameras = run.cameras
     args.total_timesteps = run.total_timesteps if args.total_timesteps is None else args.total_timesteps
-    if args.teacher and args.camera_size is None and "sensor_configs" in run.env_kwargs:
+    args.checkpoint_every = run.checkpoint_every if args.checkpoint_every is None else args.checkpoint_every
+    if args.teacher and "sensor_configs" in run.env_kwargs:
         sizes = run.env_kwargs["sensor_configs"]
         args.camera_size = (sizes["width"], sizes["height"])
-    env_kwargs.update(run.env_kwargs)
     return log_dir
 
 
@@ -195,12 +192,15 @@ def main(argv=None) -> None:
                                  vector_kwargs)
         log_dir = args.log_dir or default_log_dir(args.env_id, args.seed, student=bool(args.teacher))
         if rank.is_main:   # what rank 0 will write, checked before anything is built
-            claim_log_dir(log_dir, resume=args.resume, overwrite=args.overwrite)
+            note = unsaved_run_note(log_dir, claim_log_dir(log_dir, resume=args.resume, overwrite=args.overwrite),
+                                    args.overwrite)
             if args.resume:
                 resume_infos(log_dir, plan, device)
     except (LookupError, ValueError, TypeError, ImportError, OSError) as error:
         fail(parser, error_line(error))
     if rank.is_main:
+        if note:
+            print(note, flush=True)
         print(f"training {plan.describe()}; logs in {log_dir}{' (resumed)' if args.resume else ''}", flush=True)
     try:
         result = train(plan.env_id, seed=args.seed, log_dir=log_dir, device=device,
@@ -213,7 +213,12 @@ def main(argv=None) -> None:
         print(describe_result(result), flush=True)
     if result.interrupted is not None:
         sys.exit(exit_status(result.interrupted))
-    if not rank.is_main or not args.eval_episodes:
+    if not rank.is_main:
+        return
+    if not args.eval_episodes:
+        if args.resume and result.session_steps and drop_stale_evaluation(log_dir):
+            print(f"removed {os.path.join(log_dir, 'evaluation.json')}: it evaluated the model before this session "
+                  f"(--eval-episodes N evaluates the new one)", flush=True)
         return
     summary = evaluate(result.checkpoint, args.eval_episodes, device=device, progress=not args.no_progress,
                        num_workers=args.num_workers)

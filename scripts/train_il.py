@@ -22,8 +22,12 @@ final policy's acting weights alone (a small file for sharing). Hyperparameters:
 name=value`` (``simulo_envs/imitation/config.py`` lists them, with units).
 
 ``--resume CHECKPOINT`` continues a run where its newest checkpoint left it, in the checkpoint's
-folder (unless ``--out``), with the policy, observation kind, cameras, randomization and seed the run was
-trained with; those options given again must agree with it. ``--iterations`` may raise the budget.
+folder (unless ``--out``), with the policy, observation kind, cameras, randomization, seed,
+demonstrations (``--num-demos``; another dataset's episodes are refused), hyperparameters,
+iteration budget and ``--checkpoint-every`` the run was trained with; those options given again
+must agree with it (a ``--set`` too), except ``--iterations``, which may raise the budget, and
+``--checkpoint-every``. A run whose budget is spent is refused before any work: give
+``--iterations`` above what it did.
 
 ``--randomization {default,none,visual,visual_v1}`` evaluates the policy (``--eval-episodes``, and later
 ``scripts/evaluate.py``) under that randomization preset: the checkpoint's policy spec keeps it.
@@ -47,6 +51,8 @@ from simulo_envs.output_paths import check_output_file, error_line
 from simulo_envs.imitation.config import POLICIES
 from simulo_envs.imitation.spec import OBS_MODES
 
+DEFAULT_CHECKPOINT_EVERY = 2000
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -61,12 +67,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--num-demos", type=int, default=None, help="train on the first N episodes only")
     parser.add_argument("--out", default=None, help="output folder (default runs/il/<env>/<policy>_<obs>_seed<seed>)")
     parser.add_argument("--seed", type=int, default=None, help="default 0; with --resume, the run's")
-    parser.add_argument("--iterations", type=int, default=None, help="gradient steps (default: the config's)")
+    parser.add_argument("--iterations", type=int, default=None,
+                        help="gradient steps (default: the config's; with --resume, the run's: a larger one trains "
+                             "further)")
     parser.add_argument("--max-minutes", type=float, default=None, help="stop after this many minutes of training")
     parser.add_argument("--max-cpu-minutes", type=float, default=None,
                         help="stop after this many minutes of this process's CPU time (on a shared machine: what "
                              "the training takes alone on one core)")
-    parser.add_argument("--checkpoint-every", type=int, default=2000, metavar="N")
+    parser.add_argument("--checkpoint-every", type=int, default=None, metavar="N",
+                        help=f"iterations between checkpoints (default {DEFAULT_CHECKPOINT_EVERY}; with --resume, the run's)")
     parser.add_argument("--resume", default=None, metavar="CHECKPOINT", help="continue a run from its model_*.pt")
     parser.add_argument("--eval-episodes", type=int, default=0, metavar="K",
                         help="evaluate every checkpoint on K episodes (seeds from --eval-seed)")
@@ -106,22 +115,33 @@ def _with_scene(spec, args):
     return spec
 
 
-def take_resumed_run(args: argparse.Namespace) -> None:
+def _plain(value):
+    """A hyperparameter's value for comparison: a list as the tuple a config holds."""
+    return tuple(value) if isinstance(value, list) else value
+
+
+def take_resumed_run(args: argparse.Namespace, overrides: dict) -> None:
     """With ``--resume``: the options the command line left out (policy, observation kind, cameras,
-    randomization, seed, output folder) from the checkpoint's run; without it, the defaults.
+    randomization, seed, output folder, iteration budget, checkpoint interval) from the
+    checkpoint's run; without it, the defaults. A resumed run keeps its hyperparameters: a
+    ``--set`` (``overrides``) must give the run's own value (a changed network width would not
+    load, a changed learning rate or batch would make one curve of two trainings); only the
+    budget may change (``--iterations``, or ``--set iterations=``), to one above the iterations
+    already done.
 
     Raises:
         FileNotFoundError / CheckpointError: as ``read_checkpoint``. ValueError: an option given
-        again that disagrees with the run.
+        again that disagrees with the run, a ``--set`` of another value, or a budget already spent.
     """
     if args.resume is None:
         args.policy, args.obs, args.seed = args.policy or "diffusion", args.obs or "state", args.seed or 0
+        args.checkpoint_every = args.checkpoint_every or DEFAULT_CHECKPOINT_EVERY
         return
     from simulo_envs.imitation.checkpoint import read_checkpoint
 
     raw = read_checkpoint(args.resume)
-    spec = raw["spec"]
-    run = {"policy": raw["config"]["policy"], "obs": spec["obs"], "randomization": spec.get("randomization"),
+    spec, config = raw["spec"], raw["config"]
+    run = {"policy": config["policy"], "obs": spec["obs"], "randomization": spec.get("randomization"),
            "seed": raw.get("seed", 0)}
     for name, value in run.items():
         given = getattr(args, name)
@@ -130,6 +150,28 @@ def take_resumed_run(args: argparse.Namespace) -> None:
                              f"its settings (leave --{name} out)")
         if given is None:
             setattr(args, name, value)
+    for name, value in overrides.items():
+        if name == "iterations":
+            continue
+        if name not in config:
+            raise ValueError(f"--set {name}: no such hyperparameter (simulo_envs/imitation/config.py lists them)")
+        if _plain(value) != _plain(config[name]):
+            raise ValueError(f"--set {name}={value}: the run in {args.resume!r} trained with {name}={config[name]}, "
+                             f"and a resumed run keeps its hyperparameters (leave --set {name} out, or start a new "
+                             f"run in another --out)")
+    trained_on = raw["demos"].get("episodes")
+    if args.num_demos is not None and trained_on is not None and args.num_demos != trained_on:
+        raise ValueError(f"{args.resume!r} trained on {trained_on} episodes, not --num-demos {args.num_demos}: a "
+                         f"resumed run keeps its demonstrations (leave --num-demos out)")
+    args.num_demos = args.num_demos if trained_on is None else trained_on
+    done, budget = int(raw["iteration"]), int(overrides.get("iterations", config["iterations"]))
+    if budget <= done:
+        asked = (f"its budget of {budget:,}" if "iterations" not in overrides
+                 else f"--iterations {budget:,} leaves nothing to train")
+        raise ValueError(f"{args.resume!r} already trained {done:,} iterations ({asked}): give --iterations "
+                         f"above {done:,} to train further")
+    overrides["iterations"] = budget
+    args.checkpoint_every = args.checkpoint_every or raw.get("checkpoint_every") or DEFAULT_CHECKPOINT_EVERY
     if spec["obs"] == "rgb" and args.camera is None and spec.get("cameras"):
         from simulo_envs.datasets import load_dataset
 
@@ -142,8 +184,8 @@ def take_resumed_run(args: argparse.Namespace) -> None:
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    for name in ("checkpoint_every", "threads"):
-        if getattr(args, name) < 1:
+    for name in ("checkpoint_every", "threads", "iterations"):
+        if getattr(args, name) is not None and getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1")
     if args.eval_episodes < 0 or (args.num_demos is not None and args.num_demos < 2):
         parser.error("--eval-episodes must be >= 0 and --num-demos >= 2")
@@ -153,15 +195,15 @@ def main(argv=None) -> int:
     from simulo_envs.imitation.trainer import OutputInUse, train
 
     try:
-        take_resumed_run(args)
-        check_policy_sees_randomization(args.randomization, reads_images=args.obs == "rgb")
-        if args.export:   # before any work: a path that cannot be written is refused now
-            check_output_file(args.export, "export file")
         overrides = _overrides(args.set, parser)
         if args.iterations is not None:   # --iterations N is --set iterations=N
             if overrides.get("iterations", args.iterations) != args.iterations:
                 parser.error(f"--iterations {args.iterations} and --set iterations={overrides['iterations']} disagree")
             overrides["iterations"] = args.iterations
+        take_resumed_run(args, overrides)
+        check_policy_sees_randomization(args.randomization, reads_images=args.obs == "rgb")
+        if args.export:   # before any work: a path that cannot be written is refused now
+            check_output_file(args.export, "export file")
         config = default_config(args.policy, args.obs, overrides)
         demos = load_demonstrations(args.dataset, args.obs, env_id=args.env_id, camera=args.camera)
         if args.num_demos is not None:

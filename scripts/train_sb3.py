@@ -23,10 +23,13 @@ from ``--eval-seed``, deterministic actions, terminations on: success = success 
 Writes ``--log-dir`` (default ``runs/sb3/<env-id>/seed<seed>``): ``run.json``, ``progress.csv``,
 ``model.zip`` (evaluate or film it with ``scripts/evaluate.py --checkpoint .../model.zip``) and
 ``evaluation.json``; ``--json`` prints the evaluation as one JSON line. One run per folder:
-``--resume`` continues the run there (its task, algorithm, number of envs, budget and backend
-and seed come from its ``model.zip``: ``--log-dir DIR --resume`` is enough; options given again must agree,
-except ``--total-timesteps``, which may raise the budget), ``--overwrite`` deletes it first; the
-folder and ``--device`` are checked before anything is built. Ctrl-C (SIGINT) or SIGTERM saves ``model.zip`` of the last
+``--resume`` continues the run there (its task, algorithm, number of envs, budget, backend,
+``--terminations`` and seed come from its ``model.zip``: ``--log-dir DIR --resume`` is enough; options given again must agree,
+except ``--total-timesteps``, which may raise the budget; a spent budget is refused before anything
+is printed), ``--overwrite`` deletes it first; a run stopped before it saved ``model.zip`` leaves
+nothing to keep, and the same command starts it again there. The folder and ``--device`` are
+checked before anything is built. A resumed session with ``--eval-episodes 0`` removes the
+``evaluation.json`` of the model before it. Ctrl-C (SIGINT) or SIGTERM saves ``model.zip`` of the last
 whole rollout, says so in one line and exits with status 130 or 143. ``--num-workers`` and
 ``--sim-backend`` are ``train.py``'s: the envs stepped in worker processes, on another backend.
 
@@ -57,7 +60,9 @@ from simulo_envs.training.distributed import check_device
 from simulo_envs.sim import sim_backend_arg
 from simulo_envs.output_paths import error_line
 from simulo_envs.training.interrupt import exit_status
-from simulo_envs.training.run_files import OutputError, claim_log_dir, write_json
+from simulo_envs.training.run_files import (OutputError, claim_log_dir, drop_stale_evaluation, unsaved_run_note,
+                                            write_json)
+from simulo_envs.training.saved_runs import take_saved_run
 from simulo_envs.workers.sharded import num_workers_arg
 from simulo_envs.training.rsl_rl_train import SetupError, describe_result, import_task_modules, plan_training
 
@@ -81,7 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="env steps (an upper bound: whole PPO iterations, or whole steps of the envs for "
                              "SAC and TD3); default: the task's train config")
     parser.add_argument("--max-minutes", type=float, default=None, help="wall-clock cap on training")
-    parser.add_argument("--terminations", action="store_true", help="keep the task's terminations in training")
+    parser.add_argument("--terminations", action="store_true", default=None,
+                        help="keep the task's terminations in training (with --resume: the run's choice)")
     parser.add_argument("--eval-episodes", type=int, default=100, help="0: no evaluation")
     parser.add_argument("--eval-seed", type=int, default=10_000)
     parser.add_argument("--log-dir", default=None, help="default runs/sb3/<env-id>/seed<seed>; one run per folder")
@@ -97,36 +103,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--json", action="store_true", help="print the evaluation as one JSON line")
     return parser
-
-
-def take_saved_run(args: argparse.Namespace, log_dir: str, env_kwargs: dict) -> None:
-    """With ``--resume``: the task, algorithm, seed, envs, budget and env settings the command line left
-    out, from the run's ``model.zip``; ``env_kwargs`` gets the run's env settings.
-
-    Raises:
-        OutputError: no ``model.zip`` in ``log_dir``. ValueError: it cannot be read, or an option
-        given again disagrees with the run.
-    """
-    from simulo_envs.training.sb3_train import read_sb3_infos
-
-    path = os.path.join(log_dir, "model.zip")
-    if not os.path.isfile(path):
-        raise OutputError(f"--resume: {log_dir!r} holds no model.zip to continue from; name the run's folder "
-                          f"with --log-dir, or leave out --resume to start a new run")
-    infos = read_sb3_infos(path)
-    config = infos["train_config"]
-    run_kwargs = dict(config.get("env_kwargs", {}))
-    for option, given, saved in (("--env-id", args.env_id, infos["env_id"]), ("--algo", args.algo, infos["algo"]),
-                                 ("--seed", args.seed, infos.get("seed", 0)),
-                                 *((f"--{key.replace('_', '-')}", value, run_kwargs.get(key))
-                                   for key, value in env_kwargs.items())):
-        if given is not None and given != saved:
-            raise ValueError(f"--resume: {path!r} trained with {option} {saved}, not {given}: a resumed run "
-                             f"keeps its settings (leave {option} out)")
-    args.env_id, args.algo, args.seed = infos["env_id"], infos["algo"], infos.get("seed", 0)
-    args.num_envs = config["num_envs"] if args.num_envs is None else args.num_envs
-    args.total_timesteps = config["total_timesteps"] if args.total_timesteps is None else args.total_timesteps
-    env_kwargs.update(run_kwargs)
 
 
 def main(argv=None) -> None:
@@ -146,8 +122,13 @@ def main(argv=None) -> None:
         import_task_modules(args.task_module)
         device = check_device(args.device)
         env_kwargs = {} if args.sim_backend is None else {"sim_backend": args.sim_backend}
-        if args.resume:
-            take_saved_run(args, log_dir, env_kwargs)
+        if args.resume:   # what the command line leaves out comes from the run's model.zip
+            given = {"--env-id": args.env_id, "--algo": args.algo, "--seed": args.seed, "--num-envs": args.num_envs,
+                     "--terminations": args.terminations}
+            run = take_saved_run(log_dir, given, env_kwargs, library="sb3")
+            args.env_id, args.algo, args.seed, args.num_envs = run.env_id, run.algo, run.seed, run.num_envs
+            args.terminations = run.terminations
+            args.total_timesteps = run.total_timesteps if args.total_timesteps is None else args.total_timesteps
         args.env_id, args.algo, args.seed = args.env_id or DEFAULT_ENV_ID, args.algo or "ppo", args.seed or 0
         vector_kwargs = {} if args.num_workers is None else {"num_workers": args.num_workers}
         if args.algo == "ppo":
@@ -157,7 +138,12 @@ def main(argv=None) -> None:
 
             plan = plan_off_policy(args.algo, args.env_id, args.num_envs, args.total_timesteps, env_kwargs,
                                    vector_kwargs)
-        claim_log_dir(log_dir, resume=args.resume, overwrite=args.overwrite)
+        note = unsaved_run_note(log_dir, claim_log_dir(log_dir, resume=args.resume, overwrite=args.overwrite),
+                                args.overwrite)
+        if args.resume:   # a spent budget or another algorithm is refused before the plan is printed
+            from simulo_envs.training.sb3_train import sb3_resume_infos
+
+            sb3_resume_infos(log_dir, plan, args.algo)
     except (LookupError, ValueError, TypeError, ImportError) as error:
         parser.error(error_line(error))
     from simulo_envs.training.evaluation import evaluate
@@ -165,12 +151,14 @@ def main(argv=None) -> None:
     from simulo_envs.training.sb3_train import PPO_ALGORITHM, train_sb3
 
     name = args.algo.upper()
+    if note:
+        print(note, flush=True)
     print(f"training {plan.describe()} with Stable-Baselines3 {name}; logs in {log_dir}"
           f"{' (resumed)' if args.resume else ''}", flush=True)
     try:
         result = train_sb3(plan, seed=args.seed, log_dir=log_dir, device=device, progress=not args.no_progress,
                            max_wall_s=None if args.max_minutes is None else args.max_minutes * 60,
-                           terminations=args.terminations, resume=args.resume, overwrite=args.overwrite,
+                           terminations=bool(args.terminations), resume=args.resume, overwrite=args.overwrite,
                            algorithm=OFF_POLICY_ALGORITHMS.get(args.algo, PPO_ALGORITHM))
     except (SetupError, ValueError) as error:
         parser.error(str(error))
@@ -178,6 +166,9 @@ def main(argv=None) -> None:
     if result.interrupted is not None:
         sys.exit(exit_status(result.interrupted))
     if not args.eval_episodes:
+        if args.resume and result.session_steps and drop_stale_evaluation(log_dir):
+            print(f"removed {os.path.join(log_dir, 'evaluation.json')}: it evaluated the model before this session "
+                  f"(--eval-episodes N evaluates the new one)", flush=True)
         return
     summary = evaluate(result.checkpoint, args.eval_episodes, seed=args.eval_seed, device=device,
                        progress=not (args.no_progress or args.json), num_workers=args.num_workers)

@@ -191,6 +191,11 @@ def test_ctrl_c_saves_the_students_last_iteration_which_evaluates_and_resumes(tm
     summary = evaluate(os.path.join(log_dir, "model_0.pt"), 1, env_kwargs={"max_episode_steps": 3})
     assert summary["episodes"] == 1 and summary["provenance"]["env"]["env_kwargs"]["obs_mode"] == "rgb"
     monkeypatch.undo()
+    before = {name: os.path.getmtime(os.path.join(log_dir, name)) for name in os.listdir(log_dir)}
+    with pytest.raises(SystemExit) as refused:   # other inputs for the networks: refused before anything is written
+        main(["--log-dir", log_dir, "--resume", "--cameras", "wrist_camera"])
+    assert refused.value.code == 2 and "--cameras base_camera, not wrist_camera" in capsys.readouterr().err
+    assert {name: os.path.getmtime(os.path.join(log_dir, name)) for name in os.listdir(log_dir)} == before
     main(["--log-dir", log_dir, "--resume", "--no-progress"])   # teacher, cameras, sizes and budget from the run
     out = capsys.readouterr().out
     assert "(resumed)" in out and "trained 50 env steps, 100 in all in " in out

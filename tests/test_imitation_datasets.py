@@ -141,7 +141,7 @@ def test_set_iterations_counts_like_the_iterations_option(push_dataset, tmp_path
     for extra, expected in ((("--set", "iterations=3"), 3), (("--set", "iterations=2", "--iterations", "2"), 2)):
         out = str(tmp_path / f"run{expected}")
         assert train_il.main(["--dataset", push_dataset, "--policy", "bc", "--out", out, "--no-progress", "--json",
-                              "--set", "hidden=16", *extra]) == 0
+                              "--set", "hidden=16", "--checkpoint-every", "2", *extra]) == 0
         assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["iterations"] == expected
     _train_il("--dataset", push_dataset, "--out", str(tmp_path / "both"), "--set", "iterations=3", "--iterations", "2")
     assert "--iterations 2 and --set iterations=3 disagree" in capsys.readouterr().err
@@ -149,8 +149,18 @@ def test_set_iterations_counts_like_the_iterations_option(push_dataset, tmp_path
     checkpoint = os.path.join(tmp_path, "run3", "model_final.pt")
     _train_il("--dataset", push_dataset, "--resume", checkpoint, "--policy", "diffusion", "--iterations", "5")
     assert "trained with --policy bc, not diffusion" in capsys.readouterr().err
+    # its budget too: a spent one is refused before any work, and so is another hyperparameter
+    before = sorted(os.listdir(os.path.dirname(checkpoint)))
+    for extra, message in (((), "already trained 3 iterations (its budget of 3): give --iterations above 3"),
+                           (("--iterations", "2"), "--iterations 2 leaves nothing to train"),
+                           (("--set", "hidden=32", "--iterations", "5"), "--set hidden=32: the run in "),
+                           (("--num-demos", "2", "--iterations", "5"), "trained on 3 episodes, not --num-demos 2")):
+        _train_il("--dataset", push_dataset, "--resume", checkpoint, *extra)
+        assert message in capsys.readouterr().err
+    assert sorted(os.listdir(os.path.dirname(checkpoint))) == before
     assert train_il.main(["--dataset", push_dataset, "--resume", checkpoint, "--iterations", "5", "--no-progress",
-                          "--json"]) == 0
+                          "--set", "hidden=16", "--json"]) == 0   # the run's own value agrees
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert summary["iterations"] == 5 and summary["checkpoint"] == checkpoint
     assert read_checkpoint(checkpoint)["config"]["policy"] == "bc"
+    assert os.path.isfile(os.path.join(tmp_path, "run3", "model_4.pt"))   # --checkpoint-every 2 kept

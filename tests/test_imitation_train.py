@@ -144,6 +144,11 @@ def test_refused_inputs_change_nothing(push_demos, tmp_path):
     with pytest.raises(CheckpointError, match="the dataset has env 'FrankaLift-v1', expected 'FrankaPush-v1'"):
         train(other, config, str(tmp_path / "other"), resume=checkpoint, progress=False)
     assert not os.path.exists(tmp_path / "other" / "progress.csv")
+    # resuming on other episodes of the task (fewer demos, another dataset), or with its budget spent
+    with pytest.raises(CheckpointError, match=r"the run trained on 3 episodes \(seeds .*\), these are 2"):
+        train(push_demos.subset(2), config.replace(iterations=4), out, resume=checkpoint, progress=False)
+    with pytest.raises(ValueError, match="already trained 2 iterations, and the budget is 2"):
+        train(push_demos, config, out, resume=checkpoint, progress=False)
     # zero or one episode, NaN: refused before the output folder is touched
     for demos, message in ((push_demos.subset(1), "holds 1 episode"), (_with_nan(push_demos), "state holds nan at step 5, column cube_pose.qy")):
         with pytest.raises(DemonstrationError, match=message):

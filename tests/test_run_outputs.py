@@ -151,3 +151,57 @@ def test_evaluation_results_are_printed_before_the_video_is_written(tmp_path, ca
         assert f"the video could not be written to {tmp_path / 'videos'}: Read-only file system" in captured.err
     summary = json.loads(captured.out.strip().splitlines()[-1])
     assert summary["episodes"] == 2 and "video" not in summary
+
+
+def test_a_run_without_a_checkpoint_is_no_earlier_run_to_keep(tmp_path):
+    """A run stopped before its first iteration leaves run.json and an empty log: a new run takes
+    the folder (its leftovers to delete), and --resume says there is nothing to continue."""
+    (tmp_path / "run").mkdir()
+    for name in ("run.json", "progress.csv", "notes.txt"):
+        (tmp_path / "run" / name).write_text("x")
+    assert claim_log_dir(str(tmp_path / "run")) == ["run.json", "progress.csv"]
+    with pytest.raises(OutputError, match="saved no checkpoint: leave out --resume to start it again there"):
+        claim_log_dir(str(tmp_path / "run"), resume=True)
+    (tmp_path / "run" / "model.zip").write_text("x")
+    assert claim_log_dir(str(tmp_path / "run"), resume=True) == []
+    with pytest.raises(OutputError, match="holds an earlier run"):
+        claim_log_dir(str(tmp_path / "run"))
+
+
+def _saved(log_dir, **config) -> str:
+    """A log folder with a checkpoint recording a FrankaReach-v1 run (what ``saved_run`` reads)."""
+    import torch
+
+    os.makedirs(log_dir, exist_ok=True)
+    train_config = {"num_envs": 4, "total_timesteps": 300, "env_kwargs": {}, "runner": {"save_interval": 7}, **config}
+    torch.save({"infos": {"env_id": "FrankaReach-v1", "seed": 3, "train_config": train_config}},
+               os.path.join(log_dir, "model_1.pt"))
+    return str(log_dir)
+
+
+def test_a_resumed_run_compares_what_the_env_resolves_and_names_the_options(tmp_path):
+    from simulo_envs.training.saved_runs import take_saved_run
+
+    log_dir = _saved(tmp_path / "run")
+    given = {"sim_backend": "physx_cpu", "randomization": "default"}   # the run used them by default
+    run = take_saved_run(log_dir, {"--seed": 3, "--env-id": "FrankaReach-v1"}, given)
+    assert given == {} and (run.seed, run.num_envs, run.total_timesteps, run.checkpoint_every) == (3, 4, 300, 7)
+    for option, env_kwargs, message in (
+            ("--randomization", {"randomization": "none"}, "--randomization default, not none"),
+            ("--sim-backend", {"sim_backend": "physx_cuda_emulated"}, "--sim-backend physx_cpu, not physx_cuda_emulated"),
+            ("--camera-size", {"sensor_configs": {"width": 16, "height": 16}}, "--camera-size (the task's own), not 16 16"),
+            ("--seed", {}, "--seed 3, not 4"), ("--teacher", {}, "is a PPO run, not a student")):
+        extra = {"--seed": 4} if option == "--seed" else {"--teacher": "t.pt"} if option == "--teacher" else {}
+        with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+            take_saved_run(log_dir, extra, dict(env_kwargs))
+    student = _saved(tmp_path / "student", cameras=["base_camera"], teacher={"checkpoint": "tasks/so100_lift_ppo.pt"},
+                     env_kwargs={"sensor_configs": {"width": 16, "height": 16}})
+    with pytest.raises(ValueError, match="trained without --terminations: a resumed run keeps its settings"):
+        take_saved_run(log_dir, {"--terminations": True}, {})
+    with pytest.raises(ValueError, match="--cameras base_camera, not wrist_camera"):
+        take_saved_run(student, {"--cameras": ["wrist_camera"]}, {})
+    with pytest.raises(ValueError, match="--camera-size 16 16, not 32 32"):
+        take_saved_run(student, {}, {"sensor_configs": {"width": 32, "height": 32}})
+    run = take_saved_run(student, {"--cameras": ["base_camera"], "--teacher": os.path.join(ROOT, "tasks",
+                                                                                           "so100_lift_ppo.pt")}, {})
+    assert run.teacher == "tasks/so100_lift_ppo.pt" and run.cameras == ["base_camera"]

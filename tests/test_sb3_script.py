@@ -87,7 +87,23 @@ def test_a_signal_saves_model_zip_and_resume_finishes_the_run(tmp_path, capsys, 
     assert [r["env_steps"] for r in table(log_dir)] == ["100"] and saved_steps(log_dir / "model.zip") == (100, 100)
 
     monkeypatch.undo()
-    main(["--no-progress", "--log-dir", str(log_dir), "--resume", "--eval-episodes", "0"])   # settings from the run
-    assert "trained 200 env steps, 300 in all in " in capsys.readouterr().out
-    assert [r["env_steps"] for r in table(log_dir)] == ["100", "200", "300"]
-    assert saved_steps(log_dir / "model.zip") == (300, 300)
+    # a resumed session with a raised budget, stopped at its first env step, keeps it
+    monkeypatch.setattr(SB3Run, "_on_step", lambda self: os.kill(os.getpid(), signal.SIGTERM) or original(self))
+    with pytest.raises(SystemExit):
+        main(["--no-progress", "--log-dir", str(log_dir), "--resume", "--total-timesteps", "400"])
+    monkeypatch.undo()
+    (log_dir / "evaluation.json").write_text('{"episodes": 3}')   # of the model before the resumed session
+    capsys.readouterr()
+    main(["--no-progress", "--log-dir", str(log_dir), "--resume", "--eval-episodes", "0",
+          "--sim-backend", "physx_cpu"])   # settings from the run; the backend it used by default agrees
+    out = capsys.readouterr().out
+    assert "trained 300 env steps, 400 in all in " in out
+    assert f"removed {log_dir}/evaluation.json: it evaluated the model before this session" in out
+    assert not (log_dir / "evaluation.json").exists()
+    assert [r["env_steps"] for r in table(log_dir)] == ["100", "200", "300", "400"]
+    assert saved_steps(log_dir / "model.zip") == (400, 400)
+    with pytest.raises(SystemExit) as refused:   # a spent budget: refused before the plan is printed
+        main(["--no-progress", "--log-dir", str(log_dir), "--resume"])
+    captured = capsys.readouterr()
+    assert refused.value.code == 2 and captured.out == ""
+    assert "already trained 400 env steps of the 400 planned; raise --total-timesteps" in captured.err

@@ -80,26 +80,49 @@ def test_a_signal_saves_the_last_iteration_evaluates_and_resumes(tmp_path, capsy
         with pytest.raises(SystemExit) as refused:
             main(["--log-dir", log_dir, "--resume", option, value])
         assert refused.value.code == 2 and value in capsys.readouterr().err
-    main(["--log-dir", log_dir, "--no-progress", "--resume"])   # task, envs and budget from the run
+    # a raised budget survives a session stopped before its first new iteration
+    signal_at_step(monkeypatch, number, 3)
+    with pytest.raises(SystemExit):
+        main(["--log-dir", log_dir, "--no-progress", "--resume", "--total-timesteps", "400"])
+    monkeypatch.undo()
+    capsys.readouterr()
+    main(["--log-dir", log_dir, "--no-progress", "--resume",   # task, envs and budget from the run; the
+          "--sim-backend", "physx_cpu", "--randomization", "default"])   # env's defaults given again agree
     out = capsys.readouterr().out
-    assert out.startswith("training FrankaReach-v1: 300 env steps = 3 PPO iterations x 4 envs x 25 steps")
-    assert "(resumed)" in out and "trained 100 env steps, 300 in all in " in out
+    assert out.startswith("training FrankaReach-v1: 400 env steps = 4 PPO iterations x 4 envs x 25 steps")
+    assert "(resumed)" in out and "trained 200 env steps, 400 in all in " in out
     assert f"checkpoint {log_dir}/model_final.pt" in out
     table = rows(log_dir)
-    assert [r["iteration"] for r in table] == ["0", "1", "2"]
-    assert [int(r["env_steps"]) for r in table] == [100, 200, 300]
+    assert [r["iteration"] for r in table] == ["0", "1", "2", "3"]
+    assert [int(r["env_steps"]) for r in table] == [100, 200, 300, 400]
     assert float(table[2]["wall_s"]) >= float(table[1]["wall_s"])   # the clock continues
-    assert torch.load(os.path.join(log_dir, "model_final.pt"), weights_only=False)["infos"]["iterations"] == 3
+    assert torch.load(os.path.join(log_dir, "model_final.pt"), weights_only=False)["infos"]["iterations"] == 4
 
 
-def test_a_signal_before_the_first_iteration_saves_nothing(tmp_path, capsys, monkeypatch):
+def test_a_signal_before_the_first_iteration_saves_nothing_and_the_same_command_starts_again(tmp_path, capsys,
+                                                                                             monkeypatch):
+    log_dir = str(tmp_path / "run")
+    main = load_script("train").main
     signal_at_step(monkeypatch, signal.SIGINT, 3)
     with pytest.raises(SystemExit) as stopped:
-        load_script("train").main([*ARGS, "--log-dir", str(tmp_path / "run"), "--no-progress"])
+        main([*ARGS, "--log-dir", log_dir, "--no-progress"])
     assert stopped.value.code == 130
     assert capsys.readouterr().out.strip().splitlines()[-1] == (
-        "interrupted by SIGINT before the first PPO iteration ended: nothing saved")
-    assert not [n for n in os.listdir(tmp_path / "run") if n.endswith(".pt")]
+        "interrupted by SIGINT before the first PPO iteration ended: nothing saved "
+        "(the same command starts it again in the same folder)")
+    assert not [n for n in os.listdir(log_dir) if n.endswith(".pt")] and "run.json" in os.listdir(log_dir)
+    with pytest.raises(SystemExit) as refused:   # nothing to continue: --resume says what to do instead
+        main(["--log-dir", log_dir, "--resume"])
+    assert refused.value.code == 2 and "saved no checkpoint: leave out --resume to start it again there" in capsys.readouterr().err
+    monkeypatch.undo()
+    signal_at_step(monkeypatch, signal.SIGINT, 1)
+    with pytest.raises(SystemExit) as stopped:   # the same command is not refused: it starts again there
+        main([*ARGS, "--log-dir", log_dir, "--no-progress"])
+    out = capsys.readouterr().out.strip().splitlines()
+    assert stopped.value.code == 130 and out[0].startswith(
+        f"note: the earlier run in {log_dir} saved no checkpoint (it stopped before its first iteration ended); "
+        f"this run starts there again and replaces its run.json, progress.csv, events.out.tfevents.")
+    assert len([n for n in os.listdir(log_dir) if n.startswith("events.out")]) == 1
 
 
 def _launch(command, log_dir) -> subprocess.Popen:

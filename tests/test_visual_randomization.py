@@ -35,8 +35,10 @@ def test_presets_name_tables():
                                          "sensor_cameras.base_camera.contrast", "sensor_cameras.base_camera.noise_std"]
     with pytest.raises(ValueError, match="one of default, none, visual"):
         randomization_table(FrankaLiftEnv, "heavy")
-    with pytest.raises(ValueError, match="no visual randomization table"):
+    with pytest.raises(ValueError, match="randomization 'visual': FrankaReachEnv has no visual domain randomization "
+                                         r"\(lights, colours, camera poses\) to add; choose 'default'") as refused:
         randomization_table(FrankaReachEnv, "visual")
+    assert "visual_randomization" not in str(refused.value)   # the user's words, not an attribute's
 
 
 def test_visual_draws_are_per_env_and_seeded():
@@ -79,13 +81,18 @@ def test_every_script_spells_the_scene_options_alike(script):
 
 
 @pytest.mark.parametrize("script, args", [("train", ["--env-id", "FrankaLift-v1"]),
-                                          ("train_il", ["--dataset", "nowhere", "--obs", "state"])])
+                                          ("train_il", ["--dataset", "nowhere", "--obs", "state"]),
+                                          ("evaluate", ["--checkpoint", os.path.join(ROOT, "tasks", "franka_lift_ppo.pt")]),
+                                          ("evaluate", ["--checkpoint",
+                                                        os.path.join(ROOT, "tasks", "franka_push_diffusion_state.pt")])])
 def test_a_visual_preset_for_a_state_policy_is_refused_before_any_work(script, args, tmp_path, capsys):
+    out = {"train_il": "--out", "train": "--log-dir", "evaluate": "--video-dir"}[script]
     with pytest.raises(SystemExit) as refused:
-        load_script(script).main([*args, "--randomization", "visual", "--out" if script == "train_il" else "--log-dir",
-                                  str(tmp_path / "run")])
+        load_script(script).main([*args, "--randomization", "visual", out, str(tmp_path / "run")])
     assert refused.value.code == 2
-    assert "--randomization visual changes only what the cameras see" in capsys.readouterr().err
+    error = capsys.readouterr().err
+    assert "--randomization visual changes only what the cameras see" in error
+    assert ("evaluate it under --randomization default" in error) == (script == "evaluate")
     assert not (tmp_path / "run").exists()
 
 
@@ -106,7 +113,7 @@ def test_the_first_visual_preset_keeps_its_meaning_for_the_checkpoints_that_name
     assert [t.param for t in table] == ["lights.intensity", "lights.color", "lights.direction", "lights.ambient",
                                         "sensor_cameras.base_camera.pose_jitter"]
     assert [t.param for t in randomization_table(FrankaLiftEnv, "visual_v1")][4] == "block.color"
-    with pytest.raises(ValueError, match="no visual_v1 randomization table"):
+    with pytest.raises(ValueError, match="randomization 'visual_v1': FrankaReachEnv has no visual domain"):
         randomization_table(FrankaReachEnv, "visual_v1")
     infos = torch.load(os.path.join(ROOT, "tasks", "so100_lift_student_randomized.pt"), weights_only=False)["infos"]
     assert infos["train_config"]["env_kwargs"]["randomization"] == "visual_v1"

@@ -47,14 +47,20 @@ def scene_kwargs(args: argparse.Namespace) -> dict:
     return kwargs
 
 
-def check_policy_sees_randomization(randomization, reads_images: bool) -> None:
-    """Refuse a visual preset for a policy that reads no image: it would train (and record) a
-    setting that changes nothing the policy sees.
+def check_policy_sees_randomization(randomization, reads_images: bool, evaluating: bool = False) -> None:
+    """Refuse a visual preset for a policy that reads no image: training (or evaluating) it there
+    would record a setting that changes nothing the policy sees. ``evaluating``: the message
+    speaks of an evaluation.
 
     Raises:
         ValueError: ``randomization`` is ``"visual"`` or ``"visual_v1"`` and ``reads_images`` is False.
     """
-    if randomization in VISUAL_PRESETS and not reads_images:
-        raise ValueError(f"--randomization {randomization} changes only what the cameras see, and a state policy "
-                         f"reads no image: train it under --randomization default (the same physics), or train a "
-                         f"policy that reads images (train_il.py --obs rgb, or an image student: train.py --teacher)")
+    if randomization not in VISUAL_PRESETS or reads_images:
+        return
+    if evaluating:
+        raise ValueError(f"--randomization {randomization} changes only what the cameras see, and this checkpoint is "
+                         f"a state policy that reads no image: evaluate it under --randomization default (the same "
+                         f"physics), or evaluate a policy that reads images")
+    raise ValueError(f"--randomization {randomization} changes only what the cameras see, and a state policy "
+                     f"reads no image: train it under --randomization default (the same physics), or train a "
+                     f"policy that reads images (train_il.py --obs rgb, or an image student: train.py --teacher)")

@@ -41,7 +41,9 @@ def randomization_table(env_cls, randomization) -> tuple:
         attribute = "visual_randomization" + randomization.removeprefix("visual")
         table = getattr(env_cls, attribute, ())
         if not table:
-            raise ValueError(f"{env_cls.__name__} has no {randomization} randomization table ({attribute})")
+            raise ValueError(f"randomization {randomization!r}: {env_cls.__name__} has no visual domain randomization "
+                             f"(lights, colours, camera poses) to add; choose 'default' (the task's own table) or "
+                             f"'none'")
         return tuple(env_cls.default_randomization) + tuple(table)
     return tuple(env_cls.default_randomization)
 

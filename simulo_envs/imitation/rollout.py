@@ -27,6 +27,7 @@ from typing import Any, Optional, Union
 
 import torch
 
+from simulo_envs.datasets.scene_cli import check_policy_sees_randomization
 from simulo_envs.envs.provenance import file_sha256, provenance
 from simulo_envs.imitation.checkpoint import load_policy_from, read_checkpoint
 from simulo_envs.imitation.spec import PolicySpec, env_kwargs, policy_inputs
@@ -170,8 +171,12 @@ def _check_seeds(raw: dict, seed: int, episodes: int) -> None:
                          f"e.g. --seed {max(used) + 1}")
 
 
-def _load(checkpoint: str, expected_env_id: Optional[str]):
+def _load(checkpoint: str, expected_env_id: Optional[str], env_kwargs: Optional[dict] = None):
+    """``(raw checkpoint, policy, spec)``; a visual ``randomization`` in ``env_kwargs`` is refused
+    for a policy that reads no image (``check_policy_sees_randomization``)."""
     raw = read_checkpoint(checkpoint)
+    check_policy_sees_randomization((env_kwargs or {}).get("randomization"), reads_images=raw["spec"]["obs"] == "rgb",
+                                    evaluating=True)
     policy, spec, config = load_policy_from(raw, expected_env_id)
     return raw, policy, spec
 
@@ -194,15 +199,16 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
     Raises:
         FileNotFoundError / CheckpointError: as ``read_checkpoint``; CheckpointError also when
             ``expected_env_id`` is given and differs from the checkpoint's task. ValueError:
-            ``episodes``/``max_envs`` < 1, a device other than the CPU, evaluation seeds that the
-            demonstrations used, an env whose actions do not fit. KeyError: unknown task.
+            a visual ``randomization`` for a state policy; ``episodes``/``max_envs`` < 1, a device
+            other than the CPU, evaluation seeds that the demonstrations used, an env whose actions
+            do not fit. KeyError: unknown task.
     """
     for name, value in (("episodes", episodes), ("max_envs", max_envs)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be an int >= 1, got {value!r}")
     if torch.device(device).type != "cpu":
         raise ValueError(f"imitation policies are evaluated on the CPU here, got device {device!r}")
-    raw, policy, spec = _load(checkpoint, expected_env_id)
+    raw, policy, spec = _load(checkpoint, expected_env_id, env_kwargs)
     _check_seeds(raw, seed, episodes)
     results: list[tuple] = []
     extra = dict(env_kwargs or {})
@@ -277,7 +283,7 @@ def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed
     from simulo_envs.wrappers.record import RecordEpisode
     from simulo_envs.vector.vector_env import SimuloVectorEnv
 
-    raw, policy, spec = _load(checkpoint, expected_env_id)
+    raw, policy, spec = _load(checkpoint, expected_env_id, env_kwargs)
     _check_seeds(raw, seed, num_envs)
     if spec.env_id not in REGISTERED:
         raise KeyError(f"the checkpoint's task {spec.env_id!r} is not registered here")

@@ -159,7 +159,8 @@ def train(demos: Demonstrations, config: ILConfig, out_dir: str, seed: int = 0, 
         DemonstrationError: as ``Demonstrations.validate``. OutputInUse / PermissionError: as
         ``check_output_dir``. CheckpointError: ``resume`` is not a training checkpoint, or was
         trained on another task, observation kind or action width than ``demos``. ValueError:
-        ``max_minutes``, ``max_cpu_minutes`` or ``checkpoint_every`` not > 0.
+        ``max_minutes``, ``max_cpu_minutes`` or ``checkpoint_every`` not > 0; ``resume`` with a
+        ``config.iterations`` the checkpoint has already done.
     """
     from diffusers.training_utils import EMAModel
     from torch.utils.tensorboard import SummaryWriter
@@ -176,9 +177,17 @@ def train(demos: Demonstrations, config: ILConfig, out_dir: str, seed: int = 0, 
             raise CheckpointError(f"{resume!r} holds acting weights only (exported, or a run's older checkpoint); resume "
                                   "from the run's newest checkpoint (model_final.pt, or its highest model_<i>.pt)")
         problem = spec_mismatch(PolicySpec.from_dict(raw["spec"]), demos.spec, what="dataset")
+        trained = raw["demos"].get("seeds")
+        if not problem and trained is not None and list(trained) != list(demos.seeds):
+            problem = (f"the run trained on {len(trained)} episodes (seeds {_seed_text(trained)}), these are "
+                       f"{len(demos.seeds)} (seeds {_seed_text(demos.seeds)}); resume on the run's dataset and "
+                       f"--num-demos")
         if problem:
             raise CheckpointError(f"cannot resume {resume!r} on {demos.source}: {problem}")
         config = ILConfig.from_dict({**raw["config"], "iterations": config.iterations})
+        if int(raw["iteration"]) >= config.iterations:
+            raise ValueError(f"{resume!r} already trained {int(raw['iteration']):,} iterations, and the budget is "
+                             f"{config.iterations:,}: a budget above {int(raw['iteration']):,} trains further")
     check_settings(demos.spec, config)
     if config.state_aux_weight > 0 and any(e.other is None for e in demos.episodes):
         raise ValueError(f"state_aux_weight needs demonstrations that carry the state the policy does not read; "
@@ -195,6 +204,12 @@ def train(demos: Demonstrations, config: ILConfig, out_dir: str, seed: int = 0, 
         if on_main_thread:
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
         os.unlink(os.path.join(out_dir, LOCK))
+
+
+def _seed_text(seeds) -> str:
+    """A list of episode seeds, shortened for a message."""
+    seeds = list(seeds)
+    return ", ".join(map(str, seeds[:4])) + (f", ... {seeds[-1]}" if len(seeds) > 4 else "")
 
 
 def _interrupt(signum, frame):
@@ -241,6 +256,7 @@ def _train(demos, config, out_dir, seed, minutes, checkpoint_every, raw, progres
         save_checkpoint(path, {
             "spec": demos.spec.to_dict(), "config": config.to_dict(), "model": _acting_weights(policy, ema),
             "iteration": iteration, "wall_s": wall_s, "cpu_s": cpu_s, "seed": seed, "demos": demo_info,
+            "checkpoint_every": checkpoint_every,
             "provenance": record,
             "train_state": {"weights": policy.state_dict(), "ema": ema.state_dict(), "optimizer": optimizer.state_dict(),
                             "sampler": sampler.get_state(), "rng": torch.get_rng_state(),

@@ -18,6 +18,7 @@ from typing import Any, Callable, Optional, Union
 
 import torch
 
+from simulo_envs.datasets.scene_cli import check_policy_sees_randomization
 from simulo_envs.envs.provenance import file_sha256, provenance
 from simulo_envs.progress import ProgressBar
 from simulo_envs.training.task_lookup import import_task_modules, registered_kwargs, resolve_task
@@ -116,11 +117,15 @@ def load_policy(checkpoint: str, num_envs: int, seed: int, device: str = "cpu", 
     checkpoint was trained with (``variant="heldout"`` for a suite task's held-out variant).
 
     Raises:
-        FileNotFoundError / ValueError: as ``read_checkpoint``; KeyError: its task is unknown here.
+        FileNotFoundError / ValueError: as ``read_checkpoint``; ValueError also for a visual
+            ``randomization`` with a policy that reads no image (``check_policy_sees_randomization``).
+            KeyError: its task is unknown here.
     """
     from simulo_envs.training.rsl_rl_env import make_rsl_env   # rsl-rl-lib (and tensordict) when evaluating only
 
     infos = read_checkpoint(checkpoint, device)
+    check_policy_sees_randomization((env_kwargs or {}).get("randomization"), evaluating=True,
+                                    reads_images="student" in infos["train_config"].get("runner", {}))
     config = _eval_config(infos["train_config"])
     trained = config.get("env_kwargs", {}).get("sensor_configs")
     if env_kwargs and env_kwargs.get("sensor_configs") and config is not infos["train_config"] \
@@ -258,6 +263,8 @@ def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed
     from simulo_envs.vector.vector_env import SimuloVectorEnv
 
     infos = read_checkpoint(checkpoint, device)
+    check_policy_sees_randomization((env_kwargs or {}).get("randomization"), evaluating=True,
+                                    reads_images="student" in infos["train_config"].get("runner", {}))
     config = _eval_config(infos["train_config"])
     env_id, cls = resolve_task(infos["env_id"])
     base = cls(num_envs=num_envs, render_mode="rgb_array", human_render_camera_configs=dict(width=size, height=size),

@@ -34,6 +34,7 @@ envs of all ranks together and must divide evenly; rank ``r`` of ``P`` builds ``
 envs with the seeds a single process gives envs ``r * n ... r * n + n - 1``; rank 0 alone writes.
 
 The log folder holds one run (``simulo_envs.training.run_files``): a folder with an earlier run
+(one that saved a checkpoint; the leftovers of one that saved none are replaced)
 is refused unless the training continues it (``resume``) or deletes it (``overwrite``).
 
 Stopping: SIGINT (Ctrl-C) or SIGTERM stops the training at a safe point (the next env step in one
@@ -68,7 +69,7 @@ from simulo_envs.training.start_states import check_start_states
 from simulo_envs.training.task_lookup import import_task_modules, resolve_task, train_config_for
 
 __all__ = ["import_task_modules", "resolve_task", "train_config_for", "plan_training", "TrainPlan", "TrainResult",
-           "SetupError", "train", "make_rsl_env", "resume_infos", "describe_result", "SavedRun", "saved_run"]
+           "SetupError", "train", "make_rsl_env", "resume_infos", "describe_result"]
 
 
 def __getattr__(name: str):
@@ -218,7 +219,8 @@ def describe_result(result: TrainResult) -> str:
         kind = result.iteration_kind
         where = f"after {result.iterations} {kind} iteration{plural} ({result.env_steps:,} env steps)"
         if result.checkpoint is None:
-            return f"interrupted by {result.interrupted} before the first {kind} iteration ended: nothing saved"
+            return (f"interrupted by {result.interrupted} before the first {kind} iteration ended: nothing saved "
+                    f"(the same command starts it again in the same folder)")
         return f"interrupted by {result.interrupted} {where}: saved {result.checkpoint}; continue with --resume"
     success = ("no training episode finished" if result.success_once is None
                else f"training success (last 100 episodes) {result.success_once:.2f}")
@@ -227,51 +229,14 @@ def describe_result(result: TrainResult) -> str:
             f"({result.steps_per_second:,.0f} steps/s); {success}; checkpoint {result.checkpoint}")
 
 
-@dataclass(frozen=True)
-class SavedRun:
-    """What a run in a log folder was trained with, read from its latest checkpoint: what a resumed
-    training takes when the command line does not say it again (``saved_run``)."""
-
-    checkpoint: str
-    env_id: str
-    num_envs: int
-    total_timesteps: int            # the budget the run was planned with (env steps, all ranks)
-    env_kwargs: dict                # the env the run trained in (task defaults and command-line settings)
-    seed: int = 0
-    teacher: Optional[str] = None   # a distilled student's teacher checkpoint
-    cameras: Optional[list] = None  # the cameras a student reads (None: every sensor camera)
-
-
-def saved_run(log_dir: str) -> SavedRun:
-    """The settings of the run in ``log_dir`` (its latest checkpoint, ``latest_checkpoint``).
-
-    Raises:
-        OutputError: ``log_dir`` holds no checkpoint. SetupError: the checkpoint cannot be read or
-            does not record its training config (written by an older version).
-    """
-    path = latest_checkpoint(log_dir)
-    if path is None:
-        raise OutputError(f"--resume: {log_dir!r} holds no checkpoint (model_<iteration>.pt) to continue from; "
-                          f"name the run's folder with --log-dir, or leave out --resume to start a new run")
-    try:
-        infos = torch.load(path, weights_only=False, map_location="cpu").get("infos") or {}
-    except Exception as error:  # a file torch cannot read
-        raise SetupError(f"--resume: {path!r} cannot be read: {error}") from None
-    config = infos.get("train_config")
-    if not isinstance(config, dict) or "env_id" not in infos or "num_envs" not in config:
-        raise SetupError(f"--resume: {path!r} does not record its training config (written by an older version)")
-    teacher = config.get("teacher", {}).get("checkpoint") if isinstance(config.get("teacher"), dict) else None
-    return SavedRun(path, infos["env_id"], int(config["num_envs"]), int(config["total_timesteps"]),
-                    dict(config.get("env_kwargs", {})), int(infos.get("seed", 0)), teacher, config.get("cameras"))
-
-
 def resume_infos(log_dir: str, plan: TrainPlan, device: str = "cpu") -> tuple[str, dict]:
     """``(checkpoint, infos)`` a resumed training of ``plan`` continues from: the latest checkpoint
     in ``log_dir``, checked against the plan.
 
     Raises:
         OutputError: no checkpoint in ``log_dir``.
-        SetupError: it trained another task, or another number of envs per iteration, or the plan's
+        SetupError: it trained another task, another number of envs per iteration, networks on
+            other inputs (a student's cameras, camera size, observation groups), or the plan's
             budget is already spent.
     """
     path = latest_checkpoint(log_dir)
@@ -291,6 +256,14 @@ def resume_infos(log_dir: str, plan: TrainPlan, device: str = "cpu") -> tuple[st
     if shape != (plan.num_envs, plan.steps_per_env):
         raise SetupError(f"--resume: {path!r} trained iterations of {shape[0]} envs x {shape[1]} steps; resume "
                          f"with the same --num-envs (asked for {plan.num_envs} x {plan.steps_per_env})")
+    student = {"cameras": config.get("cameras"), "obs_groups": config.get("runner", {}).get("obs_groups"),
+               "camera size": config.get("env_kwargs", {}).get("sensor_configs")}
+    planned = {"cameras": plan.config.get("cameras"), "obs_groups": plan.config["runner"].get("obs_groups"),
+               "camera size": plan.config.get("env_kwargs", {}).get("sensor_configs")}
+    for what in ("cameras", "camera size", "obs_groups"):   # what the networks' inputs are made of
+        if student[what] != planned[what]:
+            raise SetupError(f"--resume: {path!r} trained networks on {what} {student[what]}, not {planned[what]}; "
+                             f"a resumed run keeps its inputs (leave out --cameras and --camera-size)")
     if infos["iterations"] >= plan.iterations:
         raise SetupError(f"--resume: {path!r} already trained {infos['env_steps']:,} env steps of the "
                          f"{plan.env_steps:,} planned; raise --total-timesteps to train further")
@@ -370,7 +343,7 @@ def train(env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional
         # What reproduces the checkpoint: versions, commit, the env's settings, the training seed.
         infos["provenance"] = provenance(env, env_id=plan.env_id, env_kwargs=config.get("env_kwargs", {}), seeds=[seed])
         try:
-            return _train_built(env, plan, rank, device, log_dir, infos, stop, earlier if overwrite else [], resumed,
+            return _train_built(env, plan, rank, device, log_dir, infos, stop, earlier, resumed,
                                 progress=progress, on_iteration=on_iteration, max_wall_s=max_wall_s)
         finally:
             env.close()
@@ -417,7 +390,10 @@ def _train_built(env, plan: TrainPlan, rank, device: str, log_dir: str, infos: d
         checkpoint = os.path.join(log_dir, name)
         runner.save(checkpoint)
     elif rank.is_main and interrupted is not None and resumed:
-        checkpoint = resumed[0]   # nothing new since the checkpoint this session started from
+        checkpoint = resumed[0]   # nothing new since the checkpoint this session started from: the same
+        if resumed[1].get("train_config") != infos["train_config"]:   # state, saved again with this session's
+            runner.current_learning_iteration = logger.iterations_done - 1   # budget, so --resume keeps it
+            runner.save(checkpoint)
     success = logger.recent["success_once"]
     return TrainResult(checkpoint, logger.env_steps, wall, logger.episodes,
                        sum(success) / len(success) if success else None, logger.iterations_done, interrupted,

@@ -21,8 +21,9 @@ from typing import Optional
 from simulo_envs.output_paths import OutputError, check_output_dir, check_output_file
 
 __all__ = ["OutputError", "check_output_dir", "check_output_file", "RUN_FILE_PATTERNS", "run_files_in",
-           "claim_log_dir", "delete_run_files", "free_numbered_dir", "latest_checkpoint", "PROGRESS_COLUMNS",
-           "open_progress_csv", "progress_row"]
+           "CHECKPOINT_PATTERNS", "claim_log_dir", "unsaved_run_note", "delete_run_files", "free_numbered_dir",
+           "latest_checkpoint", "PROGRESS_COLUMNS", "open_progress_csv", "progress_row", "write_json",
+           "drop_stale_evaluation"]
 
 RUN_FILE_PATTERNS = ("run.json", "progress.csv", "model_*.pt", "model.zip", "events.out.tfevents.*",
                      "evaluation.json", "evaluations.csv", "eval.json")
@@ -48,29 +49,50 @@ def free_numbered_dir(log_dir: str) -> str:
     return f"{base}-{k}"
 
 
+CHECKPOINT_PATTERNS = ("model_*.pt", "model.zip")
+"""The files that make a log folder's run resumable (``train.py``'s checkpoints, ``train_sb3.py``'s model)."""
+
+
 def claim_log_dir(log_dir: str, resume: bool = False, overwrite: bool = False) -> list[str]:
     """Check that ``log_dir`` can be this training's folder: writable, and free of an earlier
-    run unless this run continues it (``resume``) or will delete it (``overwrite``: the caller
-    deletes the returned files with ``delete_run_files`` once it is ready to write). Nothing is
-    changed. Returns the earlier run's file names.
+    run unless this run continues it (``resume``) or will delete it (``overwrite``). An earlier
+    run that saved no checkpoint (stopped before its first iteration ended: ``run.json`` and an
+    empty log) holds nothing to continue or lose, so a new run takes its folder. Nothing is
+    changed here. Returns the files the new run deletes (``delete_run_files``) once it is ready to
+    write: the earlier run's with ``overwrite``, the leftovers of a run without a checkpoint, none
+    when resuming.
 
     Raises:
-        OutputError: the folder is not writable, or holds an earlier run and neither flag is set
-            (the message names ``--resume``, ``--overwrite`` and a free numbered folder), or
-            ``resume`` without an earlier run.
+        OutputError: the folder is not writable, or holds an earlier run with a checkpoint and
+            neither flag is set (the message names ``--resume``, ``--overwrite`` and a free
+            numbered folder), or ``resume`` without a checkpoint to continue from.
         ValueError: both ``resume`` and ``overwrite``.
     """
     if resume and overwrite:
         raise ValueError("--resume continues the run in the log folder and --overwrite deletes it: give one")
     check_output_dir(log_dir, "log folder")
     earlier = run_files_in(log_dir)
+    saved = [name for name in earlier if any(fnmatch.fnmatch(name, p) for p in CHECKPOINT_PATTERNS)]
     if resume and not earlier:
         raise OutputError(f"--resume: {log_dir!r} holds no earlier run to continue")
-    if earlier and not (resume or overwrite):
+    if resume and not saved:
+        raise OutputError(f"--resume: the run in {log_dir!r} stopped before its first iteration ended and saved "
+                          f"no checkpoint: leave out --resume to start it again there (its {', '.join(earlier)} "
+                          f"will be replaced)")
+    if saved and not (resume or overwrite):
         listed = ", ".join(earlier[:4]) + (f" and {len(earlier) - 4} more" if len(earlier) > 4 else "")
         raise OutputError(f"{log_dir!r} holds an earlier run ({listed}): pass --resume to continue it, "
                           f"--overwrite to delete it and start again, or --log-dir {free_numbered_dir(log_dir)}")
-    return earlier
+    return [] if resume else earlier
+
+
+def unsaved_run_note(log_dir: str, names: list[str], overwrite: bool) -> str:
+    """The line a script prints when a new run takes a folder whose earlier run saved no checkpoint
+    (``claim_log_dir`` returned its leftovers ``names``); ``""`` when there is nothing to say."""
+    if overwrite or not names:
+        return ""
+    return (f"note: the earlier run in {log_dir} saved no checkpoint (it stopped before its first iteration "
+            f"ended); this run starts there again and replaces its {', '.join(names)}")
 
 
 def delete_run_files(log_dir: str, names: list[str]) -> None:
@@ -86,7 +108,7 @@ def delete_run_files(log_dir: str, names: list[str]) -> None:
         except FileNotFoundError:
             continue
         except OSError as error:
-            raise OutputError(f"--overwrite: cannot delete {path!r}: {error.strerror or error}") from None
+            raise OutputError(f"cannot delete {path!r}: {error.strerror or error}") from None
 
 
 def latest_checkpoint(log_dir: str) -> Optional[str]:
@@ -158,3 +180,17 @@ def write_json(path: str, data, what: str = "output file") -> None:
             json.dump(data, handle)
     except OSError as error:
         raise OutputError(f"cannot write {what} {path!r}: {error.strerror or error}") from None
+
+
+def drop_stale_evaluation(log_dir: str) -> Optional[str]:
+    """Delete ``log_dir/evaluation.json`` once a resumed session saved a newer checkpoint without
+    evaluating it (the file described the model before). Returns the deleted path, or None.
+
+    Raises:
+        OutputError: it exists and cannot be deleted.
+    """
+    path = os.path.join(log_dir, "evaluation.json")
+    if not os.path.isfile(path):
+        return None
+    delete_run_files(log_dir, ["evaluation.json"])
+    return path

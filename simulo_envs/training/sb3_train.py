@@ -15,7 +15,7 @@ stop signal, the wall-clock cap) is dropped by SB3 without an update, so the env
 
 ``model.zip`` is SB3's own file with one attribute added, ``simulo_infos``: the algorithm
 (``algo``: ``"ppo"``, ``"sac"`` or ``"td3"``; absent in files written before SAC and TD3, all PPO),
-the env id, the task's module, the training config, the seed and the log's state (``env_steps``,
+``terminations`` (whether the training env kept the task's terminations; absent: it did not), the env id, the task's module, the training config, the seed and the log's state (``env_steps``,
 ``iterations``, ``episodes``, ``wall_s``, ``recent``; SAC and TD3 add ``gradient_steps``), which
 evaluation and a resumed training read.
 """
@@ -48,7 +48,7 @@ from simulo_envs.training.rsl_rl_train import SetupError, TrainPlan, TrainResult
 from simulo_envs.training.start_states import start_states_wrapper
 from simulo_envs.vector.vector_env import make_vector_env
 
-__all__ = ["sb3_ppo_kwargs", "train_sb3", "read_sb3_infos", "sb3_policy", "SB3Run", "SB3Algorithm", "SB3Result",
+__all__ = ["sb3_ppo_kwargs", "train_sb3", "read_sb3_infos", "sb3_resume_infos", "sb3_policy", "SB3Run", "SB3Algorithm", "SB3Result",
            "PPO_ALGORITHM", "SB3_CLASSES"]
 
 EPISODE_KEYS = ("success_once", "success_at_end", "return", "length")
@@ -253,6 +253,33 @@ class SB3Result(TrainResult):
     gradient_steps: Optional[int] = None
 
 
+def sb3_resume_infos(log_dir: str, plan: TrainPlan, algo: str) -> dict:
+    """The ``simulo_infos`` of the ``model.zip`` in ``log_dir`` that a resumed training of ``plan``
+    with ``algo`` (a key of ``SB3_CLASSES``) continues, checked against them; nothing is built.
+
+    Raises:
+        OutputError: no ``model.zip`` in ``log_dir``. SetupError: it cannot be read, or trained
+            another algorithm, task or number of envs, or ``plan``'s budget is already spent.
+    """
+    path = os.path.join(log_dir, "model.zip")
+    if not os.path.isfile(path):
+        raise OutputError(f"--resume: {log_dir!r} holds no model.zip to continue from")
+    try:
+        infos = read_sb3_infos(path)
+    except ValueError as error:
+        raise SetupError(f"--resume: {error}") from None
+    if infos["algo"] != algo:
+        raise SetupError(f"--resume: {path!r} trained {infos['algo'].upper()}, not {algo.upper()}; "
+                         f"resume with --algo {infos['algo']}")
+    if infos["env_id"] != plan.env_id or infos["train_config"]["num_envs"] != plan.num_envs:
+        raise SetupError(f"--resume: {path!r} trained {infos['env_id']} with {infos['train_config']['num_envs']} "
+                         f"envs; resume with the same --env-id and --num-envs")
+    if infos["iterations"] >= plan.iterations:
+        raise SetupError(f"--resume: {path!r} already trained {infos['env_steps']:,} env steps of the "
+                         f"{plan.env_steps:,} planned; raise --total-timesteps to train further")
+    return infos
+
+
 def train_sb3(plan: TrainPlan, seed: int = 0, log_dir: str = "runs/sb3", device: str = "cpu", progress: bool = True,
               max_wall_s: Optional[float] = None, terminations: bool = False, resume: bool = False,
               overwrite: bool = False, algorithm: SB3Algorithm = PPO_ALGORITHM) -> SB3Result:
@@ -274,23 +301,7 @@ def train_sb3(plan: TrainPlan, seed: int = 0, log_dir: str = "runs/sb3", device:
         raise SetupError(str(error)) from None
     earlier = claim_log_dir(log_dir, resume=resume, overwrite=overwrite)
     path = os.path.join(log_dir, "model.zip")
-    infos = None
-    if resume:
-        if not os.path.isfile(path):
-            raise OutputError(f"--resume: {log_dir!r} holds no model.zip to continue from")
-        try:
-            infos = read_sb3_infos(path)
-        except ValueError as error:
-            raise SetupError(f"--resume: {error}") from None
-        if infos["algo"] != algorithm.name:
-            raise SetupError(f"--resume: {path!r} trained {infos['algo'].upper()}, not {algorithm.name.upper()}; "
-                             f"resume with --algo {infos['algo']}")
-        if infos["env_id"] != plan.env_id or infos["train_config"]["num_envs"] != plan.num_envs:
-            raise SetupError(f"--resume: {path!r} trained {infos['env_id']} with {infos['train_config']['num_envs']} "
-                             f"envs; resume with the same --env-id and --num-envs")
-        if infos["iterations"] >= plan.iterations:
-            raise SetupError(f"--resume: {path!r} already trained {infos['env_steps']:,} env steps of the "
-                             f"{plan.env_steps:,} planned; raise --total-timesteps to train further")
+    infos = sb3_resume_infos(log_dir, plan, algorithm.name) if resume else None
     config = plan.config
     with StopOnSignals() as stop:
         torch.manual_seed(seed)
@@ -312,7 +323,7 @@ def train_sb3(plan: TrainPlan, seed: int = 0, log_dir: str = "runs/sb3", device:
                 model = algorithm.cls("MlpPolicy", env, seed=seed, device=device, verbose=0, **kwargs)
             else:
                 model = algorithm.cls.load(path, env=env, device=device)
-            delete_run_files(log_dir, earlier if overwrite else [])
+            delete_run_files(log_dir, earlier)
             os.makedirs(log_dir, exist_ok=True)
             extra = {} if algorithm is PPO_ALGORITHM else {"hyperparameters": _jsonable(kwargs)}
             with open(os.path.join(log_dir, "run.json"), "w") as handle:
@@ -330,9 +341,10 @@ def train_sb3(plan: TrainPlan, seed: int = 0, log_dir: str = "runs/sb3", device:
             interrupted = stop.requested if run.env_steps < plan.env_steps else None
             checkpoint = None
             state = run.state()
-            if run.env_steps > done:
+            if run.env_steps > done or (infos is not None and infos["train_config"] != config):
+                # (a resumed session stopped before its first rollout saves its budget: --resume keeps it)
                 model.num_timesteps = run.env_steps   # whole, trained rollouts / stored env steps only
-                model.simulo_infos = {"algo": algorithm.name, "env_id": plan.env_id,
+                model.simulo_infos = {"algo": algorithm.name, "env_id": plan.env_id, "terminations": terminations,
                                       "task_module": plan.env_cls.__module__, "train_config": config, "seed": seed,
                                       "world_size": 1, **state,
                                       "provenance": provenance(venv, env_id=plan.env_id, env_kwargs=env_kwargs,
