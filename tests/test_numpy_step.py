@@ -42,16 +42,19 @@ def _assert_same(fast, slow, what):
     assert (fast.dtype, tuple(fast.shape)) == (slow.dtype, tuple(slow.shape)), what
     if fast.dtype == torch.bool or not fast.is_floating_point():
         assert torch.equal(fast, slow), what
-    else:
+    elif not (torch.equal(fast, slow) or bool(((fast - slow).abs() <= 2e-6).all())):
+        # assert_close's test, 20x the cost of the two above: it runs only to name what differs
+        # (NaN and inf, which fail the difference test, are judged by it too).
         torch.testing.assert_close(fast, slow, rtol=0, atol=2e-6, msg=what)
 
 
-def _assert_same_outputs(env, action, what):
+def _assert_same_outputs(env, action, what, reward_modes=REWARD_MODES):
     """The fast path's ``(info, obs, reward, terminated)`` equal the torch hooks' on the env's
-    current state, in every reward mode (both paths only read the state)."""
+    current state, in each of ``reward_modes`` (every one unless told; both paths only read the
+    state)."""
     mode = env.reward_mode
     try:
-        for env.reward_mode in REWARD_MODES:
+        for env.reward_mode in reward_modes:
             fast = env._numpy_outputs(action)
             env._fast_step = False
             slow = env._step_outputs(action)
@@ -98,7 +101,11 @@ def test_fast_path_gives_the_torch_hooks_outputs_over_expert_episodes(task):
             _assert_same(dict(_leaves(info))[key], value, f"step {step}: info[{key}]")
         for k in range(1, 4):
             _assert_same(fast_step[k], slow[k], f"step {step}: output {k}")
-        _assert_same_outputs(env, action, f"step {step}")
+        # The step above is in the default reward mode (normalized_dense). The other modes take
+        # turns, one a step; a step on which some env succeeds (the sparse reward's) checks them all.
+        assert env.reward_mode == REWARD_MODES[0]
+        other = REWARD_MODES if info["success"].any() else (REWARD_MODES[1 + step % 3],)
+        _assert_same_outputs(env, action, f"step {step}", other)
         seen["grasp"] += int(info.get("is_grasped", torch.zeros(1)).sum())
         seen["success"] += int(info["success"].sum())
         done = terminated | truncated

@@ -1,8 +1,8 @@
 """``--num-workers`` on scripts/demo.py, train.py and evaluate.py: the envs run in worker processes.
 
 The scripts' ``main`` runs in this process with the command line's arguments (their command lines
-as separate processes are tested in test_train.py, test_task_authoring.py and
-test_train_interrupt.py): each Python process that imports torch and SAPIEN costs seconds of
+as separate processes are tested in test_train.py (evaluate.py), test_task_authoring.py (demo.py),
+test_train_interrupt.py and test_distributed.py (train.py)): each Python process that imports torch and SAPIEN costs seconds of
 CPU, and the worker processes are what these tests are about."""
 
 import importlib.util

@@ -40,21 +40,20 @@ def one_line_error(capsys, main, argv) -> str:
 
 @pytest.mark.e2e
 def test_train_then_evaluate_scripts(tmp_path, capsys, one_torch_thread):
-    """The command lines end to end, each in its own process: one iteration in which no episode
-    finishes, then evaluation of both checkpoints; then the video of the final one, with evaluate.py's
-    command line run by its ``main`` in this process (a fresh process pays about 10 s of
-    CPU for its renderer's first picture; this one pays it once for all its tests). Nothing prints
-    nan or the networks."""
+    """The command lines end to end: one iteration in which no episode finishes, then evaluation of
+    both checkpoints in a process of its own; then the video of the final one. train.py and the
+    video's evaluate.py run by their ``main`` in this process (a fresh process pays seconds of CPU
+    for torch's import and its renderer's first picture; this one pays them once for all its tests;
+    train.py's command line in a process of its own: test_train_interrupt.py, test_distributed.py).
+    Nothing prints nan or the networks."""
     log_dir = tmp_path / "run"
-    train_run = subprocess.run(
-        [sys.executable, "scripts/train.py", "--env-id", "FrankaReach-v1", "--num-envs", "4",
-         "--total-timesteps", "100", "--seed", "1", "--log-dir", str(log_dir)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert train_run.returncode == 0, train_run.stdout[-2000:] + train_run.stderr[-4000:]
-    out = train_run.stdout
+    capsys.readouterr()
+    load_script("train").main(["--env-id", "FrankaReach-v1", "--num-envs", "4", "--total-timesteps", "100",
+                               "--seed", "1", "--log-dir", str(log_dir)])
+    out, err = capsys.readouterr()
     assert out.splitlines()[0].startswith("training FrankaReach-v1: 100 env steps = 1 PPO iteration x 4 envs x 25 steps")
-    assert "no training episode finished" in out and "nan" not in out + train_run.stderr
-    assert "Actor Model" not in out and "no finished episode yet" in train_run.stderr   # the bar's note
+    assert "no training episode finished" in out and "nan" not in out + err
+    assert "Actor Model" not in out and "no finished episode yet" in err   # the bar's note
     rows = (log_dir / "progress.csv").read_text().splitlines()
     assert rows[0] == "iteration,env_steps,wall_s,episodes,success_once,success_at_end,return,length,collect_s,learn_s"
     wall, collect, learn = (float(rows[1].split(",")[i]) for i in (2, 8, 9))
@@ -75,7 +74,7 @@ def test_train_then_evaluate_scripts(tmp_path, capsys, one_torch_thread):
     assert all(r["env_steps"] == "100" and r["episodes"] == "3" and 0 <= float(r["success_rate"]) <= 1
                for r in summaries)
     capsys.readouterr()
-    load_script("evaluate").main(["--checkpoint", str(log_dir / "model_final.pt"), "--episodes", "3",
+    load_script("evaluate").main(["--checkpoint", str(log_dir / "model_final.pt"), "--episodes", "1",
                                   "--video-dir", str(tmp_path / "videos")])
     filmed = capsys.readouterr().out.strip().splitlines()
     assert filmed[0].startswith("FrankaReach-v1: success rate") and filmed[-1].startswith("video: ")
