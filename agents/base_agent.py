@@ -52,7 +52,7 @@ from simulo_envs.controllers import CombinedController
 from simulo_envs.env_ids import EnvIds, normalize_env_ids
 from simulo_envs.geometry import cos_angle, quat_rotate
 from simulo_envs.robot import JointDrive, Robot, RobotSpec
-from simulo_envs.tensors import to_xp
+from simulo_envs.tensors import count_true, einsum, to_xp
 
 
 @dataclass(frozen=True)
@@ -301,15 +301,8 @@ class BaseAgent:
             NotImplementedError: the agent describes no ``grasp``.
             ValueError: ``xp`` is neither ``torch`` nor ``numpy``.
         """
-        pressed = self._grasping_array(prop, min_force, max_angle, min_opposition)
-        if xp is np and type(pressed) is np.ndarray:  # the CPU fast path: already fresh numpy
-            return pressed
-        return to_xp(pressed, xp, self.robot._device)
-
-    def _grasping_array(self, prop, min_force: Optional[float] = None, max_angle: Optional[float] = None,
-                        min_opposition: Optional[float] = None):
-        """``is_grasping`` on the backend's own arrays: bool (N,), numpy on physx_cpu (a fraction
-        of torch's per-call cost), a tensor elsewhere."""
+        # Computed on the backend's own arrays (numpy on physx_cpu: a fraction of torch's per-call
+        # cost), converted to ``xp`` at the end.
         grasp = self.grasp
         if grasp is None:
             raise NotImplementedError(f"{type(self).__name__} describes no grasp (JawGrasp)")
@@ -319,19 +312,21 @@ class BaseAgent:
         robot = self.robot
         forces = robot._raw("contact_forces", robot._link_indices(grasp.jaw_links), prop._gid)
         if isinstance(forces, np.ndarray):  # (N, 2, 3) -> (N,)
-            pressed = np.minimum.reduce(np.einsum("ijk,ijk->ij", forces, forces), axis=1) >= min_force * min_force
+            pressed = np.minimum.reduce(einsum("ijk,ijk->ij", forces, forces), axis=1) >= min_force * min_force
         else:
             pressed = torch.amin((forces * forces).sum(-1), 1) >= min_force * min_force
         # Skipped in the common case, no jaw pressed: no jaw frames needed (on numpy, count_nonzero
         # costs a fraction of ndarray.any on a few entries).
-        if np.count_nonzero(pressed) if type(pressed) is np.ndarray else bool(pressed.any()):
+        if count_true(pressed) if type(pressed) is np.ndarray else bool(pressed.any()):
             cos_max = math.cos(math.radians(max_angle))
             axes = self._opening_axes[type(forces)]
             for k, link in enumerate(grasp.jaw_links):
                 opening = quat_rotate(robot._raw("link_pose", robot.link_index(link))[:, 3:7], axes[k])
                 pressed &= cos_angle(forces[:, k], opening) >= cos_max
             pressed &= cos_angle(forces[:, 0], forces[:, 1]) <= math.cos(math.radians(min_opposition))
-        return pressed
+        if xp is np and type(pressed) is np.ndarray:  # the CPU fast path: already fresh numpy
+            return pressed
+        return to_xp(pressed, xp, self.robot._device)
 
     # ------------------------------------------------------------------ LeRobot's schema
     def lerobot_from_qpos(self, qpos: torch.Tensor) -> torch.Tensor:

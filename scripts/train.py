@@ -216,9 +216,12 @@ def main(argv=None) -> None:
     if not rank.is_main:
         return
     if not args.eval_episodes:
-        if args.resume and result.session_steps and drop_stale_evaluation(log_dir):
-            print(f"removed {os.path.join(log_dir, 'evaluation.json')}: it evaluated the model before this session "
-                  f"(--eval-episodes N evaluates the new one)", flush=True)
+        try:   # model_final.pt was replaced: the evaluation beside it described the one before
+            if args.resume and result.session_steps and drop_stale_evaluation(log_dir):
+                print(f"removed {os.path.join(log_dir, 'evaluation.json')}: it evaluated the model before this "
+                      f"session (--eval-episodes N evaluates the new one)", flush=True)
+        except OutputError as error:
+            sys.exit(f"{parser.prog}: error: {error}")
         return
     summary = evaluate(result.checkpoint, args.eval_episodes, device=device, progress=not args.no_progress,
                        num_workers=args.num_workers)

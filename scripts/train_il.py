@@ -75,7 +75,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="stop after this many minutes of this process's CPU time (on a shared machine: what "
                              "the training takes alone on one core)")
     parser.add_argument("--checkpoint-every", type=int, default=None, metavar="N",
-                        help=f"iterations between checkpoints (default {DEFAULT_CHECKPOINT_EVERY}; with --resume, the run's)")
+                        help=f"iterations between checkpoints (default {DEFAULT_CHECKPOINT_EVERY}; "
+                             f"with --resume, the run's)")
     parser.add_argument("--resume", default=None, metavar="CHECKPOINT", help="continue a run from its model_*.pt")
     parser.add_argument("--eval-episodes", type=int, default=0, metavar="K",
                         help="evaluate every checkpoint on K episodes (seeds from --eval-seed)")

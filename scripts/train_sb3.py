@@ -24,12 +24,13 @@ Writes ``--log-dir`` (default ``runs/sb3/<env-id>/seed<seed>``): ``run.json``, `
 ``model.zip`` (evaluate or film it with ``scripts/evaluate.py --checkpoint .../model.zip``) and
 ``evaluation.json``; ``--json`` prints the evaluation as one JSON line. One run per folder:
 ``--resume`` continues the run there (its task, algorithm, number of envs, budget, backend,
-``--terminations`` and seed come from its ``model.zip``: ``--log-dir DIR --resume`` is enough; options given again must agree,
-except ``--total-timesteps``, which may raise the budget; a spent budget is refused before anything
-is printed), ``--overwrite`` deletes it first; a run stopped before it saved ``model.zip`` leaves
-nothing to keep, and the same command starts it again there. The folder and ``--device`` are
-checked before anything is built. A resumed session with ``--eval-episodes 0`` removes the
-``evaluation.json`` of the model before it. Ctrl-C (SIGINT) or SIGTERM saves ``model.zip`` of the last
+``--terminations`` and seed come from its ``model.zip``: ``--log-dir DIR --resume`` is enough;
+options given again must agree, except ``--total-timesteps``, which may raise the budget; a spent
+budget is refused before anything is printed), ``--overwrite`` deletes it first; a run stopped
+before it saved ``model.zip`` leaves nothing to keep, and the same command starts it again there.
+The folder and ``--device`` are checked before anything is built. A resumed session that trains
+without evaluating (``--eval-episodes 0``, or stopped) removes the ``evaluation.json`` of the model
+before it. Ctrl-C (SIGINT) or SIGTERM saves ``model.zip`` of the last
 whole rollout, says so in one line and exits with status 130 or 143. ``--num-workers`` and
 ``--sim-backend`` are ``train.py``'s: the envs stepped in worker processes, on another backend.
 
@@ -163,12 +164,16 @@ def main(argv=None) -> None:
     except (SetupError, ValueError) as error:
         parser.error(str(error))
     print(describe_result(result) if args.algo == "ppo" else describe_off_policy_result(result), flush=True)
+    if args.resume and result.session_steps and (result.interrupted or not args.eval_episodes):
+        try:   # model.zip is newer than the evaluation beside it
+            if drop_stale_evaluation(log_dir):
+                print(f"removed {os.path.join(log_dir, 'evaluation.json')}: it evaluated the model before this "
+                      f"session (--eval-episodes N evaluates the new one)", flush=True)
+        except OutputError as error:
+            sys.exit(f"{parser.prog}: error: {error}")
     if result.interrupted is not None:
         sys.exit(exit_status(result.interrupted))
     if not args.eval_episodes:
-        if args.resume and result.session_steps and drop_stale_evaluation(log_dir):
-            print(f"removed {os.path.join(log_dir, 'evaluation.json')}: it evaluated the model before this session "
-                  f"(--eval-episodes N evaluates the new one)", flush=True)
         return
     summary = evaluate(result.checkpoint, args.eval_episodes, seed=args.eval_seed, device=device,
                        progress=not (args.no_progress or args.json), num_workers=args.num_workers)

@@ -42,12 +42,26 @@ class ArticulationState:
     @property
     def qpos(self) -> torch.Tensor:
         """(num_envs, dof) joint positions, rad (revolute) or m (prismatic); fresh."""
-        return self._read("qpos")
+        obj = self._obj  # _read("qpos"), inline: read every step by the observation
+        backend = obj._backend
+        if backend is None:
+            obj._require_attached()  # raises
+        value = backend.qpos(obj._gid)
+        if self._xp is np and type(value) is np.ndarray:
+            return value
+        return to_xp(value, self._xp, obj._device)
 
     @property
     def qvel(self) -> torch.Tensor:
         """(num_envs, dof) joint velocities, rad/s or m/s; fresh."""
-        return self._read("qvel")
+        obj = self._obj  # _read("qvel"), inline: read every step by the observation
+        backend = obj._backend
+        if backend is None:
+            obj._require_attached()  # raises
+        value = backend.qvel(obj._gid)
+        if self._xp is np and type(value) is np.ndarray:
+            return value
+        return to_xp(value, self._xp, obj._device)
 
     @property
     def root_pose(self) -> torch.Tensor:

@@ -130,7 +130,14 @@ class PropState:
     @property
     def pose(self) -> torch.Tensor:
         """(num_envs, 7) ``[x, y, z, qw, qx, qy, qz]``, world frame, m; fresh."""
-        return self._body(slice(0, 7))
+        prop = self._prop  # _body(slice(0, 7)), inline: tasks read it every step
+        backend = prop._backend
+        if backend is None:
+            prop._require_attached()  # raises
+        rows = backend.rigid_state(prop._gid)[:, :7]
+        if self._xp is np and type(rows) is np.ndarray:
+            return rows
+        return to_xp(rows, self._xp, prop._device)
 
     @property
     def linear_velocity(self) -> torch.Tensor:

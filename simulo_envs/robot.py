@@ -100,9 +100,12 @@ class RobotState(ArticulationState):
         """(num_envs, 7) TCP pose ``[x, y, z, qw, qx, qy, qz]``, world frame (``RobotSpec.tcp_link``
         moved by ``tcp_offset``); fresh."""
         robot = self._obj
-        if robot._backend is None:
+        backend = robot._backend
+        if backend is None:
             robot._require_attached()  # raises
-        pose = robot._tcp_raw()
+        pose = backend.link_pose(robot._gid, robot._tcp_index)  # _tcp_raw, inline: read every step
+        if robot._tcp_offset is not None:
+            pose = offset_pose(pose, *robot._tcp_offset[type(pose)])
         if self._xp is np and type(pose) is np.ndarray:  # the CPU fast path: the backend's fresh array
             return pose
         return to_xp(pose, self._xp, robot._device)

@@ -164,12 +164,37 @@ def all_finite(array: np.ndarray) -> bool:
     or error when finite values overflow it, whatever ``np.errstate`` says. A non-finite result
     (which may be such an overflow) and large arrays get the exact ``np.isfinite`` test.
     """
-    if array.size <= _DOT_MAX and math.isfinite(np.vdot(array, array)):
+    if array.size <= _DOT_MAX and math.isfinite(_vdot(array, array)):
         return True
     return bool(np.isfinite(array).all())
 
 
 _DOT_MAX = 4096
+
+# numpy's C functions under the public ``np.vdot``, ``np.count_nonzero``, ``np.einsum`` and
+# ``np.concatenate``, which first run Python code (an ``__array_function__`` dispatcher, argument handling) that costs
+# several times the C call on a few entries; the public functions where a numpy release moves them.
+try:
+    from numpy._core._multiarray_umath import (c_einsum as _c_einsum, concatenate as _concatenate,
+                                               count_nonzero as _count_nonzero, vdot as _vdot)
+except ImportError:  # numpy < 2
+    try:
+        from numpy.core._multiarray_umath import (c_einsum as _c_einsum, concatenate as _concatenate,
+                                                  count_nonzero as _count_nonzero, vdot as _vdot)
+    except ImportError:
+        _c_einsum, _concatenate, _count_nonzero, _vdot = np.einsum, np.concatenate, np.count_nonzero, np.vdot
+
+
+count_true = _count_nonzero
+"""``count_true(array)``: ``np.count_nonzero(array)`` (every axis) of a numpy array, numpy's C
+function itself (no Python frame on the per-step path)."""
+
+einsum = _c_einsum
+"""``einsum(subscripts, *operands)``: ``np.einsum`` without ``optimize``, numpy's C function
+itself: the same computation and bits without the Python wrapper."""
+
+concatenate = _concatenate
+"""``concatenate(arrays, axis=..., dtype=...)``: ``np.concatenate``, numpy's C function itself."""
 
 
 def tensor_constants(config: Any, device: torch.device) -> SimpleNamespace:

@@ -27,8 +27,10 @@ def test_the_stage_clock_adds_each_stage_and_is_a_no_op_without_totals():
 
 def test_our_timed_step_keeps_the_fast_path_and_its_stages_cover_the_step():
     assert "stages" in SECTION_NAMES and set(FLOOR_STAGES) == set(stages.STAGES)
-    ours = run_worker("stages_ours", 1, 30)  # raises if the wrapped env left the CPU fast path
-    assert set(ours) == set(stages.STAGES) | {"total"}
-    assert all(ours[stage] > 0 for stage in stages.STAGES)
-    assert ours["physics"] > ours["controller"]  # 5 PhysX steps against one write of 9 targets
-    assert abs(sum(ours[stage] for stage in stages.STAGES) - ours["total"]) < 1e-6 * ours["total"]
+    paired = run_worker("stages_paired", 1, 0, size=1)  # raises if the wrapped env left the CPU fast path
+    (ours,), (floor,) = paired["ours"], paired["floor"]  # one block each, in the same process
+    for timed in (ours, floor):
+        assert set(timed) == set(stages.STAGES) | {"total"}
+        assert all(timed[stage] > 0 for stage in stages.STAGES)
+        assert timed["physics"] > timed["controller"]  # 5 PhysX steps against one write of 9 targets
+        assert abs(sum(timed[stage] for stage in stages.STAGES) - timed["total"]) < 1e-6 * timed["total"]

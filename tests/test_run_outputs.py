@@ -205,3 +205,30 @@ def test_a_resumed_run_compares_what_the_env_resolves_and_names_the_options(tmp_
     run = take_saved_run(student, {"--cameras": ["base_camera"], "--teacher": os.path.join(ROOT, "tasks",
                                                                                            "so100_lift_ppo.pt")}, {})
     assert run.teacher == "tasks/so100_lift_ppo.pt" and run.cameras == ["base_camera"]
+
+
+def test_a_resumed_checkpoint_whose_networks_read_other_inputs_is_refused(tmp_path):
+    """resume_infos (what train() checks too) refuses a student's checkpoint for a plan with other
+    cameras or camera size, before anything is built or written."""
+    from simulo_envs.tasks.franka_reach import FrankaReachEnv
+
+    runner = {"num_steps_per_env": 25, "obs_groups": {"student": ["base_camera", "proprio"]}}
+    saved = {"cameras": ["base_camera"], "env_kwargs": {"sensor_configs": {"width": 16, "height": 16}}}
+    log_dir = _saved(tmp_path / "student", runner=runner, **saved)
+    import torch
+
+    path = os.path.join(log_dir, "model_1.pt")
+    checkpoint = torch.load(path, weights_only=False)
+    checkpoint["infos"].update(iterations=2, env_steps=200)
+    torch.save(checkpoint, path)
+
+    def plan(cameras, size):
+        config = {"num_envs": 4, "cameras": cameras, "env_kwargs": {"sensor_configs": {"width": size, "height": size}},
+                  "runner": {**runner, "obs_groups": {"student": [*cameras, "proprio"]}}}
+        return training.TrainPlan("FrankaReach-v1", FrankaReachEnv, config, 4, 1, 25, 3, 300)
+
+    assert training.resume_infos(log_dir, plan(["base_camera"], 16))[0] == path
+    with pytest.raises(training.SetupError, match=r"on cameras \['base_camera'\], not \['wrist_camera'\]"):
+        training.resume_infos(log_dir, plan(["wrist_camera"], 16))
+    with pytest.raises(training.SetupError, match="on camera size"):
+        training.resume_infos(log_dir, plan(["base_camera"], 32))

@@ -102,19 +102,45 @@ class NumpyStepMixin:
         array becomes a tensor on its own memory (``torch.from_numpy``, no copy: the hooks'
         results are fresh); ``finite``: True when obs and reward are all finite (``all_finite``;
         False sends the fault check to test the rows)."""
+        # get_info, _get_obs_state_dict, _get_obs_agent, get_reward and _terminated (the framework's
+        # own: no class changes them on this path, _NUMPY_STEP_HOOKS) are written out here for
+        # their common case, as is the conversion of info (_as_tensors): a Python call less each.
         self.xp = np
         try:
-            info = self.get_info()
-            raw_obs = self._get_obs_state_dict(info)  # get_obs in "state" mode (no subclass changes it)
+            info = self.evaluate()
+            info["elapsed_steps"] = self._elapsed_np.copy()  # get_info's numpy branch
+            if self.randomization.terms:
+                info["privileged"] = self.randomization.privileged_array()
+            proprioception = getattr(self.agent, "get_proprioception", None)
+            raw_obs = {"agent": proprioception(xp=np) if proprioception is not None else self._get_obs_agent(),
+                       "extra": self._get_obs_extra(info)}  # _get_obs_state_dict
             held = self.__dict__.get("_action_view")  # the step's own clipped action (step.py)
-            reward = self.get_reward(raw_obs, held[1] if held is not None and held[0] is action
-                                     else self._action_as_numpy(action), info)
+            numpy_action = held[1] if held is not None and held[0] is action else self._action_as_numpy(action)
+            if self.reward_mode == "normalized_dense":  # get_reward's default mode
+                reward = self.compute_normalized_dense_reward(raw_obs, numpy_action, info)
+            else:
+                reward = self.get_reward(raw_obs, numpy_action, info)
             obs = flatten_obs(raw_obs)
-            terminated = self._terminated(info)
+            success = info.get("success")
+            if type(success) is np.ndarray and "fail" not in info:  # _terminated's common case
+                terminated = success.copy()
+            else:
+                terminated = self._terminated(info)
         finally:
             self.xp = torch  # the class's value; an instance attribute from here on (cheaper than del)
         finite = all_finite(obs) and all_finite(reward)
-        return _as_tensors(info), torch.from_numpy(obs), torch.from_numpy(reward), torch.from_numpy(terminated), finite
+        from_numpy, tensors = torch.from_numpy, {}
+        for key, value in info.items():  # _as_tensors, its first two levels inline
+            kind = type(value)
+            if kind is np.ndarray:
+                tensors[key] = from_numpy(value)
+            elif kind is dict:  # e.g. the reward terms
+                inner = tensors[key] = {}
+                for name, term in value.items():
+                    inner[name] = from_numpy(term) if type(term) is np.ndarray else _as_tensor(term)
+            else:
+                tensors[key] = _as_tensor(value)
+        return tensors, from_numpy(obs), from_numpy(reward), from_numpy(terminated), finite
 
     def _action_as_numpy(self, action):
         """The step's clipped action as the hooks see it on the fast path: the numpy array it was
@@ -125,6 +151,13 @@ class NumpyStepMixin:
         if isinstance(action, dict):
             return {key: self._action_as_numpy(value) for key, value in action.items()}
         return action
+
+
+def _as_tensor(value):
+    """One entry of ``info`` that is not a plain numpy array, as ``_as_tensors`` converts it."""
+    if isinstance(value, dict):
+        return _as_tensors(value)
+    return torch.from_numpy(value) if isinstance(value, np.ndarray) else value
 
 
 def _as_tensors(info: dict) -> dict:

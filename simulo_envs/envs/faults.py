@@ -53,7 +53,7 @@ from typing import Any, Optional
 import numpy as np
 import torch
 
-from simulo_envs.tensors import all_finite, any_true, to_device
+from simulo_envs.tensors import all_finite, any_true, count_true, to_device
 
 
 class FaultReason(enum.IntFlag):
@@ -187,7 +187,7 @@ class FaultScanner:
         if not all_finite(packed):
             return False
         values = packed[index]
-        return not np.count_nonzero((values < low) | (values > high))  # count_nonzero: cheaper than any()
+        return not count_true((values < low) | (values > high))  # cheaper than any()
 
     def _healthy(self, bodies: list, joints: list) -> bool:
         """numpy only: True when no env breaks any limit (whole-array reductions)."""
@@ -290,7 +290,10 @@ class Faults:
         if self._scanner_backend is not backend:
             self._scanner = FaultScanner(env.scene, backend, env.sim_config)
             self._scanner_backend = backend
-        reason = self._scanner.scan()
+        scanner = self._scanner
+        if scanner._packed is not None and scanner._healthy_packed():  # scan's first test, a call less
+            return
+        reason = scanner.scan()
         if reason is None:
             return
         reason = to_device(reason, env.device)
@@ -325,7 +328,7 @@ class Faults:
             info["sim_fault"] = torch.from_numpy(flags.copy())
             info["sim_fault_reason"] = torch.from_numpy(reasons.copy())
             info["sim_fault_count"] = torch.from_numpy(counts.copy())
-            if not np.count_nonzero(flags):
+            if not count_true(flags):
                 return obs, reward, terminated, truncated
         else:
             info["sim_fault"] = quarantined.clone()

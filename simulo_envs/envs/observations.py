@@ -25,6 +25,7 @@ from gymnasium import spaces
 from simulo_envs.envs.hook_checks import observation_error
 from simulo_envs.envs.pointcloud import fuse_pointcloud
 from simulo_envs.envs.sensors import is_pointcloud_mode, obs_mode_state
+from simulo_envs.tensors import concatenate
 
 
 class ObservationMixin:
@@ -128,7 +129,7 @@ def flatten_obs(obs: dict):
         else:
             leaves.append(value if value.ndim == 2 else value.reshape(value.shape[0], -1))
     if leaves and isinstance(leaves[0], np.ndarray):
-        return np.concatenate(leaves, axis=1, dtype=np.float32)
+        return concatenate(leaves, axis=1, dtype=np.float32)
     # torch.cat promotes bool and integer columns to the float32 of the others (one cast, not one
     # per leaf); a dict of integer leaves only is cast at the end.
     try:

@@ -88,7 +88,8 @@ class StepMixin:
         Raises:
             ValueError: wrong action shape or a NaN/inf entry; nothing is simulated.
         """
-        self._require_open()
+        if self._closed:
+            self._require_open()  # raises
         action = self._step_action(action)
         elapsed = self._elapsed_np  # the counter's numpy view on CPU (None elsewhere)
         on_cpu = elapsed is not None
@@ -100,7 +101,11 @@ class StepMixin:
         if randomization.has_interval:
             randomization.interval(self._elapsed_steps)
         self.faults.detect()  # quarantines envs whose physics went bad (faults.py)
-        info, obs, reward, terminated, finite = self._step_outputs(action)
+        if (self._fast_step and self._hooks_checked_build == self._reconfig_count
+                and self.__dict__.keys().isdisjoint(self._NUMPY_STEP_HOOK_SET)):  # _step_outputs' first test
+            info, obs, reward, terminated, finite = self._numpy_outputs(action)
+        else:
+            info, obs, reward, terminated, finite = self._step_outputs(action)
         if self._max_episode_steps is None:
             truncated = self._false()
         else:
@@ -139,16 +144,21 @@ class StepMixin:
         Raises:
             ValueError: a bad action; nothing is simulated.
         """
-        action = self._prepare_action(action)
+        if action is not None and self._on_cpu and self._dict_action_bounds is None:  # _prepare_action, inline
+            array = clip_action(action, self.num_envs, self._action_low_np, self._action_high_np)
+            action = torch.from_numpy(array)
+            self._action_view = (action, array)  # what the fast path's hooks get (fast_step.py)
+        else:
+            array = None
+            action = self._prepare_action(action)
         before_control, after_control, before, after, substeps, to_controller = self._step_hooks
         if before_control is not None:
             before_control()
         if action is not None:  # checked and clipped above: the controller need not test it again
-            held = self._action_view  # on the CPU: the numpy array the clipped tensor was made from
             agent = self.agent
-            if (to_controller is not None and held is not None and held[0] is action and to_controller[0] is agent
+            if (array is not None and to_controller is not None and to_controller[0] is agent
                     and type(agent) is to_controller[1]):  # the same agent, its class not changed since the build
-                to_controller[2](held[1])
+                to_controller[2](array)
             else:
                 agent._set_checked_action(action)
         self._backend.step(substeps, before, after)

@@ -160,6 +160,10 @@ class PhysxCpuBackend(PhysxCpuBuildMixin, PhysxCpuRenderMixin, BackendParamsMixi
         check_layout(self._state(), total, self._rigid_idx, self._art_idx, self._rigid, self._arts)
     # ------------------------------------------------------------------ reads
     def _state(self) -> np.ndarray:
+        """float32 (F,): the whole packed state of every system (``cpu_pack``), fresh; a view the
+        next write or step replaces (read it, never keep or write it). ``_packed_index`` says where
+        each group's rows lie in it. Hot readers test ``_packed_version`` inline and call this
+        only to repack (a Python call less per read)."""
         if self._packed_version != self._version:
             if len(self.systems) == 1:
                 self._packed = np.frombuffer(self.system.pack(), dtype=np.float32)
@@ -170,11 +174,7 @@ class PhysxCpuBackend(PhysxCpuBuildMixin, PhysxCpuRenderMixin, BackendParamsMixi
             self._packed_version = self._version
         return self._packed
 
-    def _packed_state(self) -> np.ndarray:
-        """float32 (F,): the whole packed state of every system (``cpu_pack``), fresh; a view the
-        next write or step replaces (read it, never keep or write it). ``_packed_index`` says where
-        each group's rows lie in it."""
-        return self._state()
+    _packed_state = _state  # the name the fault check reads it by (one call: it repacks after each step)
 
     def _packed_index(self, kind: str, gid: int) -> Optional[np.ndarray]:
         """int64 index array into ``_packed_state()``: ``kind`` ``"rigid"`` (N, 13) (None when a body
@@ -187,7 +187,8 @@ class PhysxCpuBackend(PhysxCpuBuildMixin, PhysxCpuRenderMixin, BackendParamsMixi
     def rigid_state(self, gid: int) -> np.ndarray:
         """float32 (N, 13) ``[x, y, z, qw, qx, qy, qz, vx, vy, vz, wx, wy, wz]``, world frame, fresh."""
         if self._rigid_packed[gid]:
-            return self._state()[self._rigid_idx[gid]]
+            packed = self._packed if self._packed_version == self._version else self._state()
+            return packed[self._rigid_idx[gid]]
         return self._rigid_state_slow(gid, self._rigid_idx[gid])
 
     def _rigid_state_slow(self, gid: int, idx: np.ndarray) -> np.ndarray:
@@ -205,11 +206,13 @@ class PhysxCpuBackend(PhysxCpuBuildMixin, PhysxCpuRenderMixin, BackendParamsMixi
 
     def qpos(self, gid: int) -> np.ndarray:
         """float32 (N, dof) joint positions [rad or m], fresh."""
-        return self._state()[self._art_idx[gid]["qpos"]]
+        packed = self._packed if self._packed_version == self._version else self._state()
+        return packed[self._art_idx[gid]["qpos"]]
 
     def qvel(self, gid: int) -> np.ndarray:
         """float32 (N, dof) joint velocities [rad/s or m/s], fresh."""
-        return self._state()[self._art_idx[gid]["qvel"]]
+        packed = self._packed if self._packed_version == self._version else self._state()
+        return packed[self._art_idx[gid]["qvel"]]
 
     def drive_targets(self, gid: int) -> np.ndarray:
         """float32 (N, dof) PD drive position targets, fresh."""
@@ -250,7 +253,8 @@ class PhysxCpuBackend(PhysxCpuBuildMixin, PhysxCpuRenderMixin, BackendParamsMixi
             links = [[env_links[l] for l in link_indices] for env_links in self._arts[gid].links]
             query = self._contact_queries[key] = [ContactPairQuery(links, self._rigid[rigid_gid].components), -1, None]
         if query[1] != self._steps:
-            query[2] = (query[0].impulses(self._contacts()) / self.system.timestep).astype(np.float32)
+            contacts = self._contact_list if self._contacts_step == self._steps else self._contacts()
+            query[2] = (query[0].impulses(contacts) / self.system.timestep).astype(np.float32)
             query[1] = self._steps
         out = query[2].copy()
         if self._any_written:
@@ -373,7 +377,12 @@ class PhysxCpuBackend(PhysxCpuBuildMixin, PhysxCpuRenderMixin, BackendParamsMixi
         ``after()`` mark their envs as written once more)."""
         if before is None and after is None:  # nothing between substeps: system by system
             self._stepper.step(substeps)
-            self._stepped(substeps)
+            self._steps += substeps  # _stepped, inline
+            self._retired.clear()
+            if self._any_written:
+                self._written[:] = False
+                self._any_written = False
+            self._version += 1
             return
         for _ in range(substeps):
             if before is not None:

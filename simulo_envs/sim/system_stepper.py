@@ -98,7 +98,12 @@ class SystemStepper:
 
         Raises the first exception a system's step raised, after every thread has finished."""
         if not self.automatic:
-            self._step_on(self.threads, substeps)
+            if self.threads == 1:  # _step_on's one-thread loop, inline (every step of a shared system)
+                for system in self.systems:
+                    for _ in range(substeps):
+                        system.step()
+            else:
+                self._step_on(self.threads, substeps)
             return
         self._steps += 1
         count = self.threads = self._choose()

@@ -48,7 +48,7 @@ def read_checkpoint(checkpoint: str, device: str = "cpu") -> dict:
                                 "holds config.json and model.safetensors)" if os.path.isdir(checkpoint) else
                                 f"no checkpoint file {checkpoint!r}")
     if is_sb3_checkpoint(checkpoint):
-        from simulo_envs.training.sb3_train import read_sb3_infos
+        from simulo_envs.training.saved_runs import read_sb3_infos
 
         infos = {**read_sb3_infos(checkpoint), "library": "stable-baselines3"}
     else:

@@ -65,11 +65,13 @@ from simulo_envs.envs.provenance import provenance
 from simulo_envs.training.distributed import check_device, close_process_group, rank_device, rank_info, rank_seeds
 from simulo_envs.training.interrupt import StopOnSignals, TrainingInterrupted
 from simulo_envs.training.run_files import OutputError, claim_log_dir, delete_run_files, latest_checkpoint
+from simulo_envs.training.saved_runs import SavedRun, SetupError, saved_run
 from simulo_envs.training.start_states import check_start_states
 from simulo_envs.training.task_lookup import import_task_modules, resolve_task, train_config_for
 
 __all__ = ["import_task_modules", "resolve_task", "train_config_for", "plan_training", "TrainPlan", "TrainResult",
-           "SetupError", "train", "make_rsl_env", "resume_infos", "describe_result"]
+           "SetupError", "train", "make_rsl_env", "resume_infos", "describe_result",
+           "SavedRun", "saved_run"]
 
 
 def __getattr__(name: str):
@@ -182,12 +184,6 @@ def _policy_seed(seed: int, rank: int) -> int:
     of ``(seed, rank)``, so ranks draw independent streams."""
     return int(np.random.SeedSequence([seed, rank]).generate_state(1, dtype=np.uint64)[0] % (2**63))
 
-
-
-class SetupError(ValueError):
-    """``train`` could not start from the request (a bad env keyword, a backend or device this
-    machine lacks, a checkpoint that does not fit); the message says which and why. Raised before
-    anything is trained."""
 
 
 @dataclass

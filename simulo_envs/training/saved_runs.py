@@ -2,8 +2,10 @@
 
 A resumed training (``scripts/train.py --resume``, ``scripts/train_sb3.py --resume``) continues with
 what its checkpoint records: the task, the seed, the number of envs, the budget, the checkpoint
-interval, the env's settings, a student's teacher and cameras, an SB3 run's algorithm
-(``saved_run`` reads them into a ``SavedRun``, from either script's checkpoint). An option given
+interval, the env's settings, a student's teacher and cameras, an SB3 run's algorithm and
+``--terminations`` (``saved_run`` reads them into a ``SavedRun``, from either script's checkpoint;
+``read_sb3_infos`` reads a ``model.zip``'s record, and ``SetupError`` is the error of a checkpoint
+or request that does not fit). An option given
 again must agree with the run (``take_saved_run``). Env settings are compared as the env resolves
 them, the task's own defaults filled in (``resolved_env_kwargs``): a run that never named a
 backend trained on the one ``"auto"`` picks, under its task's own randomization table, so
@@ -21,11 +23,28 @@ from typing import Any, Mapping, Optional
 import torch
 
 from simulo_envs.sim import resolve_backend_name
-from simulo_envs.training.rsl_rl_train import SetupError
 from simulo_envs.training.run_files import OutputError, latest_checkpoint, run_files_in
 from simulo_envs.training.task_lookup import registered_kwargs, resolve_task
 
-__all__ = ["SavedRun", "saved_run", "take_saved_run", "resolved_env_kwargs", "ENV_OPTIONS"]
+__all__ = ["SavedRun", "saved_run", "take_saved_run", "resolved_env_kwargs", "ENV_OPTIONS", "SetupError",
+           "read_sb3_infos", "sb3_classes"]
+
+
+class SetupError(ValueError):
+    """A training could not start from the request (a bad env keyword, a backend or device this
+    machine lacks, a checkpoint that does not fit); the message says which and why. Raised before
+    anything is trained."""
+
+
+def sb3_classes() -> dict:
+    """``{"ppo": PPO, "sac": SAC, "td3": TD3}``: the Stable-Baselines3 classes ``scripts/train_sb3.py``
+    trains, by the name its ``model.zip`` records (Stable-Baselines3 is imported here, at first use:
+    the training scripts' worker processes never load it)."""
+    from stable_baselines3 import PPO, SAC, TD3
+
+    return {"ppo": PPO, "sac": SAC, "td3": TD3}
+
+
 
 
 ENV_OPTIONS = {"sim_backend": "--sim-backend", "randomization": "--randomization", "sensor_configs": "--camera-size"}
@@ -79,8 +98,6 @@ def _read_sb3(log_dir: str) -> tuple[str, dict]:
         other = " (it holds a run of scripts/train.py: resume it there)" if latest_checkpoint(log_dir) else ""
         raise OutputError(f"--resume: {log_dir!r} holds no model.zip to continue from{other}; name the run's folder "
                           f"with --log-dir, or leave out --resume to start a new run")
-    from simulo_envs.training.sb3_train import read_sb3_infos   # Stable-Baselines3 loads only for its runs
-
     try:
         return path, read_sb3_infos(path)
     except ValueError as error:
@@ -185,8 +202,9 @@ def take_saved_run(log_dir: str, given: Mapping[str, Any], env_kwargs: dict, lib
             raise ValueError(f"--resume: the run in {log_dir!r} trained {'with' if saved[option] else 'without'} "
                              f"{option}: a resumed run keeps its settings (leave {option} out)")
         if not same:
-            raise ValueError(f"--resume: the run in {log_dir!r} trained with {option} {_spelled(option, saved[option])}, "
-                             f"not {_spelled(option, value)}: a resumed run keeps its settings (leave {option} out)")
+            raise ValueError(f"--resume: the run in {log_dir!r} trained with {option} "
+                             f"{_spelled(option, saved[option])}, not {_spelled(option, value)}: a resumed run keeps "
+                             f"its settings (leave {option} out)")
     if env_kwargs:
         try:
             theirs, ours = resolved_env_kwargs(run.env_id, run.env_kwargs), resolved_env_kwargs(run.env_id, env_kwargs)
@@ -200,3 +218,34 @@ def take_saved_run(log_dir: str, given: Mapping[str, Any], env_kwargs: dict, lib
     env_kwargs.clear()
     env_kwargs.update(run.env_kwargs)
     return run
+
+
+def read_sb3_infos(path: str) -> dict:
+    """The ``simulo_infos`` of an SB3 ``model.zip`` written by ``train_sb3``, with ``"algo"`` (a
+    key of ``sb3_classes()``) checked against the policy class the file holds (a file without it,
+    written before SAC and TD3, must hold PPO's).
+
+    Raises:
+        ValueError: a zip SB3 cannot read; one without ``simulo_infos`` (not from ``train_sb3``);
+            an algorithm other than PPO, SAC and TD3, or a policy class that is not its own.
+    """
+    from stable_baselines3.common.save_util import load_from_zip_file   # SB3 loads for its runs only
+
+    classes = sb3_classes()
+    try:
+        data, _, _ = load_from_zip_file(path, device="cpu", load_data=True)
+    except Exception as error:  # SB3 raises many kinds for a file it cannot read
+        raise ValueError(f"{path!r} is not a Stable-Baselines3 model: {error}") from None
+    infos = (data or {}).get("simulo_infos")
+    if not isinstance(infos, dict) or "env_id" not in infos or "train_config" not in infos:
+        raise ValueError(f"{path!r} was not written by scripts/train_sb3.py (no env id and training config)")
+    algo = infos.get("algo", "ppo")
+    if algo not in classes:
+        raise ValueError(f"{path!r} holds an algorithm {algo!r} that scripts/train_sb3.py does not train "
+                         f"(known: {', '.join(classes)})")
+    policy, expected = data.get("policy_class"), classes[algo].policy_aliases["MlpPolicy"]
+    if not (isinstance(policy, type) and issubclass(policy, expected)):
+        name = getattr(policy, "__name__", repr(policy))
+        raise ValueError(f"{path!r} says {algo.upper()} but holds a {name} policy, not {expected.__name__}: "
+                         f"not a model.zip of scripts/train_sb3.py")
+    return {**infos, "algo": algo}

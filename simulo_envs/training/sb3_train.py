@@ -34,7 +34,6 @@ import numpy as np
 import torch
 from stable_baselines3 import PPO, SAC, TD3
 from stable_baselines3.common.callbacks import BaseCallback
-from stable_baselines3.common.save_util import load_from_zip_file
 
 from simulo_envs.envs.provenance import provenance
 from simulo_envs.training.distributed import check_device
@@ -44,7 +43,8 @@ from simulo_envs.training.run_files import (OutputError, claim_log_dir, delete_r
                                             progress_row)
 from simulo_envs.wrappers.sb3 import SB3VecEnv
 from simulo_envs.training.task_lookup import registered_kwargs
-from simulo_envs.training.rsl_rl_train import SetupError, TrainPlan, TrainResult
+from simulo_envs.training.rsl_rl_train import TrainPlan, TrainResult
+from simulo_envs.training.saved_runs import SetupError, read_sb3_infos, sb3_classes
 from simulo_envs.training.start_states import start_states_wrapper
 from simulo_envs.vector.vector_env import make_vector_env
 
@@ -52,7 +52,7 @@ __all__ = ["sb3_ppo_kwargs", "train_sb3", "read_sb3_infos", "sb3_resume_infos", 
            "PPO_ALGORITHM", "SB3_CLASSES"]
 
 EPISODE_KEYS = ("success_once", "success_at_end", "return", "length")
-SB3_CLASSES = {"ppo": PPO, "sac": SAC, "td3": TD3}
+SB3_CLASSES = sb3_classes()
 """The algorithms ``scripts/train_sb3.py`` trains, by the name ``model.zip`` records."""
 
 
@@ -187,34 +187,6 @@ class SB3Run(BaseCallback):
         table.writerow(progress_row(row))
         handle.flush()
         return row["collect_s"] + row["learn_s"]
-
-
-def read_sb3_infos(path: str) -> dict:
-    """The ``simulo_infos`` of an SB3 ``model.zip`` written by ``train_sb3``, with ``"algo"`` (a
-    key of ``SB3_CLASSES``) checked against the policy class the file holds (a file without it,
-    written before SAC and TD3, must hold PPO's).
-
-    Raises:
-        ValueError: a zip SB3 cannot read; one without ``simulo_infos`` (not from ``train_sb3``);
-            an algorithm other than PPO, SAC and TD3, or a policy class that is not its own.
-    """
-    try:
-        data, _, _ = load_from_zip_file(path, device="cpu", load_data=True)
-    except Exception as error:  # SB3 raises many kinds for a file it cannot read
-        raise ValueError(f"{path!r} is not a Stable-Baselines3 model: {error}") from None
-    infos = (data or {}).get("simulo_infos")
-    if not isinstance(infos, dict) or "env_id" not in infos or "train_config" not in infos:
-        raise ValueError(f"{path!r} was not written by scripts/train_sb3.py (no env id and training config)")
-    algo = infos.get("algo", "ppo")
-    if algo not in SB3_CLASSES:
-        raise ValueError(f"{path!r} holds an algorithm {algo!r} that scripts/train_sb3.py does not train "
-                         f"(known: {', '.join(SB3_CLASSES)})")
-    policy, expected = data.get("policy_class"), SB3_CLASSES[algo].policy_aliases["MlpPolicy"]
-    if not (isinstance(policy, type) and issubclass(policy, expected)):
-        name = getattr(policy, "__name__", repr(policy))
-        raise ValueError(f"{path!r} says {algo.upper()} but holds a {name} policy, not {expected.__name__}: "
-                         f"not a model.zip of scripts/train_sb3.py")
-    return {**infos, "algo": algo}
 
 
 def sb3_policy(path: str, device: str = "cpu"):
