@@ -7,8 +7,6 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import shutil
-import subprocess
-import sys
 
 import gymnasium as gym
 import numpy as np
@@ -26,6 +24,7 @@ from lerobot.processor.converters import policy_action_to_transition, transition
 from lerobot.scripts.lerobot_eval import eval_policy, rollout
 
 from lerobot_env_simulo import SimuloEnv
+from plugin_discovery import fresh_process_choices
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -34,13 +33,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.a
 
 def test_lerobot_finds_the_plugin_by_its_distribution_name():
     assert importlib.metadata.distribution("lerobot_env_simulo").metadata["Name"] == "lerobot_env_simulo"
-    code = ("from lerobot.envs.configs import EnvConfig\n"
-            "from lerobot.utils.import_utils import register_third_party_plugins\n"
-            "before = 'simulo' in EnvConfig.get_known_choices()\n"
-            "register_third_party_plugins()\n"
-            "print(before, EnvConfig.get_choice_class('simulo').__module__)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
-    assert out.stdout.split() == ["False", "lerobot_env_simulo.config"]
+    choices = fresh_process_choices()   # a new process: nothing of ours imported before LeRobot looks
+    assert "simulo" not in choices["before"]["env"]
+    assert choices["after"]["env"]["simulo"] == ["lerobot_env_simulo.config", "SimuloEnv"]
     assert EnvConfig.get_choice_class("simulo") is SimuloEnv
 
 
