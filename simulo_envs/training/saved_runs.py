@@ -2,8 +2,10 @@
 
 A resumed training (``scripts/train.py --resume``, ``scripts/train_sb3.py --resume``) continues with
 what its checkpoint records: the task, the seed, the number of envs, the budget, the checkpoint
-interval, the env's settings, a student's teacher and cameras, an SB3 run's algorithm
-(``saved_run`` reads them into a ``SavedRun``, from either script's checkpoint). An option given
+interval, the env's settings, a student's teacher and cameras, an SB3 run's algorithm and
+``--terminations`` (``saved_run`` reads them into a ``SavedRun``, from either script's checkpoint;
+``read_sb3_infos`` reads a ``model.zip``'s record, and ``SetupError`` is the error of a checkpoint
+or request that does not fit). An option given
 again must agree with the run (``take_saved_run``). Env settings are compared as the env resolves
 them, the task's own defaults filled in (``resolved_env_kwargs``): a run that never named a
 backend trained on the one ``"auto"`` picks, under its task's own randomization table, so
