@@ -57,15 +57,11 @@ $(LEROBOT_STAMP): pyproject.toml Makefile $(addsuffix /pyproject.toml,$(LEROBOT_
 		|| (echo "[lerobot-setup] the LeRobot venv failed to install" >&2; exit 1)
 	@touch $(LEROBOT_STAMP)
 
-# The LeRobot plugins' own tests, against LeRobot's real classes, in the LeRobot venv. A test folder
-# holding a conftest.py gets a pytest run of its own, since --doctest-modules (addopts) imports every
-# conftest.py as the module `conftest`, which two folders cannot share in one run; a folder without
-# one joins the run before it (each run is a Python start that imports LeRobot: seconds of CPU).
-LEROBOT_TESTS = group=""; for plugin in $(LEROBOT_PLUGINS); do \
-		if test -f $$plugin/tests/conftest.py && test -n "$$group"; then \
-			$(LEROBOT_BIN)/python -m pytest -q $$group || exit 1; group=""; fi; \
-		group="$$group $$plugin/tests"; done; \
-	$(LEROBOT_BIN)/python -m pytest -q $$group
+# The LeRobot plugins' own tests, against LeRobot's real classes, in the LeRobot venv, in one pytest
+# run (each run is a Python start that imports LeRobot: seconds of CPU). They hold no doctests: the run
+# leaves out --doctest-modules (addopts), which imports each folder's conftest.py as the module
+# `conftest`, a name two folders cannot share in one run.
+LEROBOT_TESTS = $(LEROBOT_BIN)/python -m pytest -q -o addopts="-p no:cacheprovider" $(addsuffix /tests,$(LEROBOT_PLUGINS))
 
 test-lerobot: setup lerobot-setup
 	$(LEROBOT_TESTS)

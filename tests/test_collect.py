@@ -4,8 +4,6 @@ seeds that reproduce episodes, failures kept or not, worker processes, the comma
 import importlib.util
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -18,10 +16,6 @@ from simulo_envs.envs.registration import REGISTERED
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(ROOT, "scripts", "collect_demos.py")
-
-
-def run_script(*args, timeout=600):
-    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
 
 
 @pytest.fixture
@@ -102,14 +96,14 @@ def test_rgb_episodes_in_two_worker_processes(tmp_path):
         assert torch.equal(a.action, b.action) and torch.equal(a.observation_state, b.observation_state)
 
 
-@pytest.mark.e2e
 def test_command_line_summary_json_and_append(tmp_path, collect_main, capsys):
-    """The command line as its own process once; the appending run is the same ``main`` in this
-    process (one Python start with torch and SAPIEN less)."""
+    """Both runs by the script's ``main`` in this process (its command line as a process of its
+    own, stopped and killed: test_datasets_bad_input.py)."""
     out = str(tmp_path / "cli")
-    first = run_script("--env-id", "FrankaLift-v1", "--num-episodes", "2", "--num-envs", "2", "--out", out, "--json")
-    assert first.returncode == 0, first.stderr
-    lines = first.stdout.strip().splitlines()
+    capsys.readouterr()
+    assert collect_main(["--env-id", "FrankaLift-v1", "--num-episodes", "2", "--num-envs", "2", "--out", out,
+                         "--json"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
     summary = json.loads(lines[-1])
     assert {k: summary[k] for k in ("episodes", "success_rate", "out")} == {"episodes": 2, "success_rate": 1.0, "out": out}
     assert summary["frames"] > 0 and summary["seconds"] > 0

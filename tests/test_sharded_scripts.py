@@ -87,11 +87,13 @@ def test_shard_equivalence_short_version(capsys, monkeypatch):
 
 
 @pytest.mark.e2e
-def test_benchmark_steps_worker_counts_side_by_side():
-    # One paired measurement of the benchmark's --workers section, tiny: 2 blocks of 10 steps each.
-    run = _run("scripts/benchmark.py", "--worker", "paired", "--num-envs", "4", "--steps", "2", "--workers", "1", "2")
-    assert run.returncode == 0, run.stderr[-3000:]
-    result = json.loads(run.stdout.strip().splitlines()[-1])
+def test_benchmark_steps_worker_counts_side_by_side(capsys, monkeypatch):
+    # One paired measurement of the benchmark's --workers section, tiny: 2 blocks of 10 steps each;
+    # the measurement subprocess's command line, run by the script's main in this process.
+    monkeypatch.setattr(sys, "argv", ["scripts/benchmark.py", "--worker", "paired", "--num-envs", "4", "--steps", "2",
+                                      "--workers", "1", "2"])
+    _script_main("benchmark")()
+    result = _last_json(capsys)
     assert sorted(result) == ["1", "2"]
     assert all(result[p]["seconds"] > 0 and result[p]["steps_per_second"] == pytest.approx(4 * 20 / result[p]["seconds"])
                for p in result)

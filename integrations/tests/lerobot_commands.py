@@ -6,7 +6,8 @@ A command runs as its console script does, minus the interpreter start: the ``ma
 LeRobot's ``console_scripts`` entry point names, with the command line in ``sys.argv``, from the
 repository's root. Each new Python process that imports LeRobot, torch and SAPIEN costs seconds of
 CPU; what these tests check is what the command does with the plugins. Plugin discovery by a fresh
-process is tested on its own (``test_lerobot_finds_the_*_by_the_distribution_name``).
+process is tested on its own (``test_lerobot_finds_the_*_by_the_distribution_name``, one process for
+all of them: ``plugin_discovery.py``).
 """
 
 from __future__ import annotations

@@ -7,14 +7,11 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import shutil
-import subprocess
-import sys
 
 import gymnasium as gym
 import numpy as np
 import pytest
 import torch
-from conftest import REPO
 from lerobot.configs import FeatureType
 from lerobot.datasets.lerobot_dataset import LeRobotDataset
 from lerobot.envs.configs import EnvConfig
@@ -27,19 +24,18 @@ from lerobot.processor.converters import policy_action_to_transition, transition
 from lerobot.scripts.lerobot_eval import eval_policy, rollout
 
 from lerobot_env_simulo import SimuloEnv
+from plugin_discovery import fresh_process_choices
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def test_lerobot_finds_the_plugin_by_its_distribution_name():
     assert importlib.metadata.distribution("lerobot_env_simulo").metadata["Name"] == "lerobot_env_simulo"
-    code = ("from lerobot.envs.configs import EnvConfig\n"
-            "from lerobot.utils.import_utils import register_third_party_plugins\n"
-            "before = 'simulo' in EnvConfig.get_known_choices()\n"
-            "register_third_party_plugins()\n"
-            "print(before, EnvConfig.get_choice_class('simulo').__module__)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
-    assert out.stdout.split() == ["False", "lerobot_env_simulo.config"]
+    choices = fresh_process_choices()   # a new process: nothing of ours imported before LeRobot looks
+    assert "simulo" not in choices["before"]["env"]
+    assert choices["after"]["env"]["simulo"] == ["lerobot_env_simulo.config", "SimuloEnv"]
     assert EnvConfig.get_choice_class("simulo") is SimuloEnv
 
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 import importlib.metadata
 import math
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -23,6 +21,7 @@ from lerobot.utils.utils import log_say
 
 from lerobot_robot_simulo import SimuloCameraConfig, SimuloSO100FollowerConfig, SimuloSO101Follower, SimuloSO101FollowerConfig
 from lerobot_teleoperator_simulo import ScriptedLeader, ScriptedLeaderConfig
+from plugin_discovery import fresh_process_choices
 from simulo_envs.lerobot import tasks_for_robot
 
 JOINTS = ["shoulder_pan.pos", "shoulder_lift.pos", "elbow_flex.pos", "wrist_flex.pos", "wrist_roll.pos", "gripper.pos"]
@@ -43,17 +42,12 @@ def _present(robot) -> dict:
 
 def test_lerobot_finds_the_robot_types_by_the_distribution_name():
     assert importlib.metadata.distribution("lerobot_robot_simulo").metadata["Name"] == "lerobot_robot_simulo"
-    code = ("from lerobot.robots.config import RobotConfig\n"
-            "from lerobot.teleoperators.config import TeleoperatorConfig\n"
-            "from lerobot.utils.import_utils import register_third_party_plugins\n"
-            "before = 'simulo_so101_follower' in RobotConfig.get_known_choices()\n"
-            "register_third_party_plugins()\n"
-            "print(before, RobotConfig.get_choice_class('simulo_so101_follower').__name__,\n"
-            "      RobotConfig.get_choice_class('simulo_so100_follower').__name__,\n"
-            "      TeleoperatorConfig.get_choice_class('simulo_scripted_leader').__name__)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
-    assert out.stdout.split() == ["False", "SimuloSO101FollowerConfig", "SimuloSO100FollowerConfig",
-                                  "ScriptedLeaderConfig"]
+    choices = fresh_process_choices()   # a new process: nothing of ours imported before LeRobot looks
+    assert "simulo_so101_follower" not in choices["before"]["robot"]
+    assert "simulo_scripted_leader" not in choices["before"]["teleoperator"]
+    assert [choices["after"]["robot"][name][1] for name in ("simulo_so101_follower", "simulo_so100_follower")] == [
+        "SimuloSO101FollowerConfig", "SimuloSO100FollowerConfig"]
+    assert choices["after"]["teleoperator"]["simulo_scripted_leader"][1] == "ScriptedLeaderConfig"
     assert type(make_robot_from_config(SimuloSO100FollowerConfig(cameras={}))).__name__ == "SimuloSO100Follower"
 
 
