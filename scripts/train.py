@@ -215,16 +215,21 @@ def main(argv=None) -> None:
         sys.exit(exit_status(result.interrupted))
     if not rank.is_main:
         return
+    try:   # model_final.pt was replaced: the evaluation beside it described the one before
+        if args.resume and result.session_steps and drop_stale_evaluation(log_dir) and not args.eval_episodes:
+            print(f"removed {os.path.join(log_dir, 'evaluation.json')}: it evaluated the model before this "
+                  f"session (--eval-episodes N evaluates the new one)", flush=True)
+    except OutputError as error:
+        sys.exit(f"{parser.prog}: error: {error}")
     if not args.eval_episodes:
-        try:   # model_final.pt was replaced: the evaluation beside it described the one before
-            if args.resume and result.session_steps and drop_stale_evaluation(log_dir):
-                print(f"removed {os.path.join(log_dir, 'evaluation.json')}: it evaluated the model before this "
-                      f"session (--eval-episodes N evaluates the new one)", flush=True)
-        except OutputError as error:
-            sys.exit(f"{parser.prog}: error: {error}")
         return
-    summary = evaluate(result.checkpoint, args.eval_episodes, device=device, progress=not args.no_progress,
-                       num_workers=args.num_workers)
+    try:
+        summary = evaluate(result.checkpoint, args.eval_episodes, device=device, progress=not args.no_progress,
+                           num_workers=args.num_workers)
+    except KeyboardInterrupt:
+        print(f"\nevaluation stopped by Ctrl-C; the model is saved: python scripts/evaluate.py --checkpoint "
+              f"{result.checkpoint} evaluates it", file=sys.stderr, flush=True)
+        sys.exit(exit_status("SIGINT"))
     print(f"evaluation: success rate {summary['success_rate']:.1%} over {summary['episodes']} episodes", flush=True)
     path = os.path.join(log_dir, "evaluation.json")
     try:

@@ -164,9 +164,9 @@ def main(argv=None) -> None:
     except (SetupError, ValueError) as error:
         parser.error(str(error))
     print(describe_result(result) if args.algo == "ppo" else describe_off_policy_result(result), flush=True)
-    if args.resume and result.session_steps and (result.interrupted or not args.eval_episodes):
-        try:   # model.zip is newer than the evaluation beside it
-            if drop_stale_evaluation(log_dir):
+    if args.resume and result.session_steps:
+        try:   # model.zip is newer than the evaluation beside it (an evaluation below writes the new one)
+            if drop_stale_evaluation(log_dir) and (result.interrupted or not args.eval_episodes):
                 print(f"removed {os.path.join(log_dir, 'evaluation.json')}: it evaluated the model before this "
                       f"session (--eval-episodes N evaluates the new one)", flush=True)
         except OutputError as error:
@@ -175,8 +175,13 @@ def main(argv=None) -> None:
         sys.exit(exit_status(result.interrupted))
     if not args.eval_episodes:
         return
-    summary = evaluate(result.checkpoint, args.eval_episodes, seed=args.eval_seed, device=device,
-                       progress=not (args.no_progress or args.json), num_workers=args.num_workers)
+    try:
+        summary = evaluate(result.checkpoint, args.eval_episodes, seed=args.eval_seed, device=device,
+                           progress=not (args.no_progress or args.json), num_workers=args.num_workers)
+    except KeyboardInterrupt:
+        print(f"\nevaluation stopped by Ctrl-C; the model is saved: python scripts/evaluate.py --checkpoint "
+              f"{result.checkpoint} evaluates it", file=sys.stderr, flush=True)
+        sys.exit(exit_status("SIGINT"))
     summary.update(train_env_steps=result.env_steps, train_wall_s=round(result.wall_s, 1), seed=args.seed,
                    library=f"stable-baselines3 {name}")
     if args.json:

@@ -251,3 +251,26 @@ def test_envs_that_cannot_be_built_raise_setup_error_before_any_file(tmp_path):
         train("FrankaReach-v1", num_envs=2, total_timesteps=50, log_dir=str(tmp_path / "run"), progress=False,
               env_kwargs={"no_such_option": 1})
     assert not (tmp_path / "run").exists()   # nothing written
+
+
+def test_ctrl_c_during_the_evaluation_after_a_resumed_session_leaves_no_stale_evaluation(
+        user_tasks, capsys, monkeypatch):
+    """A resumed session replaced model_final.pt: the earlier evaluation.json goes before the new
+    evaluation starts, and a Ctrl-C during that evaluation ends with status 130 and one line."""
+    train = load_script("train")
+    argv = ["--task-module", "user_tasks", "--env-id", "UserReach-v1", "--log-dir", "run", "--no-progress"]
+    train.main(argv + ["--total-timesteps", "50"])
+    (user_tasks / "run" / "evaluation.json").write_text('{"success_rate": 1.0}')  # the first model's
+    capsys.readouterr()
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train, "evaluate", stopped)
+    with pytest.raises(SystemExit) as exit_info:
+        train.main(argv + ["--resume", "--total-timesteps", "100", "--eval-episodes", "2"])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 130 and "Traceback" not in err
+    assert "evaluation stopped by Ctrl-C" in err and "model_final.pt" in err
+    assert not (user_tasks / "run" / "evaluation.json").exists()
+    assert (user_tasks / "run" / "model_final.pt").exists()
