@@ -18,6 +18,23 @@ from simulo_envs.scene_object import SceneObject
 from simulo_envs.tensors import as_float_array, to_device, to_xp
 
 
+def _direct_read(what: str, doc: str) -> property:
+    """A read-only property of ``ArticulationState`` that reads the backend's ``what`` for the
+    object's group, as ``ArticulationState._read(what)`` does, without the extra call."""
+
+    def read(self):
+        obj = self._obj
+        backend = obj._backend
+        if backend is None:
+            obj._require_attached()  # raises
+        value = getattr(backend, what)(obj._gid)
+        if self._xp is np and type(value) is np.ndarray:  # the CPU fast path: the backend's fresh array
+            return value
+        return to_xp(value, self._xp, obj._device)
+
+    return property(read, doc=doc)
+
+
 class ArticulationState:
     """Live articulation state, batched over envs, world frame; every member is a fresh float32
     tensor on the object's device (fresh numpy arrays from ``state_in(numpy)``). Raises
@@ -39,29 +56,10 @@ class ArticulationState:
             return value
         return to_xp(value, self._xp, obj._device)
 
-    @property
-    def qpos(self) -> torch.Tensor:
-        """(num_envs, dof) joint positions, rad (revolute) or m (prismatic); fresh."""
-        obj = self._obj  # _read("qpos"), inline: read every step by the observation
-        backend = obj._backend
-        if backend is None:
-            obj._require_attached()  # raises
-        value = backend.qpos(obj._gid)
-        if self._xp is np and type(value) is np.ndarray:
-            return value
-        return to_xp(value, self._xp, obj._device)
-
-    @property
-    def qvel(self) -> torch.Tensor:
-        """(num_envs, dof) joint velocities, rad/s or m/s; fresh."""
-        obj = self._obj  # _read("qvel"), inline: read every step by the observation
-        backend = obj._backend
-        if backend is None:
-            obj._require_attached()  # raises
-        value = backend.qvel(obj._gid)
-        if self._xp is np and type(value) is np.ndarray:
-            return value
-        return to_xp(value, self._xp, obj._device)
+    # Read every step by the observation: a property of its own, _read's body with its name bound
+    # (one Python frame less than calling _read).
+    qpos = _direct_read("qpos", """(num_envs, dof) joint positions, rad (revolute) or m (prismatic); fresh.""")
+    qvel = _direct_read("qvel", """(num_envs, dof) joint velocities, rad/s or m/s; fresh.""")
 
     @property
     def root_pose(self) -> torch.Tensor:
