@@ -31,7 +31,8 @@ must agree with it (a ``--set`` too), except ``--iterations``, which may raise t
 
 ``--randomization {default,none,visual,visual_v1}`` evaluates the policy (``--eval-episodes``, and later
 ``scripts/evaluate.py``) under that randomization preset: the checkpoint's policy spec keeps it.
-``--camera-size W H`` (spelled as in the other scripts) must match the dataset's images.
+``--camera-size W H`` (spelled as in the other scripts) must match the dataset's images. A state
+policy (``--obs state``) reads no image: ``--camera-size`` and ``--camera`` are refused for it.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ import sys
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
-from simulo_envs.datasets.scene_cli import add_scene_options, check_policy_sees_randomization
+from simulo_envs.datasets.scene_cli import add_scene_options, check_policy_reads_cameras, check_policy_sees_randomization
 from simulo_envs.imitation import CheckpointError, DemonstrationError, default_config, export_policy
 from simulo_envs.output_paths import check_output_file, error_line
 from simulo_envs.imitation.config import POLICIES
@@ -202,6 +203,8 @@ def main(argv=None) -> int:
                 parser.error(f"--iterations {args.iterations} and --set iterations={overrides['iterations']} disagree")
             overrides["iterations"] = args.iterations
         take_resumed_run(args, overrides)
+        check_policy_reads_cameras({"--camera-size": args.camera_size, "--camera": args.camera},
+                                   reads_images=args.obs == "rgb")
         check_policy_sees_randomization(args.randomization, reads_images=args.obs == "rgb")
         if args.export:   # before any work: a path that cannot be written is refused now
             check_output_file(args.export, "export file")

@@ -132,6 +132,33 @@ def test_unwritable_outputs_fail_before_any_work(tmp_path, capsys, no_work):
     env.close()
 
 
+def test_camera_options_a_state_policy_would_ignore_are_refused_before_any_work(tmp_path, capsys):
+    """A state policy reads no image: a camera size or a choice of cameras would be recorded and
+    change nothing, so every script refuses them in the options' own words, before any work."""
+    state_policy = ("a state policy reads no camera image, so it would change nothing: leave it out, or train a "
+                    "policy that reads images (train_il.py --obs rgb, or an image student: train.py --teacher)")
+    train = load_script("train").main
+    for extra, given in ((["--camera-size", "32", "24"], "--camera-size 32 24"),
+                         (["--cameras", "base_camera"], "--cameras base_camera")):
+        assert error_line(capsys, train, [*ARGS, "--log-dir", str(tmp_path / "rl"), *extra]).endswith(
+            f"error: {given}: {state_policy}")
+    assert "unrecognized arguments: --camera-size 32 24" in error_line(
+        capsys, load_script("train_sb3").main, [*ARGS, "--camera-size", "32", "24"])
+    line = error_line(capsys, load_script("train_il").main, ["--dataset", str(tmp_path / "demos"), "--camera-size",
+                                                             "32", "24", "--camera", "front", "--camera", "wrist",
+                                                             "--out", str(tmp_path / "il")])
+    assert line.endswith("error: --camera-size 32 24 and --camera front --camera wrist: a state policy reads no "
+                         "camera image, so they would change nothing: leave them out, or train a policy that reads "
+                         "images (train_il.py --obs rgb, or an image student: train.py --teacher)"), line
+    evaluate = load_script("evaluate").main
+    for checkpoint in ("franka_lift_ppo.pt", "franka_push_diffusion_state.pt"):   # RL and imitation
+        assert error_line(capsys, evaluate, ["--checkpoint", os.path.join(ROOT, "tasks", checkpoint), "--camera-size",
+                                             "32", "24", "--episodes", "1"]).endswith(
+            "error: --camera-size 32 24: this checkpoint is a state policy, which reads no camera image, so it would "
+            "change nothing: leave it out")
+    assert not (tmp_path / "rl").exists() and not (tmp_path / "il").exists()
+
+
 def test_evaluation_results_are_printed_before_the_video_is_written(tmp_path, capsys, monkeypatch):
     log_dir = tmp_path / "run"
     load_script("train").main([*ARGS, "--log-dir", str(log_dir)])
