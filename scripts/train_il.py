@@ -140,6 +140,7 @@ def take_resumed_run(args: argparse.Namespace, overrides: dict) -> None:
         args.checkpoint_every = args.checkpoint_every or DEFAULT_CHECKPOINT_EVERY
         return
     from simulo_envs.imitation.checkpoint import read_checkpoint
+    from simulo_envs.training.saved_runs import same_env_setting
 
     raw = read_checkpoint(args.resume)
     spec, config = raw["spec"], raw["config"]
@@ -147,10 +148,13 @@ def take_resumed_run(args: argparse.Namespace, overrides: dict) -> None:
            "seed": raw.get("seed", 0)}
     for name, value in run.items():
         given = getattr(args, name)
-        if given is not None and value is not None and given != value:
-            raise ValueError(f"{args.resume!r} trained with --{name} {value}, not {given}: a resumed run keeps "
+        same = (same_env_setting(spec["env_id"], "randomization", value, given) if name == "randomization"
+                else value is None or given == value)
+        if given is not None and not same:
+            shown = value if value is not None else "default"   # a run that named none: the task's own table
+            raise ValueError(f"{args.resume!r} trained with --{name} {shown}, not {given}: a resumed run keeps "
                              f"its settings (leave --{name} out)")
-        if given is None:
+        if given is None or name == "randomization":   # the run's own spelling of an equal randomization
             setattr(args, name, value)
     for name, value in overrides.items():
         if name == "iterations":
