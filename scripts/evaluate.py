@@ -52,7 +52,8 @@ level, which can flip a contact-rich episode. The summary records what reproduce
 ``--camera-size W H`` and ``--randomization {default,none,visual,visual_v1}`` (spelled as in the other
 scripts) override the settings the checkpoint was trained with: ``--randomization visual`` evaluates
 on visually randomized scenes (lights, colours, camera pose), drawn from the evaluation seeds. An
-image policy reads its own image size: another ``--camera-size`` is refused.
+image policy reads its own image size: another ``--camera-size`` is refused; a state policy reads no
+image: ``--camera-size`` is refused for it (it would change nothing).
 
 ``--device`` and every output (``--video-dir``, ``--csv``) are checked before anything is
 evaluated; each result is printed as soon as it is computed, before the video and the CSV file

@@ -122,7 +122,7 @@ def check_settings(s: CollectSettings) -> None:
     Raises:
         KeyError: an unknown env id, or one without a scripted expert (both list the known ids).
         ValueError: bad counts, format, control mode or action noise (negative, not finite), or
-            camera sizes for an obs mode without cameras.
+            camera sizes or recorded cameras for an obs mode without cameras.
     """
     if s.env_id not in REGISTERED:
         raise KeyError(f"unknown env id {s.env_id!r}; registered: {sorted(REGISTERED)}")
@@ -141,7 +141,7 @@ def check_settings(s: CollectSettings) -> None:
     if s.control_mode != EXPERT_CONTROL_MODE and s.action_noise:
         raise ValueError(f"action noise records the expert's clean actions, not what the env executed: such episodes "
                          f"convert to no other control mode; record in {EXPERT_CONTROL_MODE!r} (no --control-mode)")
-    check_cameras_render(s.env_kwargs, s.obs_mode)
+    check_cameras_render(s.env_kwargs, s.obs_mode, s.recording)
     if s.seed is not None and (isinstance(s.seed, bool) or not isinstance(s.seed, int) or s.seed < 0):
         raise ValueError(f"seed must be an int >= 0, got {s.seed!r}")
     check_noise_std(s.action_noise)

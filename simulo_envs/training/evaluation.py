@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional, Union
 
 import torch
 
-from simulo_envs.datasets.scene_cli import check_policy_sees_randomization
+from simulo_envs.datasets.scene_cli import check_policy_reads_cameras, check_policy_sees_randomization
 from simulo_envs.envs.provenance import file_sha256, provenance
 from simulo_envs.progress import ProgressBar
 from simulo_envs.training.task_lookup import import_task_modules, registered_kwargs, resolve_task
@@ -98,6 +98,15 @@ def _student_policy(env, infos: dict, checkpoint: str, device: str) -> Callable:
     return student.eval()
 
 
+def _check_scene_options(infos: dict, env_kwargs: Optional[dict]) -> None:
+    """Refuse a visual ``randomization`` or camera sizes (``sensor_configs``) in ``env_kwargs`` for
+    a checkpoint whose policy reads no image (every one but a distilled student's)."""
+    reads_images = "student" in infos["train_config"].get("runner", {})
+    check_policy_reads_cameras({"--camera-size": (env_kwargs or {}).get("sensor_configs")}, reads_images,
+                               evaluating=True)
+    check_policy_sees_randomization((env_kwargs or {}).get("randomization"), evaluating=True, reads_images=reads_images)
+
+
 def _eval_config(config: dict) -> dict:
     """``config`` as an evaluation env is built from it: a distilled student's in
     ``obs_mode="rgb"`` (what the student reads, without the teacher's state)."""
@@ -118,14 +127,13 @@ def load_policy(checkpoint: str, num_envs: int, seed: int, device: str = "cpu", 
 
     Raises:
         FileNotFoundError / ValueError: as ``read_checkpoint``; ValueError also for a visual
-            ``randomization`` with a policy that reads no image (``check_policy_sees_randomization``).
+            ``randomization`` or camera sizes with a policy that reads no image (``_check_scene_options``).
             KeyError: its task is unknown here.
     """
+    infos = read_checkpoint(checkpoint, device)
+    _check_scene_options(infos, env_kwargs)
     from simulo_envs.training.rsl_rl_env import make_rsl_env   # rsl-rl-lib (and tensordict) when evaluating only
 
-    infos = read_checkpoint(checkpoint, device)
-    check_policy_sees_randomization((env_kwargs or {}).get("randomization"), evaluating=True,
-                                    reads_images="student" in infos["train_config"].get("runner", {}))
     config = _eval_config(infos["train_config"])
     trained = config.get("env_kwargs", {}).get("sensor_configs")
     if env_kwargs and env_kwargs.get("sensor_configs") and config is not infos["train_config"] \
@@ -263,8 +271,7 @@ def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed
     from simulo_envs.vector.vector_env import SimuloVectorEnv
 
     infos = read_checkpoint(checkpoint, device)
-    check_policy_sees_randomization((env_kwargs or {}).get("randomization"), evaluating=True,
-                                    reads_images="student" in infos["train_config"].get("runner", {}))
+    _check_scene_options(infos, env_kwargs)
     config = _eval_config(infos["train_config"])
     env_id, cls = resolve_task(infos["env_id"])
     base = cls(num_envs=num_envs, render_mode="rgb_array", human_render_camera_configs=dict(width=size, height=size),
