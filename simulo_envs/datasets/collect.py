@@ -26,7 +26,9 @@ In the LeRobot format, an agent that describes its real robot (``agent.lerobot``
 recorded in that robot's own schema: joint readings and joint targets in its driver's units
 (``robot_units.py``). The env then runs in the robot's mode (``pd_joint_pos_lerobot``), driven by
 the expert through its Cartesian controller (``joint_drive.JointDrive``): the recorded actions
-are the executed ones (``recorded_control_mode``).
+are the executed ones (``recorded_control_mode``), or with ``action_noise`` the expert's clean
+joint targets while the env executes them plus noise (standard deviation in the robot's units:
+degrees on the arm joints, none on the gripper).
 
 An interrupt (Ctrl-C) or a worker's crash stops the collection; the writer commits the episodes
 already finished, and the dataset holds exactly those, each complete. A write error (a full
@@ -209,10 +211,6 @@ def collect(s: CollectSettings, progress: bool = True) -> dict:
             check_target_mode(probe)
         schema = recording.apply(s.recording, schema)
         if s.action_noise:
-            if frames is not None:
-                raise ValueError(f"action noise with the {s.fmt} format of {s.env_id}: its {schema.robot_type} schema "
-                                 "records the joint targets the executed (noisy) actions set, not the expert's clean "
-                                 "actions; record in the hdf5 format")
             columns = noised_columns(probe.unwrapped.agent)
             schema = replace(schema, action_noise_std=float(s.action_noise),
                              action_noise_columns=tuple(schema.action_names[c] for c in columns))
