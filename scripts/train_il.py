@@ -41,6 +41,7 @@ import argparse
 import ast
 import json
 import os
+import shlex
 import sys
 
 import torch
@@ -238,7 +239,13 @@ def main(argv=None) -> int:
                "loss": result.loss, "interrupted": result.interrupted}
     if exported is not None:
         summary["export"], summary["export_bytes"] = args.export, exported
-    print(f"{result.iterations} iterations in {result.wall_s / 60:.1f} min, final loss {result.loss:.4f}: "
+    if result.interrupted:
+        again = ["python", "scripts/train_il.py", "--dataset", args.dataset, "--resume", result.checkpoint]
+        again += ["--env-id", args.env_id] if args.env_id else []
+        print(f"interrupted at iteration {result.iterations}: saved {result.checkpoint}; resume with: "
+              f"{shlex.join(again)}", flush=True)
+    loss = "no loss computed in this session" if result.loss is None else f"final loss {result.loss:.4f}"
+    print(f"{result.iterations} iterations in {result.wall_s / 60:.1f} min, {loss}: "
           f"{result.checkpoint}" + (f" (exported to {args.export}, {exported / 1e6:.1f} MB)" if exported else ""))
     if args.json:
         print(json.dumps(summary))

@@ -172,12 +172,14 @@ def test_evaluation_results_are_printed_before_the_video_is_written(tmp_path, ca
     for extra, printed in (([], "FrankaReach-v1: success rate "), (["--json"], '"success_rate": ')):
         with pytest.raises(SystemExit):
             evaluate.main(["--checkpoint", str(log_dir / "model_final.pt"), "--episodes", "2", "--no-progress",
-                           "--video-dir", str(tmp_path / "videos"), *extra])
+                           "--video-dir", str(tmp_path / "videos"), "--max-episode-steps", "4", *extra])
         captured = capsys.readouterr()
         assert printed in captured.out, captured.out
         assert f"the video could not be written to {tmp_path / 'videos'}: Read-only file system" in captured.err
     summary = json.loads(captured.out.strip().splitlines()[-1])
     assert summary["episodes"] == 2 and "video" not in summary
+    # an RL checkpoint takes a time limit as an imitation one does: every episode ends at step 4 at the latest
+    assert max(row[4] for row in summary["per_episode"]) <= 4 and summary["provenance"]["env"]["max_episode_steps"] == 4
 
 
 def test_a_run_without_a_checkpoint_is_no_earlier_run_to_keep(tmp_path):
