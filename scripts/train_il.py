@@ -31,7 +31,8 @@ must agree with it (a ``--set`` too), except ``--iterations``, which may raise t
 
 ``--randomization {default,none,visual,visual_v1}`` evaluates the policy (``--eval-episodes``, and later
 ``scripts/evaluate.py``) under that randomization preset: the checkpoint's policy spec keeps it.
-``--camera-size W H`` (spelled as in the other scripts) must match the dataset's images.
+``--camera-size W H`` (spelled as in the other scripts) must match the dataset's images. A state
+policy (``--obs state``) reads no image: ``--camera-size`` and ``--camera`` are refused for it.
 """
 
 from __future__ import annotations
@@ -40,12 +41,13 @@ import argparse
 import ast
 import json
 import os
+import shlex
 import sys
 
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
-from simulo_envs.datasets.scene_cli import add_scene_options, check_policy_sees_randomization
+from simulo_envs.datasets.scene_cli import add_scene_options, check_policy_reads_cameras, check_policy_sees_randomization
 from simulo_envs.imitation import CheckpointError, DemonstrationError, default_config, export_policy
 from simulo_envs.output_paths import check_output_file, error_line
 from simulo_envs.imitation.config import POLICIES
@@ -139,6 +141,7 @@ def take_resumed_run(args: argparse.Namespace, overrides: dict) -> None:
         args.checkpoint_every = args.checkpoint_every or DEFAULT_CHECKPOINT_EVERY
         return
     from simulo_envs.imitation.checkpoint import read_checkpoint
+    from simulo_envs.training.saved_runs import same_env_setting
 
     raw = read_checkpoint(args.resume)
     spec, config = raw["spec"], raw["config"]
@@ -146,10 +149,13 @@ def take_resumed_run(args: argparse.Namespace, overrides: dict) -> None:
            "seed": raw.get("seed", 0)}
     for name, value in run.items():
         given = getattr(args, name)
-        if given is not None and value is not None and given != value:
-            raise ValueError(f"{args.resume!r} trained with --{name} {value}, not {given}: a resumed run keeps "
+        same = (same_env_setting(spec["env_id"], "randomization", value, given) if name == "randomization"
+                else value is None or given == value)
+        if given is not None and not same:
+            shown = value if value is not None else "default"   # a run that named none: the task's own table
+            raise ValueError(f"{args.resume!r} trained with --{name} {shown}, not {given}: a resumed run keeps "
                              f"its settings (leave --{name} out)")
-        if given is None:
+        if given is None or name == "randomization":   # the run's own spelling of an equal randomization
             setattr(args, name, value)
     for name, value in overrides.items():
         if name == "iterations":
@@ -202,6 +208,8 @@ def main(argv=None) -> int:
                 parser.error(f"--iterations {args.iterations} and --set iterations={overrides['iterations']} disagree")
             overrides["iterations"] = args.iterations
         take_resumed_run(args, overrides)
+        check_policy_reads_cameras({"--camera-size": args.camera_size, "--camera": args.camera},
+                                   reads_images=args.obs == "rgb")
         check_policy_sees_randomization(args.randomization, reads_images=args.obs == "rgb")
         if args.export:   # before any work: a path that cannot be written is refused now
             check_output_file(args.export, "export file")
@@ -231,7 +239,13 @@ def main(argv=None) -> int:
                "loss": result.loss, "interrupted": result.interrupted}
     if exported is not None:
         summary["export"], summary["export_bytes"] = args.export, exported
-    print(f"{result.iterations} iterations in {result.wall_s / 60:.1f} min, final loss {result.loss:.4f}: "
+    if result.interrupted:
+        again = ["python", "scripts/train_il.py", "--dataset", args.dataset, "--resume", result.checkpoint]
+        again += ["--env-id", args.env_id] if args.env_id else []
+        print(f"interrupted at iteration {result.iterations}: saved {result.checkpoint}; resume with: "
+              f"{shlex.join(again)}", flush=True)
+    loss = "no loss computed in this session" if result.loss is None else f"final loss {result.loss:.4f}"
+    print(f"{result.iterations} iterations in {result.wall_s / 60:.1f} min, {loss}: "
           f"{result.checkpoint}" + (f" (exported to {args.export}, {exported / 1e6:.1f} MB)" if exported else ""))
     if args.json:
         print(json.dumps(summary))

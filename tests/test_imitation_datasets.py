@@ -126,10 +126,41 @@ def test_a_stopped_training_saves_its_checkpoint(push_dataset, tmp_path):
         process.kill()
     assert process.returncode == 130, stderr
     saved = [name for name in os.listdir(out) if name.startswith("model_")]
-    assert len(saved) == 1 and f"saved {out / saved[0]}" in stdout and "--resume" in stdout
+    assert len(saved) == 1 and f"saved {out / saved[0]}" in stdout
+    assert f"resume with: python scripts/train_il.py --dataset {push_dataset} --resume {out / saved[0]}" in stdout
     iteration = int(saved[0][len("model_"):-len(".pt")])
     assert iteration >= 100 and read_checkpoint(str(out / saved[0]))["iteration"] == iteration
     assert not (out / ".train_il.lock").exists()
+
+
+@pytest.mark.usefixtures("scripts_on_path")
+def test_a_run_stopped_early_then_resumed_says_its_loss_and_keeps_one_training_state(push_dataset, tmp_path,
+                                                                                    capsys, monkeypatch):
+    """Stopped before its first logged loss (iteration 100), a run says the loss of the iterations
+    it did, not nan, and how to resume it, dataset included; resumed to its end, only
+    model_final.pt keeps a training state (the stopped checkpoint keeps its acting weights)."""
+    import re
+
+    import train_il
+    from simulo_envs.imitation import rollout
+
+    def ctrl_c(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    out = str(tmp_path / "run")
+    stopped = os.path.join(out, "model_3.pt")
+    with monkeypatch.context() as patch:
+        patch.setattr(rollout, "evaluate", ctrl_c)   # Ctrl-C in the evaluation of checkpoint 3
+        assert train_il.main(["--dataset", push_dataset, "--policy", "bc", "--out", out, "--iterations", "6",
+                              "--checkpoint-every", "3", "--eval-episodes", "1", "--no-progress", "--set", "hidden=16",
+                              "--set", "batch_size=8"]) == 130
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-2] == (f"interrupted at iteration 3: saved {stopped}; resume with: python scripts/train_il.py "
+                         f"--dataset {push_dataset} --resume {stopped}")
+    assert re.fullmatch(rf"3 iterations in [0-9.]+ min, final loss [0-9]+\.[0-9]{{4}}: {re.escape(stopped)}", lines[-1])
+    assert train_il.main(["--dataset", push_dataset, "--resume", stopped, "--no-progress"]) == 0
+    assert "train_state" in read_checkpoint(os.path.join(out, "model_final.pt"))
+    assert read_checkpoint(stopped)["iteration"] == 3 and "train_state" not in read_checkpoint(stopped)
 
 
 @pytest.mark.usefixtures("scripts_on_path")
