@@ -79,8 +79,8 @@ def test_a_signal_saves_model_zip_and_resume_finishes_the_run(tmp_path, capsys, 
 
     monkeypatch.setattr(SB3Run, "_on_step", spy)
     main = load_script("train_sb3").main
-    with pytest.raises(SystemExit) as stopped:
-        main([*ARGS, "--total-timesteps", "300", "--no-progress", "--log-dir", str(log_dir)])
+    with pytest.raises(SystemExit) as stopped:   # the envs in worker processes: they end with the session
+        main([*ARGS, "--total-timesteps", "300", "--no-progress", "--log-dir", str(log_dir), "--num-workers", "2"])
     assert stopped.value.code == 143
     assert capsys.readouterr().out.splitlines()[-1] == (
         f"interrupted by SIGTERM after 1 PPO iteration (100 env steps): saved {log_dir}/model.zip; continue with --resume")
