@@ -103,7 +103,8 @@ def test_a_signal_saves_model_zip_and_resume_finishes_the_run(tmp_path, capsys, 
     assert [r["env_steps"] for r in table(log_dir)] == ["100", "200", "300", "400"]
     assert saved_steps(log_dir / "model.zip") == (400, 400)
     with pytest.raises(SystemExit) as refused:   # a spent budget: refused before the plan is printed
-        main(["--no-progress", "--log-dir", str(log_dir), "--resume"])
+        main(["--no-progress", "--log-dir", str(log_dir), "--resume", "--total-timesteps", "450"])
     captured = capsys.readouterr()
     assert refused.value.code == 2 and captured.out == ""
-    assert "already trained 400 env steps of the 400 planned; raise --total-timesteps" in captured.err
+    assert ("already trained 400 env steps of the 400 planned (budget 450 rounded down to whole iterations); give "
+            "--total-timesteps 500 or more to train further") in captured.err

@@ -97,6 +97,8 @@ def test_a_signal_saves_the_last_iteration_evaluates_and_resumes(tmp_path, capsy
     assert f"checkpoint {log_dir}/model_final.pt" in out
     table = rows(log_dir)
     assert [int(r["iteration"]) for r in table] == list(range(iterations))
+    sessions = 3 if number == signal.SIGTERM else 2   # one TensorBoard event file per session, resumed ones too
+    assert len([n for n in os.listdir(log_dir) if n.startswith("events.out.tfevents.")]) == sessions
     assert [int(r["env_steps"]) for r in table] == [100 * (i + 1) for i in range(iterations)]
     assert float(table[2]["wall_s"]) >= float(table[1]["wall_s"])   # the clock continues
     infos = torch.load(os.path.join(log_dir, "model_final.pt"), weights_only=False)["infos"]

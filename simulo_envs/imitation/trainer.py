@@ -40,6 +40,7 @@ from typing import Callable, Optional
 import torch
 
 from simulo_envs.envs.provenance import provenance
+from simulo_envs.output_paths import check_output_dir as check_writable_dir
 from simulo_envs.imitation.checkpoint import CheckpointError, export_policy, read_checkpoint, save_checkpoint
 from simulo_envs.imitation.config import ILConfig
 from simulo_envs.imitation.demos import Demonstrations, Windows
@@ -70,15 +71,16 @@ class TrainResult:
 
 def check_output_dir(out_dir: str, resume: bool) -> None:
     """Refuse an output folder that cannot be written, or that holds checkpoints of another run
-    (unless resuming), before any work starts.
+    (unless resuming), before any work starts. Nothing is created or changed (``train`` makes the
+    folder).
 
     Raises:
         OutputInUse: checkpoints already there and not resuming; a live training holds its lock.
-        PermissionError: the folder cannot be written.
+        OutputError (a ValueError): the folder cannot be written (``output_paths.check_output_dir``).
     """
-    os.makedirs(out_dir, exist_ok=True)
-    if not os.access(out_dir, os.W_OK):
-        raise PermissionError(f"cannot write to {out_dir!r}")
+    check_writable_dir(out_dir, "output folder")
+    if not os.path.isdir(out_dir):
+        return
     lock = os.path.join(out_dir, LOCK)
     if os.path.exists(lock):
         try:
@@ -159,7 +161,7 @@ def train(demos: Demonstrations, config: ILConfig, out_dir: str, seed: int = 0, 
             returns (e.g. ``{"success_rate": 0.9}``) is logged with that row.
 
     Raises:
-        DemonstrationError: as ``Demonstrations.validate``. OutputInUse / PermissionError: as
+        DemonstrationError: as ``Demonstrations.validate``. OutputInUse / OutputError: as
         ``check_output_dir``. CheckpointError: ``resume`` is not a training checkpoint, or was
         trained on another task, observation kind or action width than ``demos``. ValueError:
         ``max_minutes``, ``max_cpu_minutes`` or ``checkpoint_every`` not > 0; ``resume`` with a
@@ -196,6 +198,7 @@ def train(demos: Demonstrations, config: ILConfig, out_dir: str, seed: int = 0, 
         raise ValueError(f"state_aux_weight needs demonstrations that carry the state the policy does not read; "
                          f"{demos.source} has none (record it with --obs-mode rgb+state)")
     check_output_dir(out_dir, resume=raw is not None)
+    os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, LOCK), "w") as handle:
         handle.write(str(os.getpid()))
     on_main_thread = threading.current_thread() is threading.main_thread()

@@ -55,7 +55,7 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, ClassVar, Optional
 
 import numpy as np
 import torch
@@ -127,15 +127,38 @@ class TrainPlan:
                 "envs_per_rank": self.envs_per_rank, "steps_per_env": self.steps_per_env,
                 "iterations": self.iterations, "env_steps": self.env_steps, "requested_steps": self.requested_steps}
 
+    ROUNDED_TO: ClassVar[str] = "whole iterations"
+    """What the budget is rounded down to, for messages."""
+
+    def rounding(self) -> str:
+        """``" (budget N rounded down to whole iterations)"`` when the budget asked for is not a
+        whole number of them, else ``""``."""
+        if self.env_steps == self.requested_steps:
+            return ""
+        return f" (budget {self.requested_steps:,} rounded down to {self.ROUNDED_TO})"
+
     def describe(self) -> str:
         """One line: what will be trained, and how the budget was rounded."""
         ranks = f" on {self.world_size} ranks x {self.envs_per_rank} envs" if self.world_size > 1 else ""
         plural = "s" if self.iterations != 1 else ""
-        text = (f"{self.env_id}: {self.env_steps:,} env steps = {self.iterations} {self.iteration_kind} iteration{plural} x "
-                f"{self.num_envs} envs x {self.steps_per_env} steps{ranks}")
-        if self.env_steps != self.requested_steps:
-            text += f" (budget {self.requested_steps:,} rounded down to whole iterations)"
-        return text
+        return (f"{self.env_id}: {self.env_steps:,} env steps = {self.iterations} {self.iteration_kind} iteration{plural} x "
+                f"{self.num_envs} envs x {self.steps_per_env} steps{ranks}{self.rounding()}")
+
+    def check_budget_left(self, path: str, infos: dict) -> None:
+        """Refuse to resume the run saved in ``path`` (its ``infos``: ``iterations``, ``env_steps``)
+        when it has trained this plan's iterations already.
+
+        Raises:
+            SetupError: the message says the budget as rounded and the least ``--total-timesteps``
+                that trains one more iteration.
+        """
+        if infos["iterations"] < self.iterations:
+            return
+        done = max(int(infos["iterations"]), self.iterations)
+        more = (done + 1) * (self.env_steps // max(self.iterations, 1))
+        raise SetupError(f"--resume: {path!r} already trained {infos['env_steps']:,} env steps of the "
+                         f"{self.env_steps:,} planned{self.rounding()}; give --total-timesteps {more:,} or more to "
+                         f"train further")
 
 
 def plan_training(env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional[int] = None,
@@ -260,9 +283,7 @@ def resume_infos(log_dir: str, plan: TrainPlan, device: str = "cpu") -> tuple[st
         if student[what] != planned[what]:
             raise SetupError(f"--resume: {path!r} trained networks on {what} {student[what]}, not {planned[what]}; "
                              f"a resumed run keeps its inputs (leave out --cameras and --camera-size)")
-    if infos["iterations"] >= plan.iterations:
-        raise SetupError(f"--resume: {path!r} already trained {infos['env_steps']:,} env steps of the "
-                         f"{plan.env_steps:,} planned; raise --total-timesteps to train further")
+    plan.check_budget_left(path, infos)
     return path, infos
 
 

@@ -246,9 +246,7 @@ def sb3_resume_infos(log_dir: str, plan: TrainPlan, algo: str) -> dict:
     if infos["env_id"] != plan.env_id or infos["train_config"]["num_envs"] != plan.num_envs:
         raise SetupError(f"--resume: {path!r} trained {infos['env_id']} with {infos['train_config']['num_envs']} "
                          f"envs; resume with the same --env-id and --num-envs")
-    if infos["iterations"] >= plan.iterations:
-        raise SetupError(f"--resume: {path!r} already trained {infos['env_steps']:,} env steps of the "
-                         f"{plan.env_steps:,} planned; raise --total-timesteps to train further")
+    plan.check_budget_left(path, infos)
     return infos
 
 
