@@ -72,13 +72,12 @@ from simulo_envs.sim import sim_backend_arg
 from simulo_envs.output_paths import error_line
 from simulo_envs.training.distributed import check_device, rank_device, rank_info
 from simulo_envs.training.evaluation import evaluate
-from simulo_envs.training.interrupt import exit_status
+from simulo_envs.training.interrupt import evaluation_stopped_by_ctrl_c, exit_status
 from simulo_envs.training.run_files import (OutputError, claim_log_dir, drop_stale_evaluation, unsaved_run_note,
                                             write_json)
-from simulo_envs.training.saved_runs import take_saved_run as take_saved_run_of
+from simulo_envs.training.saved_runs import SetupError, take_saved_run as take_saved_run_of
 from simulo_envs.workers.sharded import num_workers_arg
-from simulo_envs.training.rsl_rl_train import (SetupError, describe_result, import_task_modules, plan_training,
-                                           resume_infos, train)
+from simulo_envs.training.rsl_rl_train import describe_result, import_task_modules, plan_training, resume_infos, train
 
 
 DEFAULT_ENV_ID = "FrankaReach-v1"
@@ -228,13 +227,9 @@ def main(argv=None) -> None:
         sys.exit(f"{parser.prog}: error: {error}")
     if not args.eval_episodes:
         return
-    try:
+    with evaluation_stopped_by_ctrl_c(result.checkpoint):
         summary = evaluate(result.checkpoint, args.eval_episodes, device=device, progress=not args.no_progress,
                            num_workers=args.num_workers)
-    except KeyboardInterrupt:
-        print(f"\nevaluation stopped by Ctrl-C; the model is saved: python scripts/evaluate.py --checkpoint "
-              f"{result.checkpoint} evaluates it", file=sys.stderr, flush=True)
-        sys.exit(exit_status("SIGINT"))
     print(f"evaluation: success rate {summary['success_rate']:.1%} over {summary['episodes']} episodes", flush=True)
     path = os.path.join(log_dir, "evaluation.json")
     try:

@@ -14,6 +14,7 @@ import pytest
 pytest.importorskip("rsl_rl")
 
 from simulo_envs.training import rsl_rl_train as training  # noqa: E402
+from simulo_envs.training.saved_runs import SetupError  # noqa: E402
 from simulo_envs.wrappers.record import RecordEpisode  # noqa: E402
 from simulo_envs.training.run_files import (OutputError, check_output_dir, check_output_file,  # noqa: E402
                                             claim_log_dir, latest_checkpoint)
@@ -292,7 +293,7 @@ def test_a_resumed_checkpoint_whose_networks_read_other_inputs_is_refused(tmp_pa
         return training.TrainPlan("FrankaReach-v1", FrankaReachEnv, config, 4, 1, 25, 3, 300)
 
     assert training.resume_infos(log_dir, plan(["base_camera"], 16))[0] == path
-    with pytest.raises(training.SetupError, match=r"on cameras \['base_camera'\], not \['wrist_camera'\]"):
+    with pytest.raises(SetupError, match=r"on cameras \['base_camera'\], not \['wrist_camera'\]"):
         training.resume_infos(log_dir, plan(["wrist_camera"], 16))
-    with pytest.raises(training.SetupError, match="on camera size"):
+    with pytest.raises(SetupError, match="on camera size"):
         training.resume_infos(log_dir, plan(["base_camera"], 32))

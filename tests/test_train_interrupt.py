@@ -184,3 +184,14 @@ def test_ctrl_c_under_torchrun_stops_every_rank_and_rank_0_saves(tmp_path):
     assert infos["world_size"] == 2 and infos["iterations"] == done
     # every rank stopped: no training process of the launch is left
     assert subprocess.run(["pgrep", "-s", str(process.pid)], capture_output=True).stdout.strip() == b""
+
+
+def test_ctrl_c_in_the_evaluation_after_training_is_one_line_and_status_130(capsys):
+    """train.py's and train_sb3.py's evaluation after training (--eval-episodes) share one helper."""
+    from simulo_envs.training.interrupt import evaluation_stopped_by_ctrl_c
+
+    with pytest.raises(SystemExit) as stopped, evaluation_stopped_by_ctrl_c("runs/sb3/X/seed0/model.zip"):
+        raise KeyboardInterrupt
+    assert stopped.value.code == 130
+    assert capsys.readouterr().err == ("\nevaluation stopped by Ctrl-C; the model is saved: python scripts/evaluate.py "
+                                       "--checkpoint runs/sb3/X/seed0/model.zip evaluates it\n")
