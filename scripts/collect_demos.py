@@ -18,16 +18,18 @@ as ``scripts/replay.py --target-control-mode`` converts a dataset, and the summa
 the expert's successes still succeed after the conversion.
 
 ``--action-noise STD`` records as DART does (Laskey et al., CoRL 2017): the envs execute the
-expert's actions plus Gaussian noise of standard deviation STD (action units, the experts'
-actions lie in [-1, 1]; every column but the gripper's; clipped to the action space; drawn per
-episode from its seed), the dataset records the expert's clean actions and the noise's STD. Such a
-dataset replays by its env states only (``scripts/replay.py --use-env-states``, HDF5).
+expert's actions plus Gaussian noise of standard deviation STD (in the recorded actions' units:
+the experts' own actions lie in [-1, 1], an SO arm's LeRobot schema takes degrees; every column
+but the gripper's; clipped to the action space; drawn per episode from its seed), the dataset
+records the expert's clean actions and the noise's STD. Such a dataset replays by its env states
+only (``scripts/replay.py --use-env-states``, HDF5); an SO arm's LeRobot dataset so recorded does
+not replay (it holds no env states), it trains.
 
 An SO task in the LeRobot format writes the real arm's schema (robot_type ``so_follower``,
 ``shoulder_pan.pos`` ... ``gripper.pos`` in degrees and 0..100, joint-target actions of
 ``pd_joint_pos_lerobot``: ``simulo_envs/datasets/robot_units.py``): the env runs in that mode and
 the expert drives it through its own IK (``joint_drive.py``), so the recorded actions are the
-executed ones and ``replay.py --verify`` reproduces them bit for bit. With the recording options
+executed ones (without ``--action-noise``) and ``replay.py --verify`` reproduces them bit for bit. With the recording options
 (``--fps 30 --camera front=base_camera:640x480 --no-next``: ``simulo_envs/datasets/recording.py``)
 the dataset merges with a real SO arm's ``lerobot-record`` dataset.
 
@@ -74,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="all envs in one PhysX system, restarted one by one: faster, but replays match to float "
                              "noise only (default: fresh physics per episode, replays exact)")
     parser.add_argument("--action-noise", type=float, default=0.0, metavar="STD",
-                        help="execute the expert's actions plus Gaussian noise of this std (action units; not the "
+                        help="execute the expert's actions plus Gaussian noise of this std (the recorded actions' "
+                             "units: [-1, 1] for the experts' mode, degrees for an SO arm's LeRobot schema; not the "
                              "gripper), record its clean actions (DART; default 0: no noise)")
     parser.add_argument("--no-states", action="store_true",
                         help="do not record env states (smaller; replay then follows the actions only)")

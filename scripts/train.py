@@ -21,7 +21,9 @@ student reads (default all).
 
 ``--camera-size W H`` and ``--randomization {default,none,visual,visual_v1}`` set the env's cameras and
 randomization preset as the other scripts spell them (``simulo_envs/datasets/scene_cli.py``);
-the checkpoint keeps them (its ``train_config["env_kwargs"]``), and evaluation uses them.
+the checkpoint keeps them (its ``train_config["env_kwargs"]``), and evaluation uses them. A PPO policy
+reads the state, no image: without ``--teacher``, ``--camera-size``, ``--cameras`` and a visual preset are
+refused before anything is built (they would change nothing it sees).
 
 Your own task: ``--task-module my_tasks`` imports ``my_tasks`` (from the current directory or the
 Python path) so the ids it registers can be trained, or name the class: ``--env-id my_tasks:MyTask``.
@@ -64,18 +66,18 @@ import sys
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
-from simulo_envs.datasets.scene_cli import add_scene_options, check_policy_sees_randomization, scene_kwargs
+from simulo_envs.datasets.scene_cli import (add_scene_options, check_policy_reads_cameras, check_policy_sees_randomization,
+                                           scene_kwargs)
 from simulo_envs.sim import sim_backend_arg
 from simulo_envs.output_paths import error_line
 from simulo_envs.training.distributed import check_device, rank_device, rank_info
 from simulo_envs.training.evaluation import evaluate
-from simulo_envs.training.interrupt import exit_status
+from simulo_envs.training.interrupt import evaluation_stopped_by_ctrl_c, exit_status
 from simulo_envs.training.run_files import (OutputError, claim_log_dir, drop_stale_evaluation, unsaved_run_note,
                                             write_json)
-from simulo_envs.training.saved_runs import take_saved_run as take_saved_run_of
+from simulo_envs.training.saved_runs import SetupError, take_saved_run as take_saved_run_of
 from simulo_envs.workers.sharded import num_workers_arg
-from simulo_envs.training.rsl_rl_train import (SetupError, describe_result, import_task_modules, plan_training,
-                                           resume_infos, train)
+from simulo_envs.training.rsl_rl_train import describe_result, import_task_modules, plan_training, resume_infos, train
 
 
 DEFAULT_ENV_ID = "FrankaReach-v1"
@@ -175,8 +177,10 @@ def main(argv=None) -> None:
         device = check_device(rank_device(check_device(args.device), rank))
         env_kwargs = {} if args.sim_backend is None else {"sim_backend": args.sim_backend}
         env_kwargs.update(scene_kwargs(args))
+        cameras_given = {"--camera-size": args.camera_size, "--cameras": args.cameras}
         if args.resume:
             args.log_dir = take_saved_run(args, env_kwargs)
+        check_policy_reads_cameras(cameras_given, reads_images=bool(args.teacher))
         check_policy_sees_randomization(env_kwargs.get("randomization"), reads_images=bool(args.teacher))
         args.env_id, args.seed = args.env_id or DEFAULT_ENV_ID, args.seed or 0
         vector_kwargs = {} if args.num_workers is None else {"num_workers": args.num_workers}
@@ -223,13 +227,9 @@ def main(argv=None) -> None:
         sys.exit(f"{parser.prog}: error: {error}")
     if not args.eval_episodes:
         return
-    try:
+    with evaluation_stopped_by_ctrl_c(result.checkpoint):
         summary = evaluate(result.checkpoint, args.eval_episodes, device=device, progress=not args.no_progress,
                            num_workers=args.num_workers)
-    except KeyboardInterrupt:
-        print(f"\nevaluation stopped by Ctrl-C; the model is saved: python scripts/evaluate.py --checkpoint "
-              f"{result.checkpoint} evaluates it", file=sys.stderr, flush=True)
-        sys.exit(exit_status("SIGINT"))
     print(f"evaluation: success rate {summary['success_rate']:.1%} over {summary['episodes']} episodes", flush=True)
     path = os.path.join(log_dir, "evaluation.json")
     try:

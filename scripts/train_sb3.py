@@ -60,12 +60,12 @@ import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.training.distributed import check_device
 from simulo_envs.sim import sim_backend_arg
 from simulo_envs.output_paths import error_line
-from simulo_envs.training.interrupt import exit_status
+from simulo_envs.training.interrupt import evaluation_stopped_by_ctrl_c, exit_status
 from simulo_envs.training.run_files import (OutputError, claim_log_dir, drop_stale_evaluation, unsaved_run_note,
                                             write_json)
-from simulo_envs.training.saved_runs import take_saved_run
+from simulo_envs.training.saved_runs import SetupError, take_saved_run
 from simulo_envs.workers.sharded import num_workers_arg
-from simulo_envs.training.rsl_rl_train import SetupError, describe_result, import_task_modules, plan_training
+from simulo_envs.training.rsl_rl_train import describe_result, import_task_modules, plan_training
 
 ALGOS = ("ppo", "sac", "td3")
 DEFAULT_ENV_ID = "FrankaLift-v1"
@@ -175,13 +175,9 @@ def main(argv=None) -> None:
         sys.exit(exit_status(result.interrupted))
     if not args.eval_episodes:
         return
-    try:
+    with evaluation_stopped_by_ctrl_c(result.checkpoint):
         summary = evaluate(result.checkpoint, args.eval_episodes, seed=args.eval_seed, device=device,
                            progress=not (args.no_progress or args.json), num_workers=args.num_workers)
-    except KeyboardInterrupt:
-        print(f"\nevaluation stopped by Ctrl-C; the model is saved: python scripts/evaluate.py --checkpoint "
-              f"{result.checkpoint} evaluates it", file=sys.stderr, flush=True)
-        sys.exit(exit_status("SIGINT"))
     summary.update(train_env_steps=result.env_steps, train_wall_s=round(result.wall_s, 1), seed=args.seed,
                    library=f"stable-baselines3 {name}")
     if args.json:

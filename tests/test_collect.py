@@ -122,7 +122,10 @@ def test_command_line_summary_json_and_append(tmp_path, collect_main, capsys):
     (["--env-id", "FrankaLift-v1", "--obs-mode", "colour"], "colour"),
     (["--env-id", "FrankaLift-v1", "--control-mode", "pd_ee_delta_pose"], "is not supported: its part 'arm'"),
     (["--env-id", "FrankaLift-v1", "--control-mode", "pd_joint_vel"], "pd_joint_vel"),
-    (["--env-id", "FrankaLift-v1", "--camera-size", "64", "64"], "obs mode 'state' records none"),
+    (["--env-id", "FrankaLift-v1", "--camera-size", "64", "64"],
+     "--camera-size 64 64: obs mode 'state' records no camera image"),
+    (["--env-id", "FrankaLift-v1", "--camera", "front=base_camera:32x24"],   # refused before the env is built
+     "--camera front=base_camera:32x24: obs mode 'state' records no camera image"),
     (["--env-id", "FrankaLift-v1", "--control-mode", "pd_joint_pos", "--action-noise", "0.05"],
      "convert to no other control mode"),
 ])

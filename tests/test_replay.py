@@ -245,7 +245,7 @@ def test_bad_target_modes_and_output_folders_are_refused_untouched(lift_demos, t
     with pytest.raises(ValueError, match="colour"):
         replay(ReplaySettings(lift_demos, str(tmp_path / "a"), obs_mode="colour"), progress=False)
     # --camera-size on a state replay (the source's mode): no camera to size, said rather than ignored
-    with pytest.raises(ValueError, match="obs mode 'state' records none"):
+    with pytest.raises(ValueError, match="obs mode 'state' records no camera image"):
         replay(ReplaySettings(lift_demos, str(tmp_path / "a"), env_kwargs=SMALL_CAMERA), progress=False)
     assert not (tmp_path / "a").exists()
     notes = tmp_path / "notes"

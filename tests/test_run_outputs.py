@@ -14,6 +14,7 @@ import pytest
 pytest.importorskip("rsl_rl")
 
 from simulo_envs.training import rsl_rl_train as training  # noqa: E402
+from simulo_envs.training.saved_runs import SetupError  # noqa: E402
 from simulo_envs.wrappers.record import RecordEpisode  # noqa: E402
 from simulo_envs.training.run_files import (OutputError, check_output_dir, check_output_file,  # noqa: E402
                                             claim_log_dir, latest_checkpoint)
@@ -132,6 +133,33 @@ def test_unwritable_outputs_fail_before_any_work(tmp_path, capsys, no_work):
     env.close()
 
 
+def test_camera_options_a_state_policy_would_ignore_are_refused_before_any_work(tmp_path, capsys):
+    """A state policy reads no image: a camera size or a choice of cameras would be recorded and
+    change nothing, so every script refuses them in the options' own words, before any work."""
+    state_policy = ("a state policy reads no camera image, so it would change nothing: leave it out, or train a "
+                    "policy that reads images (train_il.py --obs rgb, or an image student: train.py --teacher)")
+    train = load_script("train").main
+    for extra, given in ((["--camera-size", "32", "24"], "--camera-size 32 24"),
+                         (["--cameras", "base_camera"], "--cameras base_camera")):
+        assert error_line(capsys, train, [*ARGS, "--log-dir", str(tmp_path / "rl"), *extra]).endswith(
+            f"error: {given}: {state_policy}")
+    assert "unrecognized arguments: --camera-size 32 24" in error_line(
+        capsys, load_script("train_sb3").main, [*ARGS, "--camera-size", "32", "24"])
+    line = error_line(capsys, load_script("train_il").main, ["--dataset", str(tmp_path / "demos"), "--camera-size",
+                                                             "32", "24", "--camera", "front", "--camera", "wrist",
+                                                             "--out", str(tmp_path / "il")])
+    assert line.endswith("error: --camera-size 32 24 and --camera front --camera wrist: a state policy reads no "
+                         "camera image, so they would change nothing: leave them out, or train a policy that reads "
+                         "images (train_il.py --obs rgb, or an image student: train.py --teacher)"), line
+    evaluate = load_script("evaluate").main
+    for checkpoint in ("franka_lift_ppo.pt", "franka_push_diffusion_state.pt"):   # RL and imitation
+        assert error_line(capsys, evaluate, ["--checkpoint", os.path.join(ROOT, "tasks", checkpoint), "--camera-size",
+                                             "32", "24", "--episodes", "1"]).endswith(
+            "error: --camera-size 32 24: this checkpoint is a state policy, which reads no camera image, so it would "
+            "change nothing: leave it out")
+    assert not (tmp_path / "rl").exists() and not (tmp_path / "il").exists()
+
+
 def test_evaluation_results_are_printed_before_the_video_is_written(tmp_path, capsys, monkeypatch):
     log_dir = tmp_path / "run"
     load_script("train").main([*ARGS, "--log-dir", str(log_dir)])
@@ -145,12 +173,14 @@ def test_evaluation_results_are_printed_before_the_video_is_written(tmp_path, ca
     for extra, printed in (([], "FrankaReach-v1: success rate "), (["--json"], '"success_rate": ')):
         with pytest.raises(SystemExit):
             evaluate.main(["--checkpoint", str(log_dir / "model_final.pt"), "--episodes", "2", "--no-progress",
-                           "--video-dir", str(tmp_path / "videos"), *extra])
+                           "--video-dir", str(tmp_path / "videos"), "--max-episode-steps", "4", *extra])
         captured = capsys.readouterr()
         assert printed in captured.out, captured.out
         assert f"the video could not be written to {tmp_path / 'videos'}: Read-only file system" in captured.err
     summary = json.loads(captured.out.strip().splitlines()[-1])
     assert summary["episodes"] == 2 and "video" not in summary
+    # an RL checkpoint takes a time limit as an imitation one does: every episode ends at step 4 at the latest
+    assert max(row[4] for row in summary["per_episode"]) <= 4 and summary["provenance"]["env"]["max_episode_steps"] == 4
 
 
 def test_a_run_without_a_checkpoint_is_no_earlier_run_to_keep(tmp_path):
@@ -168,13 +198,13 @@ def test_a_run_without_a_checkpoint_is_no_earlier_run_to_keep(tmp_path):
         claim_log_dir(str(tmp_path / "run"))
 
 
-def _saved(log_dir, **config) -> str:
-    """A log folder with a checkpoint recording a FrankaReach-v1 run (what ``saved_run`` reads)."""
+def _saved(log_dir, env_id="FrankaReach-v1", **config) -> str:
+    """A log folder with a checkpoint recording a run of ``env_id`` (what ``saved_run`` reads)."""
     import torch
 
     os.makedirs(log_dir, exist_ok=True)
     train_config = {"num_envs": 4, "total_timesteps": 300, "env_kwargs": {}, "runner": {"save_interval": 7}, **config}
-    torch.save({"infos": {"env_id": "FrankaReach-v1", "seed": 3, "train_config": train_config}},
+    torch.save({"infos": {"env_id": env_id, "seed": 3, "train_config": train_config}},
                os.path.join(log_dir, "model_1.pt"))
     return str(log_dir)
 
@@ -187,7 +217,6 @@ def test_a_resumed_run_compares_what_the_env_resolves_and_names_the_options(tmp_
     run = take_saved_run(log_dir, {"--seed": 3, "--env-id": "FrankaReach-v1"}, given)
     assert given == {} and (run.seed, run.num_envs, run.total_timesteps, run.checkpoint_every) == (3, 4, 300, 7)
     for option, env_kwargs, message in (
-            ("--randomization", {"randomization": "none"}, "--randomization default, not none"),
             ("--sim-backend", {"sim_backend": "physx_cuda_emulated"}, "--sim-backend physx_cpu, not physx_cuda_emulated"),
             ("--camera-size", {"sensor_configs": {"width": 16, "height": 16}}, "--camera-size (the task's own), not 16 16"),
             ("--seed", {}, "--seed 3, not 4"), ("--teacher", {}, "is a PPO run, not a student")):
@@ -205,6 +234,42 @@ def test_a_resumed_run_compares_what_the_env_resolves_and_names_the_options(tmp_
     run = take_saved_run(student, {"--cameras": ["base_camera"], "--teacher": os.path.join(ROOT, "tasks",
                                                                                            "so100_lift_ppo.pt")}, {})
     assert run.teacher == "tasks/so100_lift_ppo.pt" and run.cameras == ["base_camera"]
+
+
+def test_a_resumed_randomization_compares_by_the_table_it_resolves_to_both_ways(tmp_path, monkeypatch):
+    """``none`` is ``default`` for FrankaReach-v1 (its own table is empty) and not for
+    FrankaLiftRandomized-v1, whichever of the two the run trained with and whichever is given again;
+    ``visual`` is not ``default`` where the task has a visual table: train.py's and train_il.py's
+    resume agree on it (one reader: saved_runs.same_env_setting)."""
+    import argparse
+
+    from simulo_envs.imitation import checkpoint as il_checkpoint
+    from simulo_envs.training.saved_runs import take_saved_run
+
+    cases = [("FrankaReach-v1", None, "none", None), ("FrankaReach-v1", "none", "default", None),
+             ("FrankaLiftRandomized-v1", None, "none", "--randomization default, not none"),
+             ("FrankaLiftRandomized-v1", "none", "default", "--randomization none, not default"),
+             ("FrankaLift-v1", None, "visual", "--randomization default, not visual")]
+    train_il = load_script("train_il")
+    for k, (env_id, trained, given, refused) in enumerate(cases):
+        log_dir = _saved(tmp_path / str(k), env_id, env_kwargs={} if trained is None else {"randomization": trained})
+        raw = {"spec": {"env_id": env_id, "obs": "state", "randomization": trained}, "seed": 0, "iteration": 10,
+               "config": {"policy": "bc", "iterations": 100}, "demos": {"episodes": 4}}
+        monkeypatch.setattr(il_checkpoint, "read_checkpoint", lambda path: raw)
+        args = argparse.Namespace(resume=os.path.join(log_dir, "model_10.pt"), policy=None, obs=None, seed=None,
+                                  randomization=given, num_demos=None, checkpoint_every=None, camera=None, out=None)
+        if refused:
+            with pytest.raises(ValueError, match=refused):
+                take_saved_run(log_dir, {}, {"randomization": given})
+            with pytest.raises(ValueError, match=refused):
+                train_il.take_resumed_run(args, {})
+        else:
+            env_kwargs = {"randomization": given}
+            take_saved_run(log_dir, {}, env_kwargs)
+            overrides = {}
+            train_il.take_resumed_run(args, overrides)
+            assert env_kwargs == ({} if trained is None else {"randomization": trained})   # the run's own spelling
+            assert args.randomization == trained and overrides == {"iterations": 100}
 
 
 def test_a_resumed_checkpoint_whose_networks_read_other_inputs_is_refused(tmp_path):
@@ -228,7 +293,7 @@ def test_a_resumed_checkpoint_whose_networks_read_other_inputs_is_refused(tmp_pa
         return training.TrainPlan("FrankaReach-v1", FrankaReachEnv, config, 4, 1, 25, 3, 300)
 
     assert training.resume_infos(log_dir, plan(["base_camera"], 16))[0] == path
-    with pytest.raises(training.SetupError, match=r"on cameras \['base_camera'\], not \['wrist_camera'\]"):
+    with pytest.raises(SetupError, match=r"on cameras \['base_camera'\], not \['wrist_camera'\]"):
         training.resume_infos(log_dir, plan(["wrist_camera"], 16))
-    with pytest.raises(training.SetupError, match="on camera size"):
+    with pytest.raises(SetupError, match="on camera size"):
         training.resume_infos(log_dir, plan(["base_camera"], 32))

@@ -17,7 +17,8 @@ at every recorded step:
 Which columns get noise: every controller part's except the gripper's (a part driving only the
 agent's ``gripper_joints``). The gripper's action is an absolute open/close command, not a step:
 noise there moves neither the arm nor the object into unseen states; it can only loosen a grasp,
-which the scripted experts never try again (the lift and pick experts close once, then lift).
+which the pick experts never try again (they close once, then lift; the lift expert opens and
+approaches again after a missed grasp).
 
 The noise is reproducible: episode ``k``'s noise comes from a generator seeded with
 ``(NOISE_STREAM, seed_k)``, ``seed_k`` the episode's reset seed, one draw per step, so the same

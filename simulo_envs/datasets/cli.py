@@ -36,13 +36,27 @@ def camera_kwargs(args: argparse.Namespace) -> dict:
     return {"sensor_configs": {"width": args.camera_size[0], "height": args.camera_size[1]}}
 
 
-def check_cameras_render(env_kwargs: dict, obs_mode: str) -> None:
-    """Raise ValueError when ``env_kwargs`` sizes the sensor cameras (``sensor_configs``, what
-    ``--camera-size`` sets) for an ``obs_mode`` that renders none (``state``, ``state_dict``,
-    ``none``): the sizes would be ignored without a word."""
-    if env_kwargs.get("sensor_configs") and obs_mode in STATE_OBS_MODES:
-        raise ValueError(f"--camera-size (sensor_configs) sizes camera images, and obs mode {obs_mode!r} records none: "
-                         "add an image obs mode (--obs-mode rgb, or rgb+state to keep the whole state) or drop it")
+def check_cameras_render(env_kwargs: dict, obs_mode: str, recording=None) -> None:
+    """Raise ValueError when camera options are given for an ``obs_mode`` that renders no camera
+    (``state``, ``state_dict``, ``none``): sizes of the sensor cameras in ``env_kwargs``
+    (``sensor_configs``, what ``--camera-size`` sets) or recorded cameras in ``recording`` (a
+    ``RecordingOptions``, what ``--camera`` sets) would be ignored without a word. The message
+    names the options as typed; nothing is built first."""
+    if obs_mode not in STATE_OBS_MODES:
+        return
+    given = [f"--camera-size {size['width']} {size['height']}" if {"width", "height"} <= set(size) else "--camera-size"
+             for size in [env_kwargs.get("sensor_configs")] if size]
+    given += [f"--camera {_camera_text(c)}" for c in getattr(recording, "cameras", ())]
+    if given:
+        it = "them" if len(given) > 1 else "it"
+        raise ValueError(f"{' '.join(given)}: obs mode {obs_mode!r} records no camera image: add an image obs mode "
+                         f"(--obs-mode rgb, or rgb+state to keep the whole state) or leave {it} out")
+
+
+def _camera_text(camera) -> str:
+    """A ``CameraRecord`` as ``--camera`` takes it (``NAME[=SENSOR][:WxH]``)."""
+    text = camera.name if camera.sensor == camera.name else f"{camera.name}={camera.sensor}"
+    return text + (f":{camera.size[0]}x{camera.size[1]}" if camera.size else "")
 
 
 def add_recording_options(parser: argparse.ArgumentParser) -> None:

@@ -26,7 +26,9 @@ In the LeRobot format, an agent that describes its real robot (``agent.lerobot``
 recorded in that robot's own schema: joint readings and joint targets in its driver's units
 (``robot_units.py``). The env then runs in the robot's mode (``pd_joint_pos_lerobot``), driven by
 the expert through its Cartesian controller (``joint_drive.JointDrive``): the recorded actions
-are the executed ones (``recorded_control_mode``).
+are the executed ones (``recorded_control_mode``), or with ``action_noise`` the expert's clean
+joint targets while the env executes them plus noise (standard deviation in the robot's units:
+degrees on the arm joints, none on the gripper).
 
 An interrupt (Ctrl-C) or a worker's crash stops the collection; the writer commits the episodes
 already finished, and the dataset holds exactly those, each complete. A write error (a full
@@ -120,7 +122,7 @@ def check_settings(s: CollectSettings) -> None:
     Raises:
         KeyError: an unknown env id, or one without a scripted expert (both list the known ids).
         ValueError: bad counts, format, control mode or action noise (negative, not finite), or
-            camera sizes for an obs mode without cameras.
+            camera sizes or recorded cameras for an obs mode without cameras.
     """
     if s.env_id not in REGISTERED:
         raise KeyError(f"unknown env id {s.env_id!r}; registered: {sorted(REGISTERED)}")
@@ -139,7 +141,7 @@ def check_settings(s: CollectSettings) -> None:
     if s.control_mode != EXPERT_CONTROL_MODE and s.action_noise:
         raise ValueError(f"action noise records the expert's clean actions, not what the env executed: such episodes "
                          f"convert to no other control mode; record in {EXPERT_CONTROL_MODE!r} (no --control-mode)")
-    check_cameras_render(s.env_kwargs, s.obs_mode)
+    check_cameras_render(s.env_kwargs, s.obs_mode, s.recording)
     if s.seed is not None and (isinstance(s.seed, bool) or not isinstance(s.seed, int) or s.seed < 0):
         raise ValueError(f"seed must be an int >= 0, got {s.seed!r}")
     check_noise_std(s.action_noise)
@@ -209,10 +211,6 @@ def collect(s: CollectSettings, progress: bool = True) -> dict:
             check_target_mode(probe)
         schema = recording.apply(s.recording, schema)
         if s.action_noise:
-            if frames is not None:
-                raise ValueError(f"action noise with the {s.fmt} format of {s.env_id}: its {schema.robot_type} schema "
-                                 "records the joint targets the executed (noisy) actions set, not the expert's clean "
-                                 "actions; record in the hdf5 format")
             columns = noised_columns(probe.unwrapped.agent)
             schema = replace(schema, action_noise_std=float(s.action_noise),
                              action_noise_columns=tuple(schema.action_names[c] for c in columns))

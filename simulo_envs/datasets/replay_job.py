@@ -247,7 +247,7 @@ def replay(s: ReplaySettings, progress: bool = True) -> dict:
     ds = open_source(s)
     count = len(ds) if s.count is None else min(s.count, len(ds))
     kwargs = target_kwargs(s, ds)
-    check_cameras_render(s.env_kwargs, kwargs["obs_mode"])
+    check_cameras_render(s.env_kwargs, kwargs["obs_mode"], s.recording)
     cls = REGISTERED[ds.env_id]
     converting = kwargs["control_mode"] != ds.control_mode
     in_process = s.num_workers == 1

@@ -184,7 +184,7 @@ def run_expert(env, policy: Callable[[dict], torch.Tensor], next_seed: Callable[
         record_states: keep env-local state rows (``Episode.env_states``, ``local_state_dict``).
         frames: None (record the observations as the env has them) or a map to another schema
             with ``obs(obs)`` (``robot_units.RealRobotFrames``; the env must run in its
-            ``control_mode``). The executed actions are recorded either way.
+            ``control_mode``). The policy's actions are recorded either way.
         action_noise: standard deviation of the Gaussian noise added to the executed actions
             (action units; ``action_noise.ActionNoise``: every column but the gripper's, clipped
             to the action space, drawn from a generator seeded by the episode's reset seed);
@@ -196,14 +196,10 @@ def run_expert(env, policy: Callable[[dict], torch.Tensor], next_seed: Callable[
     Stops when every env idles.
 
     Raises:
-        ValueError: (at the first ``next``) a negative or non-finite ``action_noise``, noise
-            with ``frames`` (a real robot's schema records the executed joint targets, not the
-            policy's clean actions), or ``frames`` of another control mode than the env's.
+        ValueError: (at the first ``next``) a negative or non-finite ``action_noise``, or
+            ``frames`` of another control mode than the env's.
     """
     noise_std = check_noise_std(action_noise)
-    if noise_std and frames is not None:
-        raise ValueError("action noise records the policy's clean actions, but a real robot's schema records the "
-                         "joint targets of the executed (noisy) ones; record in the HDF5 format instead")
     check_frames_mode(env, frames)
     n = env.num_envs
     noise = ActionNoise(env, noise_std) if noise_std else None

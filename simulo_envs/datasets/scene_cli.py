@@ -15,11 +15,13 @@ evaluation's provenance; a checkpoint evaluates with its own settings unless the
 from __future__ import annotations
 
 import argparse
+from typing import Any, Mapping, Optional
 
 from simulo_envs.datasets.cli import add_camera_size_option, camera_kwargs
 from simulo_envs.envs.randomization_presets import RANDOMIZATION_PRESETS
 
-__all__ = ["add_scene_options", "add_randomization_option", "scene_kwargs", "check_policy_sees_randomization"]
+__all__ = ["add_scene_options", "add_randomization_option", "scene_kwargs", "check_policy_sees_randomization",
+           "check_policy_reads_cameras", "camera_size_option"]
 
 VISUAL_PRESETS = ("visual", "visual_v1")
 """The presets that add only what cameras see to the task's own table."""
@@ -64,3 +66,50 @@ def check_policy_sees_randomization(randomization, reads_images: bool, evaluatin
     raise ValueError(f"--randomization {randomization} changes only what the cameras see, and a state policy "
                      f"reads no image: train it under --randomization default (the same physics), or train a "
                      f"policy that reads images (train_il.py --obs rgb, or an image student: train.py --teacher)")
+
+
+def camera_size_option(sensor_configs: Optional[Mapping]) -> Optional[str]:
+    """``--camera-size W H`` as a user typed it for the env keyword it sets (``sensor_configs``
+    ``{"width": W, "height": H}``); None for None or an empty mapping."""
+    if not sensor_configs:
+        return None
+    if {"width", "height"} <= set(sensor_configs):
+        return f"--camera-size {sensor_configs['width']} {sensor_configs['height']}"
+    return f"--camera-size ({dict(sensor_configs)})"
+
+
+def check_policy_reads_cameras(given: Mapping[str, Any], reads_images: bool, evaluating: bool = False) -> None:
+    """Refuse camera options for a policy that reads no image: the cameras' size or a choice of
+    cameras would be recorded with the run and change nothing the policy sees.
+
+    Args:
+        given: option as the user spelled it (``"--camera-size"``, ``"--camera"``, ``"--cameras"``)
+            -> the value given (a ``(W, H)`` pair, a list of names, or a ``sensor_configs``
+            mapping for ``"--camera-size"``); None or empty: not given.
+        reads_images: the policy reads camera images (an image student, an ``--obs rgb`` policy).
+        evaluating: the message speaks of evaluating a checkpoint, not of training.
+
+    Raises:
+        ValueError: a camera option was given and ``reads_images`` is False; the message names
+            the options as given.
+    """
+    spelled = []
+    for option, value in given.items():
+        if value is None or (hasattr(value, "__len__") and not len(value)):
+            continue
+        if option == "--camera-size" and isinstance(value, Mapping):
+            spelled.append(camera_size_option(value))
+        elif option == "--camera":   # repeated once per camera, as typed
+            spelled.append(" ".join(f"{option} {name}" for name in value))
+        else:
+            words = [value] if isinstance(value, (str, int)) else list(value)
+            spelled.append(" ".join([option, *map(str, words)]))
+    if reads_images or not spelled:
+        return
+    what, (they, them) = " and ".join(spelled), (("they", "them") if len(spelled) > 1 else ("it", "it"))
+    if evaluating:
+        raise ValueError(f"{what}: this checkpoint is a state policy, which reads no camera image, so {they} would "
+                         f"change nothing: leave {them} out")
+    raise ValueError(f"{what}: a state policy reads no camera image, so {they} would change nothing: leave {them} out, "
+                     f"or train a policy that reads images (train_il.py --obs rgb, or an image student: train.py "
+                     f"--teacher)")

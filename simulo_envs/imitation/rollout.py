@@ -27,7 +27,7 @@ from typing import Any, Optional, Union
 
 import torch
 
-from simulo_envs.datasets.scene_cli import check_policy_sees_randomization
+from simulo_envs.datasets.scene_cli import check_policy_reads_cameras, check_policy_sees_randomization
 from simulo_envs.envs.provenance import file_sha256, provenance
 from simulo_envs.imitation.checkpoint import load_policy_from, read_checkpoint
 from simulo_envs.imitation.spec import PolicySpec, env_kwargs, policy_inputs
@@ -172,11 +172,13 @@ def _check_seeds(raw: dict, seed: int, episodes: int) -> None:
 
 
 def _load(checkpoint: str, expected_env_id: Optional[str], env_kwargs: Optional[dict] = None):
-    """``(raw checkpoint, policy, spec)``; a visual ``randomization`` in ``env_kwargs`` is refused
-    for a policy that reads no image (``check_policy_sees_randomization``)."""
+    """``(raw checkpoint, policy, spec)``; a visual ``randomization`` or camera sizes
+    (``sensor_configs``) in ``env_kwargs`` are refused for a policy that reads no image
+    (``check_policy_sees_randomization``, ``check_policy_reads_cameras``)."""
     raw = read_checkpoint(checkpoint)
-    check_policy_sees_randomization((env_kwargs or {}).get("randomization"), reads_images=raw["spec"]["obs"] == "rgb",
-                                    evaluating=True)
+    reads_images = raw["spec"]["obs"] == "rgb"
+    check_policy_reads_cameras({"--camera-size": (env_kwargs or {}).get("sensor_configs")}, reads_images, evaluating=True)
+    check_policy_sees_randomization((env_kwargs or {}).get("randomization"), reads_images=reads_images, evaluating=True)
     policy, spec, config = load_policy_from(raw, expected_env_id)
     return raw, policy, spec
 

@@ -8,7 +8,9 @@ world poses, read from the env):
     APPROACH  move above the block (``hover`` over its centre), gripper open
     DESCEND   move the TCP to the block's centre, gripper open
     CLOSE     hold still and close the gripper for ``close_time`` seconds
-    LIFT      raise the TCP to ``lift_height`` above the block's spawn height, gripper closed
+    LIFT      raise the TCP to ``lift_height`` above the block's spawn height, gripper closed;
+              a missed grasp (the task's ``is_grasped`` false once the TCP is ``retry_rise``
+              above the block's centre) opens the gripper and starts again at APPROACH
 
 Phase bookkeeping, ``act()`` / ``act(info)`` and moves are ``PhaseExpert``'s: an env just reset
 (fully or partially) starts again at APPROACH; the state comes from the task's info
@@ -42,6 +44,7 @@ class LiftExpertConfig:
     gain: float = 0.6            # fraction of the remaining error commanded per step
     pos_bound: Optional[float] = None  # the controller's translation per unit action [m]; None: the env's
     object: str = "block"        # the lifted object's name in the task's info (its pose: info["<object>_pose"])
+    retry_rise: float = 0.03     # a LIFT whose TCP is this far above the object's centre without a grasp retries [m]
 
 
 class LiftExpert(PhaseExpert):
@@ -79,6 +82,10 @@ class LiftExpert(PhaseExpert):
         phase = self.phase
         self._advance(((phase == APPROACH) & reached & planar) | ((phase == DESCEND) & reached)
                       | ((phase == CLOSE) & (self.timer >= self.steps_for(cfg.close_time))))
+        grasped = info.get("is_grasped")
+        if grasped is not None:  # a missed grasp lifts an empty gripper: open and approach again
+            missed = (phase == LIFT) & ~grasped.to(self.device) & (tcp[:, 2] - block[:, 2] > cfg.retry_rise)
+            self._advance(missed, to=APPROACH)
 
         action = torch.empty(self.num_envs, 4, device=self.device)
         action[:, :3] = self.move_to(goal, tcp)

@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional, Union
 
 import torch
 
-from simulo_envs.datasets.scene_cli import check_policy_sees_randomization
+from simulo_envs.datasets.scene_cli import check_policy_reads_cameras, check_policy_sees_randomization
 from simulo_envs.envs.provenance import file_sha256, provenance
 from simulo_envs.progress import ProgressBar
 from simulo_envs.training.task_lookup import import_task_modules, registered_kwargs, resolve_task
@@ -98,6 +98,15 @@ def _student_policy(env, infos: dict, checkpoint: str, device: str) -> Callable:
     return student.eval()
 
 
+def _check_scene_options(infos: dict, env_kwargs: Optional[dict]) -> None:
+    """Refuse a visual ``randomization`` or camera sizes (``sensor_configs``) in ``env_kwargs`` for
+    a checkpoint whose policy reads no image (every one but a distilled student's)."""
+    reads_images = "student" in infos["train_config"].get("runner", {})
+    check_policy_reads_cameras({"--camera-size": (env_kwargs or {}).get("sensor_configs")}, reads_images,
+                               evaluating=True)
+    check_policy_sees_randomization((env_kwargs or {}).get("randomization"), evaluating=True, reads_images=reads_images)
+
+
 def _eval_config(config: dict) -> dict:
     """``config`` as an evaluation env is built from it: a distilled student's in
     ``obs_mode="rgb"`` (what the student reads, without the teacher's state)."""
@@ -118,14 +127,13 @@ def load_policy(checkpoint: str, num_envs: int, seed: int, device: str = "cpu", 
 
     Raises:
         FileNotFoundError / ValueError: as ``read_checkpoint``; ValueError also for a visual
-            ``randomization`` with a policy that reads no image (``check_policy_sees_randomization``).
+            ``randomization`` or camera sizes with a policy that reads no image (``_check_scene_options``).
             KeyError: its task is unknown here.
     """
+    infos = read_checkpoint(checkpoint, device)
+    _check_scene_options(infos, env_kwargs)
     from simulo_envs.training.rsl_rl_env import make_rsl_env   # rsl-rl-lib (and tensordict) when evaluating only
 
-    infos = read_checkpoint(checkpoint, device)
-    check_policy_sees_randomization((env_kwargs or {}).get("randomization"), evaluating=True,
-                                    reads_images="student" in infos["train_config"].get("runner", {}))
     config = _eval_config(infos["train_config"])
     trained = config.get("env_kwargs", {}).get("sensor_configs")
     if env_kwargs and env_kwargs.get("sensor_configs") and config is not infos["train_config"] \
@@ -139,6 +147,20 @@ def load_policy(checkpoint: str, num_envs: int, seed: int, device: str = "cpu", 
     env = make_rsl_env(infos["env_id"], num_envs, config, seed, evaluation=True,
                        full_episodes=full_episodes, num_workers=num_workers)
     return env, _policy(env, infos, checkpoint, device), infos
+
+
+def _with_time_limit(env_kwargs: Optional[dict], max_episode_steps: Optional[int]) -> Optional[dict]:
+    """``env_kwargs`` with ``max_episode_steps`` (``BaseEnv``'s keyword: the episode's time limit
+    [env steps]) when it is given, else as they are.
+
+    Raises:
+        ValueError: ``max_episode_steps`` is not an int >= 1.
+    """
+    if max_episode_steps is None:
+        return env_kwargs
+    if isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, int) or max_episode_steps < 1:
+        raise ValueError(f"max_episode_steps must be an int >= 1, got {max_episode_steps!r}")
+    return {**(env_kwargs or {}), "max_episode_steps": max_episode_steps}
 
 
 def isolated_kwargs(env_kwargs: dict) -> dict:
@@ -169,7 +191,7 @@ def row_by_row(policy: Callable) -> Callable:
 def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int = 100, device: str = "cpu",
              progress: bool = False, full_episodes: bool = False,
              num_workers: Union[int, str] = 1, env_kwargs: Optional[dict] = None,
-             isolate: bool = True) -> dict[str, Any]:
+             isolate: bool = True, max_episode_steps: Optional[int] = None) -> dict[str, Any]:
     """Run ``episodes`` episodes with the deterministic policy, one per env, in batches of at most
     ``max_envs`` envs (batch ``b`` reseeds the envs with ``seed + episodes done so far``, so episode
     ``k`` always uses seed ``seed + k``).
@@ -188,17 +210,19 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
     limit: ``success_rate`` is still success at some step (the same episodes up to it), and
     ``success_at_end`` says whether the success still holds at the last step (a lifted cube still up).
     ``num_workers``: worker processes of the evaluation env (``make_vector_env``); ``env_kwargs``:
-    as ``load_policy``. ``"per_episode"``
+    as ``load_policy``; ``max_episode_steps``: the time limit of each episode [env steps] (None:
+    the one the checkpoint's task was trained with; ``BaseEnv``'s keyword). ``"per_episode"``
     lists ``(seed, success_once, success_at_end, return, length)`` of each episode, in seed order;
     ``"provenance"`` is what reproduces the result (``simulo_envs.envs.provenance``: software
     versions, repository commit, the env's settings, the seeds, the checkpoint's SHA-256).
 
     Raises:
-        ValueError: ``episodes`` or ``max_envs`` < 1; as ``load_policy``.
+        ValueError: ``episodes``, ``max_envs`` or ``max_episode_steps`` < 1; as ``load_policy``.
     """
     for name, value in (("episodes", episodes), ("max_envs", max_envs)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    env_kwargs = _with_time_limit(env_kwargs, max_episode_steps)
     results: list[tuple[bool, bool, float, int]] = []
     env, policy, infos = load_policy(checkpoint, min(max_envs, episodes), seed, device, full_episodes, num_workers,
                                      env_kwargs, isolate=isolate)
@@ -251,20 +275,21 @@ def _run_episodes(env, policy, count: int, bar) -> list[tuple[bool, bool, float,
 
 def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed: int = 10_000,
                         device: str = "cpu", size: int = 256, full_episodes: bool = False,
-                        env_kwargs: Optional[dict] = None) -> str:
+                        env_kwargs: Optional[dict] = None, max_episode_steps: Optional[int] = None) -> str:
     """Film the deterministic policy of ``checkpoint`` for one episode per env (``num_envs`` envs
     tiled, ``size`` px each) and write ``<video_dir>/<env_id>.mp4``; returns the path.
     ``full_episodes``: ignore terminations, so every episode runs to the time limit (shows whether
     a success holds, e.g. a lifted cube kept up); else the clip ends when every env has finished
     its episode (envs that finish earlier start the next one meanwhile). ``env_kwargs`` override
-    the checkpoint's (``randomization="visual"``), as in ``evaluate``."""
+    the checkpoint's (``randomization="visual"``), and ``max_episode_steps`` its time limit, as in
+    ``evaluate``."""
+    env_kwargs = _with_time_limit(env_kwargs, max_episode_steps)
     from simulo_envs.wrappers.record import RecordEpisode
     from simulo_envs.wrappers.rsl_rl import RslRlVecEnv
     from simulo_envs.vector.vector_env import SimuloVectorEnv
 
     infos = read_checkpoint(checkpoint, device)
-    check_policy_sees_randomization((env_kwargs or {}).get("randomization"), evaluating=True,
-                                    reads_images="student" in infos["train_config"].get("runner", {}))
+    _check_scene_options(infos, env_kwargs)
     config = _eval_config(infos["train_config"])
     env_id, cls = resolve_task(infos["env_id"])
     base = cls(num_envs=num_envs, render_mode="rgb_array", human_render_camera_configs=dict(width=size, height=size),

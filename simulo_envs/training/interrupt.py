@@ -16,15 +16,17 @@ number`` (130 for SIGINT, 143 for SIGTERM), the shell's convention.
 
 from __future__ import annotations
 
+import contextlib
 import signal
+import sys
 import threading
 import time
-from typing import Optional
+from typing import Iterator, Optional
 
 import torch
 import torch.distributed as dist
 
-__all__ = ["StopOnSignals", "TrainingInterrupted", "max_over_ranks", "exit_status"]
+__all__ = ["StopOnSignals", "TrainingInterrupted", "max_over_ranks", "exit_status", "evaluation_stopped_by_ctrl_c"]
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -91,3 +93,20 @@ def max_over_ranks(values: list[float]) -> list[float]:
 def exit_status(signal_name: str) -> int:
     """The shell's exit status for a process ended by ``signal_name``: 128 + its number."""
     return 128 + int(signal.Signals[signal_name])
+
+
+@contextlib.contextmanager
+def evaluation_stopped_by_ctrl_c(checkpoint: str) -> Iterator[None]:
+    """Around the evaluation a training script runs after training (``--eval-episodes``): a Ctrl-C
+    there stops the script with one line on stderr naming the saved ``checkpoint`` and the command
+    that evaluates it, and the exit status of SIGINT (130), instead of a traceback.
+
+    Raises:
+        SystemExit: status 130, on ``KeyboardInterrupt`` inside the block.
+    """
+    try:
+        yield
+    except KeyboardInterrupt:
+        print(f"\nevaluation stopped by Ctrl-C; the model is saved: python scripts/evaluate.py --checkpoint "
+              f"{checkpoint} evaluates it", file=sys.stderr, flush=True)
+        sys.exit(exit_status("SIGINT"))

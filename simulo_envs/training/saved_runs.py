@@ -9,8 +9,10 @@ or request that does not fit). An option given
 again must agree with the run (``take_saved_run``). Env settings are compared as the env resolves
 them, the task's own defaults filled in (``resolved_env_kwargs``): a run that never named a
 backend trained on the one ``"auto"`` picks, under its task's own randomization table, so
-``--sim-backend physx_cpu --randomization default`` given again on a CPU machine agrees with it.
-Messages name the options as the scripts spell them.
+``--sim-backend physx_cpu --randomization default`` given again on a CPU machine agrees with it, and
+a randomization compares by the table it resolves to (``same_env_setting``: ``none`` is ``default``
+for a task whose own table is empty). ``scripts/train_il.py --resume`` compares its randomization
+the same way. Messages name the options as the scripts spell them.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from simulo_envs.sim import resolve_backend_name
 from simulo_envs.training.run_files import OutputError, latest_checkpoint, run_files_in
 from simulo_envs.training.task_lookup import registered_kwargs, resolve_task
 
-__all__ = ["SavedRun", "saved_run", "take_saved_run", "resolved_env_kwargs", "ENV_OPTIONS", "SetupError",
-           "read_sb3_infos", "sb3_classes"]
+__all__ = ["SavedRun", "saved_run", "take_saved_run", "resolved_env_kwargs", "same_env_setting", "ENV_OPTIONS",
+           "SetupError", "read_sb3_infos", "sb3_classes"]
 
 
 class SetupError(ValueError):
@@ -163,6 +165,34 @@ def resolved_env_kwargs(env_id: str, env_kwargs: Mapping[str, Any]) -> dict:
     return resolved
 
 
+def _same_table(a: tuple, b: tuple) -> bool:
+    """Two randomization tables hold the same entries (by value: an entry's distribution may hold arrays)."""
+    return len(a) == len(b) and all(x is y or repr(x) == repr(y) for x, y in zip(a, b))
+
+
+def same_env_setting(env_id: str, key: str, recorded: Any, given: Any) -> bool:
+    """Whether the env keyword ``key`` set to ``given`` builds the env of ``env_id`` as ``recorded``
+    did, both resolved (``resolved_env_kwargs``): a randomization compares by the table it
+    resolves to (``randomization_presets.randomization_table``: ``"none"`` equals ``"default"`` for
+    a task whose own table is empty, ``None`` equals ``"default"``), ``sim_backend`` by the backend
+    picked, anything else by value. A task not importable here compares as recorded.
+
+    Raises:
+        ValueError: an unknown backend, or a visual preset for a task without a visual table.
+    """
+    from simulo_envs.envs.randomization_presets import randomization_table
+
+    try:
+        theirs = resolved_env_kwargs(env_id, {} if recorded is None else {key: recorded}).get(key)
+        ours = resolved_env_kwargs(env_id, {} if given is None else {key: given}).get(key)
+        cls = resolve_task(env_id)[1]
+    except (LookupError, ImportError):   # the task is not importable here
+        return recorded == given
+    if key == "randomization":
+        return theirs == ours or _same_table(randomization_table(cls, theirs), randomization_table(cls, ours))
+    return theirs == ours
+
+
 def _spelled(key: str, value) -> str:
     """An env keyword's value as its option is written (``--camera-size W H``)."""
     if key == "sensor_configs" and isinstance(value, dict) and {"width", "height"} <= set(value):
@@ -211,7 +241,7 @@ def take_saved_run(log_dir: str, given: Mapping[str, Any], env_kwargs: dict, lib
         except (LookupError, ImportError):   # the task is not importable here: compare as recorded
             theirs, ours = dict(run.env_kwargs), dict(env_kwargs)
         for key in env_kwargs:
-            if theirs.get(key) != ours.get(key):
+            if not same_env_setting(run.env_id, key, theirs.get(key), ours.get(key)):
                 option = ENV_OPTIONS.get(key, key)
                 raise ValueError(f"--resume: the run in {log_dir!r} trained with {option} {_spelled(key, theirs.get(key))}, "
                                  f"not {_spelled(key, ours.get(key))}: a resumed run keeps its env (leave {option} out)")
