@@ -57,11 +57,18 @@ $(LEROBOT_STAMP): pyproject.toml Makefile $(addsuffix /pyproject.toml,$(LEROBOT_
 		|| (echo "[lerobot-setup] the LeRobot venv failed to install" >&2; exit 1)
 	@touch $(LEROBOT_STAMP)
 
+# The test runs write Python's bytecode (__pycache__ folders, ignored by git) even where the
+# environment sets PYTHONDONTWRITEBYTECODE: a run starts many Python processes (the parallel workers,
+# the LeRobot plugins' run, the scripts and worker processes tests start) that import the same modules,
+# and without bytecode each one compiles them again and pytest rewrites every test module's asserts
+# again (measured: collecting the suite took 22.8 s of CPU without, 13.7 s with the bytecode written).
+TEST_ENV = env -u PYTHONDONTWRITEBYTECODE
+
 # The LeRobot plugins' own tests, against LeRobot's real classes, in the LeRobot venv, in one pytest
 # run (each run is a Python start that imports LeRobot: seconds of CPU). They hold no doctests: the run
 # leaves out --doctest-modules (addopts), which imports each folder's conftest.py as the module
 # `conftest`, a name two folders cannot share in one run.
-LEROBOT_TESTS = $(LEROBOT_BIN)/python -m pytest -q -o addopts="-p no:cacheprovider" $(addsuffix /tests,$(LEROBOT_PLUGINS))
+LEROBOT_TESTS = $(TEST_ENV) $(LEROBOT_BIN)/python -m pytest -q -o addopts="-p no:cacheprovider" $(addsuffix /tests,$(LEROBOT_PLUGINS))
 
 test-lerobot: setup lerobot-setup
 	$(LEROBOT_TESTS)
@@ -86,7 +93,7 @@ TEST_ARGS          ?=
 .PHONY: test-main test-lerobot-logged
 
 test-main:
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --maxprocesses $(TEST_WORKERS_MAX) --dist loadfile --no-loadscope-reorder $(TEST_ARGS)
+	$(TEST_ENV) $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --maxprocesses $(TEST_WORKERS_MAX) --dist loadfile --no-loadscope-reorder $(TEST_ARGS)
 
 test-lerobot-logged:
 	@mkdir -p $(dir $(TEST_LEROBOT_LOG))

@@ -102,8 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--video-full-episodes", action="store_true",
                         help="film every episode to the time limit (the clip otherwise ends at each env's first success)")
     parser.add_argument("--max-episode-steps", type=int, default=None, metavar="N",
-                        help="imitation checkpoints whose demonstrations were recorded without a time limit (a "
-                             "control conversion): the limit to evaluate with")
+                        help="each episode's time limit [env steps] (default: the task's as the checkpoint was "
+                             "trained; needed by imitation checkpoints whose demonstrations were recorded without "
+                             "one, after a control conversion)")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--num-workers", type=num_workers_arg, default=1, metavar="P",
                         help="worker processes stepping the evaluation envs: an int or 'auto' (default 1: in process)")
@@ -120,8 +121,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> None:
     parser = build_parser()
     args = parser.parse_args(argv)
-    for name in ("episodes", "max_envs"):  # --num-workers is checked by its type
-        if getattr(args, name) < 1:
+    for name in ("episodes", "max_envs", "max_episode_steps"):  # --num-workers is checked by its type
+        if getattr(args, name) is not None and getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
     try:   # where it runs and what it writes, before any work
         check_device(args.device)

@@ -21,13 +21,19 @@ checkpoint (evaluation time is not counted as training time). ``--export FILE`` 
 final policy's acting weights alone (a small file for sharing). Hyperparameters: ``--set
 name=value`` (``simulo_envs/imitation/config.py`` lists them, with units).
 
+Ctrl-C (or SIGTERM) stops the training at the next iteration, saves ``model_<iteration>.pt`` and prints
+the command that resumes it (status 130); a Ctrl-C while it starts, after the plan line, ends it with one
+line (status 130, nothing saved: the same command starts it again).
+
 ``--resume CHECKPOINT`` continues a run where its newest checkpoint left it, in the checkpoint's
 folder (unless ``--out``), with the policy, observation kind, cameras, randomization, seed,
 demonstrations (``--num-demos``; another dataset's episodes are refused), hyperparameters,
 iteration budget and ``--checkpoint-every`` the run was trained with; those options given again
-must agree with it (a ``--set`` too), except ``--iterations``, which may raise the budget, and
-``--checkpoint-every``. A run whose budget is spent is refused before any work: give
-``--iterations`` above what it did.
+must agree with it (a ``--set`` too), except ``--iterations``, which may raise the budget (the
+learning rate's schedule is then planned over the new one; a lower budget is refused, the run keeps
+its schedule), and ``--checkpoint-every``. A run whose budget is spent is refused before any work:
+give ``--iterations`` above what it did. An output folder that holds another run is refused before
+the plan is printed.
 
 ``--randomization {default,none,visual,visual_v1}`` evaluates the policy (``--eval-episodes``, and later
 ``scripts/evaluate.py``) under that randomization preset: the checkpoint's policy spec keeps it.
@@ -41,6 +47,7 @@ import argparse
 import ast
 import json
 import os
+import shlex
 import sys
 
 import torch
@@ -51,6 +58,7 @@ from simulo_envs.imitation import CheckpointError, DemonstrationError, default_c
 from simulo_envs.output_paths import check_output_file, error_line
 from simulo_envs.imitation.config import POLICIES
 from simulo_envs.imitation.spec import OBS_MODES
+from simulo_envs.training.interrupt import ctrl_c_while_starting
 
 DEFAULT_CHECKPOINT_EVERY = 2000
 
@@ -140,6 +148,7 @@ def take_resumed_run(args: argparse.Namespace, overrides: dict) -> None:
         args.checkpoint_every = args.checkpoint_every or DEFAULT_CHECKPOINT_EVERY
         return
     from simulo_envs.imitation.checkpoint import read_checkpoint
+    from simulo_envs.imitation.config import ILConfig
     from simulo_envs.training.saved_runs import same_env_setting
 
     raw = read_checkpoint(args.resume)
@@ -156,11 +165,16 @@ def take_resumed_run(args: argparse.Namespace, overrides: dict) -> None:
                              f"its settings (leave --{name} out)")
         if given is None or name == "randomization":   # the run's own spelling of an equal randomization
             setattr(args, name, value)
+    for name in overrides:
+        if name != "iterations" and name not in config:
+            raise ValueError(f"--set {name}: no such hyperparameter (simulo_envs/imitation/config.py lists them)")
+    try:   # a value of the wrong kind (--set lr=abc) is said as such, before any comparison with the run
+        ILConfig.from_dict({**config, **overrides}) if overrides else None
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"--set: {error}") from None
     for name, value in overrides.items():
         if name == "iterations":
             continue
-        if name not in config:
-            raise ValueError(f"--set {name}: no such hyperparameter (simulo_envs/imitation/config.py lists them)")
         if _plain(value) != _plain(config[name]):
             raise ValueError(f"--set {name}={value}: the run in {args.resume!r} trained with {name}={config[name]}, "
                              f"and a resumed run keeps its hyperparameters (leave --set {name} out, or start a new "
@@ -170,12 +184,18 @@ def take_resumed_run(args: argparse.Namespace, overrides: dict) -> None:
         raise ValueError(f"{args.resume!r} trained on {trained_on} episodes, not --num-demos {args.num_demos}: a "
                          f"resumed run keeps its demonstrations (leave --num-demos out)")
     args.num_demos = args.num_demos if trained_on is None else trained_on
-    done, budget = int(raw["iteration"]), int(overrides.get("iterations", config["iterations"]))
+    done, planned = int(raw["iteration"]), int(config["iterations"])
+    budget = int(overrides.get("iterations", planned))
     if budget <= done:
         asked = (f"its budget of {budget:,}" if "iterations" not in overrides
                  else f"--iterations {budget:,} leaves nothing to train")
         raise ValueError(f"{args.resume!r} already trained {done:,} iterations ({asked}): give --iterations "
                          f"above {done:,} to train further")
+    if budget < planned:   # the learning rate's schedule is planned over the budget: a lower one would re-plan it
+        raise ValueError(f"--iterations {budget:,}: {args.resume!r} was planned for {planned:,} iterations (its "
+                         f"learning rate's warmup and cosine decay run over them), and a resumed run keeps that "
+                         f"schedule: leave --iterations out to finish the run, or give more than {planned:,} to "
+                         f"train further")
     overrides["iterations"] = budget
     args.checkpoint_every = args.checkpoint_every or raw.get("checkpoint_every") or DEFAULT_CHECKPOINT_EVERY
     if spec["obs"] == "rgb" and args.camera is None and spec.get("cameras"):
@@ -198,7 +218,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(args.threads)
     from simulo_envs.imitation.datasets_io import load_demonstrations
     from simulo_envs.imitation.rollout import evaluate
-    from simulo_envs.imitation.trainer import OutputInUse, train
+    from simulo_envs.imitation.trainer import OutputInUse, check_output_dir, train
 
     try:
         overrides = _overrides(args.set, parser)
@@ -206,6 +226,7 @@ def main(argv=None) -> int:
             if overrides.get("iterations", args.iterations) != args.iterations:
                 parser.error(f"--iterations {args.iterations} and --set iterations={overrides['iterations']} disagree")
             overrides["iterations"] = args.iterations
+        asked_demos = args.num_demos   # None: a resumed run's own count, filled in below
         take_resumed_run(args, overrides)
         check_policy_reads_cameras({"--camera-size": args.camera_size, "--camera": args.camera},
                                    reads_images=args.obs == "rgb")
@@ -214,6 +235,11 @@ def main(argv=None) -> int:
             check_output_file(args.export, "export file")
         config = default_config(args.policy, args.obs, overrides)
         demos = load_demonstrations(args.dataset, args.obs, env_id=args.env_id, camera=args.camera)
+        if args.num_demos is not None and args.num_demos > len(demos.episodes):
+            if asked_demos is None:   # the run's count: another dataset than the run's
+                raise ValueError(f"{args.resume!r} trained on {args.num_demos} episodes and {args.dataset} has "
+                                 f"{len(demos.episodes)}: resume on the run's dataset")
+            raise ValueError(f"--num-demos {args.num_demos}: {args.dataset} has {len(demos.episodes)} episodes")
         if args.num_demos is not None:
             demos = demos.subset(args.num_demos)
         demos.spec = _with_scene(demos.spec, args)
@@ -225,12 +251,14 @@ def main(argv=None) -> int:
             summary = evaluate(path, args.eval_episodes, seed=args.eval_seed, max_envs=min(args.eval_episodes, 100))
             return {"success_rate": summary["success_rate"], "success_at_end": summary["success_at_end"]}
 
+        check_output_dir(out, resume=args.resume is not None)   # an occupied folder is refused before the plan
         print(f"training {config.policy} on {len(demos.episodes)} episodes ({demos.frames} frames) of "
               f"{demos.spec.describe()} -> {out}", flush=True)
-        result = train(demos, config, out, seed=args.seed, max_minutes=args.max_minutes,
-                       max_cpu_minutes=args.max_cpu_minutes,
-                       checkpoint_every=args.checkpoint_every, resume=args.resume, progress=not args.no_progress,
-                       on_checkpoint=on_checkpoint)
+        with ctrl_c_while_starting():
+            result = train(demos, config, out, seed=args.seed, max_minutes=args.max_minutes,
+                           max_cpu_minutes=args.max_cpu_minutes,
+                           checkpoint_every=args.checkpoint_every, resume=args.resume, progress=not args.no_progress,
+                           on_checkpoint=on_checkpoint)
         exported = export_policy(result.checkpoint, args.export) if args.export else None
     except (DemonstrationError, CheckpointError, OutputInUse, KeyError, ValueError, OSError) as error:
         parser.error(error_line(error))
@@ -238,7 +266,13 @@ def main(argv=None) -> int:
                "loss": result.loss, "interrupted": result.interrupted}
     if exported is not None:
         summary["export"], summary["export_bytes"] = args.export, exported
-    print(f"{result.iterations} iterations in {result.wall_s / 60:.1f} min, final loss {result.loss:.4f}: "
+    if result.interrupted:
+        again = ["python", "scripts/train_il.py", "--dataset", args.dataset, "--resume", result.checkpoint]
+        again += ["--env-id", args.env_id] if args.env_id else []
+        print(f"interrupted at iteration {result.iterations}: saved {result.checkpoint}; resume with: "
+              f"{shlex.join(again)}", flush=True)
+    loss = "no loss computed in this session" if result.loss is None else f"final loss {result.loss:.4f}"
+    print(f"{result.iterations} iterations in {result.wall_s / 60:.1f} min, {loss}: "
           f"{result.checkpoint}" + (f" (exported to {args.export}, {exported / 1e6:.1f} MB)" if exported else ""))
     if args.json:
         print(json.dumps(summary))

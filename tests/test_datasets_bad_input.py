@@ -16,6 +16,7 @@ from test_datasets_common import SCHEMA, make_episode
 
 from simulo_envs.datasets import (DatasetExistsError, DatasetSchema, DatasetWriteError, HDF5Writer, LeRobotWriter,
                                   SchemaMismatchError, atomic, load_dataset)
+from script_runs import load_script
 from terminal_signals import default_sigint
 
 WRITERS = {"lerobot": LeRobotWriter, "hdf5": HDF5Writer}
@@ -211,15 +212,7 @@ def wait_for_episodes(out, count: int, process, timeout: float = 400.0) -> None:
     raise AssertionError(f"no {count} episodes after {timeout} s")
 
 
-@pytest.mark.e2e
-@pytest.mark.parametrize("fmt", ["lerobot", "hdf5"])
-def test_ctrl_c_leaves_the_finished_episodes(tmp_path, fmt):
-    out = tmp_path / "ds"
-    process = start_collection(out, "--format", fmt)
-    wait_for_episodes(out, 2, process)
-    process.send_signal(signal.SIGINT)
-    stdout, stderr = process.communicate(timeout=300)
-    assert process.returncode == 130, stderr
+def _check_interrupted(out, stdout: str, fmt: str) -> None:
     summary = json.loads(stdout.strip().splitlines()[-1])
     assert summary["interrupted"] and summary["error"] is None and summary["episodes"] >= 2
     ds = load_dataset(str(out))
@@ -227,6 +220,42 @@ def test_ctrl_c_leaves_the_finished_episodes(tmp_path, fmt):
     assert [ds[i].length for i in range(len(ds))] == ds.lengths.tolist()
     if fmt == "hdf5":   # closed on the way out: one self-contained file beside its sidecar
         assert sorted(os.listdir(out)) == ["trajectory.h5", "trajectory.json"]
+
+
+@pytest.mark.e2e
+def test_ctrl_c_leaves_the_finished_episodes(tmp_path):
+    """Ctrl-C to the script's process (HDF5: the file is closed on the way out)."""
+    out = tmp_path / "ds"
+    process = start_collection(out, "--format", "hdf5")
+    wait_for_episodes(out, 2, process)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=300)
+    assert process.returncode == 130, stderr
+    _check_interrupted(out, stdout, "hdf5")
+
+
+def test_ctrl_c_in_process_leaves_the_finished_lerobot_episodes(tmp_path, capsys, monkeypatch):
+    """The same Ctrl-C (SIGINT to this process once two episodes are committed) to the script's
+    ``main`` run in this process, into a LeRobot dataset (no Python process of its own: seconds of CPU)."""
+    out = tmp_path / "ds"
+    add_many = LeRobotWriter.add_many
+
+    def commit_then_ctrl_c(self, episodes):
+        indices = add_many(self, episodes)
+        if self.num_episodes == 2:
+            os.kill(os.getpid(), signal.SIGINT)
+        return indices
+
+    monkeypatch.setattr(LeRobotWriter, "add_many", commit_then_ctrl_c)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)   # as in a terminal's process
+    try:
+        status = load_script("collect_demos").main(["--env-id", "FrankaLift-v1", "--num-episodes", "500", "--num-envs",
+                                                    "2", "--out", str(out), "--no-progress", "--json", "--format",
+                                                    "lerobot"])
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert status == 130
+    _check_interrupted(out, capsys.readouterr().out, "lerobot")
 
 
 @pytest.mark.e2e

@@ -126,10 +126,95 @@ def test_a_stopped_training_saves_its_checkpoint(push_dataset, tmp_path):
         process.kill()
     assert process.returncode == 130, stderr
     saved = [name for name in os.listdir(out) if name.startswith("model_")]
-    assert len(saved) == 1 and f"saved {out / saved[0]}" in stdout and "--resume" in stdout
+    assert len(saved) == 1 and f"saved {out / saved[0]}" in stdout
+    assert f"resume with: python scripts/train_il.py --dataset {push_dataset} --resume {out / saved[0]}" in stdout
     iteration = int(saved[0][len("model_"):-len(".pt")])
     assert iteration >= 100 and read_checkpoint(str(out / saved[0]))["iteration"] == iteration
     assert not (out / ".train_il.lock").exists()
+
+
+@pytest.mark.usefixtures("scripts_on_path")
+def test_a_run_stopped_early_then_resumed_says_its_loss_and_keeps_one_training_state(push_dataset, tmp_path,
+                                                                                    capsys, monkeypatch):
+    """Stopped before its first logged loss (iteration 100), a run says the loss of the iterations
+    it did, not nan, and how to resume it, dataset included; resumed to its end, only
+    model_final.pt keeps a training state (the stopped checkpoint keeps its acting weights)."""
+    import re
+
+    import train_il
+    from simulo_envs.imitation import rollout
+
+    def ctrl_c(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    out = str(tmp_path / "run")
+    stopped = os.path.join(out, "model_3.pt")
+    with monkeypatch.context() as patch:
+        patch.setattr(rollout, "evaluate", ctrl_c)   # Ctrl-C in the evaluation of checkpoint 3
+        assert train_il.main(["--dataset", push_dataset, "--policy", "bc", "--out", out, "--iterations", "6",
+                              "--checkpoint-every", "3", "--eval-episodes", "1", "--no-progress", "--set", "hidden=16",
+                              "--set", "batch_size=8"]) == 130
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-2] == (f"interrupted at iteration 3: saved {stopped}; resume with: python scripts/train_il.py "
+                         f"--dataset {push_dataset} --resume {stopped}")
+    assert re.fullmatch(rf"3 iterations in [0-9.]+ min, final loss [0-9]+\.[0-9]{{4}}: {re.escape(stopped)}", lines[-1])
+    # refused before any work: a value of the wrong kind; a lower budget (the run keeps its learning-rate schedule)
+    for args, message in ((["--set", "lr=abc"], "--set: lr must be a number, got 'abc'"),
+                          (["--iterations", "4"], f"--iterations 4: {stopped!r} was planned for 6 iterations")):
+        _train_il("--dataset", push_dataset, "--resume", stopped, *args)
+        captured = capsys.readouterr()
+        assert captured.out == "" and message in captured.err, captured.err
+    assert train_il.main(["--dataset", push_dataset, "--resume", stopped, "--no-progress"]) == 0
+    assert "train_state" in read_checkpoint(os.path.join(out, "model_final.pt"))
+    assert read_checkpoint(stopped)["iteration"] == 3 and "train_state" not in read_checkpoint(stopped)
+
+
+@pytest.mark.usefixtures("scripts_on_path")
+def test_a_folder_with_a_run_and_a_smaller_dataset_are_refused_before_the_plan(push_dataset, tmp_path, capsys,
+                                                                              monkeypatch):
+    """The plan line comes after the checks: a folder holding a run is refused first, and resuming
+    on a dataset with fewer episodes than the run trained on says so (the user asked for none)."""
+    import train_il
+    from simulo_envs.imitation import checkpoint
+
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "model_5.pt").write_bytes(b"")
+    _train_il("--dataset", push_dataset, "--policy", "bc", "--out", str(out))
+    captured = capsys.readouterr()
+    assert captured.out == "" and f"{str(out)!r} already holds a training (1 checkpoints)" in captured.err
+    run = read_checkpoint(os.path.join(os.path.dirname(__file__), "..", "tasks", "franka_push_diffusion_state.pt"))
+    monkeypatch.setattr(checkpoint, "read_checkpoint", lambda path: {**run, "iteration": 1,
+                                                                     "demos": {**run["demos"], "episodes": 3}})
+    smaller = _rewrite(push_dataset, str(tmp_path / "two"), count=2)
+    _train_il("--dataset", smaller, "--resume", str(out / "model_5.pt"))
+    captured = capsys.readouterr()
+    assert captured.out == "" and (f"{str(out / 'model_5.pt')!r} trained on 3 episodes and {smaller} has 2: resume "
+                                   f"on the run's dataset") in captured.err, captured.err
+
+
+@pytest.mark.usefixtures("scripts_on_path")
+def test_ctrl_c_while_the_imitation_training_starts_is_one_line(push_dataset, tmp_path, capsys, monkeypatch):
+    import train_il
+    from simulo_envs.imitation import trainer
+
+    def ctrl_c(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(trainer, "build_policy", ctrl_c)   # after the plan line, before the loop
+    out = tmp_path / "run"
+    assert _exit_code(train_il.main, ["--dataset", push_dataset, "--policy", "bc", "--out", str(out)]) == 130
+    captured = capsys.readouterr()
+    assert captured.out.startswith("training bc on 3 episodes") and "Traceback" not in captured.err
+    assert captured.err.endswith("stopped by Ctrl-C while the training was starting, before its first iteration: "
+                                 "nothing new was saved; the same command starts it again\n")
+    assert os.listdir(out) == []   # no checkpoint, no lock: the same command starts it again
+
+
+def _exit_code(main, argv) -> int:
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    return stopped.value.code
 
 
 @pytest.mark.usefixtures("scripts_on_path")

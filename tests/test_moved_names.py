@@ -57,3 +57,17 @@ def test_a_training_config_naming_the_old_ppo_module_gets_the_new_one():
                                  "distribution_cfg": {"class_name": "GaussianDistribution"}},
                        "critic": {"class_name": "simulo_envs.wrappers.rsl_rl_ppox:Other"}, "num_steps_per_env": 8}
     assert config["algorithm"]["class_name"] == "simulo_envs.wrappers.rsl_rl_ppo:FinalValuePPO"  # not changed
+
+
+@pytest.mark.parametrize("module, name", [("rsl_rl_train", "SetupError"), ("rsl_rl_train", "SavedRun"),
+                                          ("rsl_rl_train", "saved_run"), ("sb3_train", "read_sb3_infos")])
+def test_a_saved_run_name_read_from_its_old_module_warns_with_its_new_path(module, name):
+    pytest.importorskip("rsl_rl")
+    pytest.importorskip("stable_baselines3")
+    import simulo_envs.training.saved_runs as saved_runs
+
+    old = importlib.import_module(f"simulo_envs.training.{module}")
+    with pytest.warns(DeprecationWarning, match=rf"simulo_envs\.training\.{module}\.{name} moved to "
+                                                rf"simulo_envs\.training\.saved_runs\.{name};") as caught:
+        value = getattr(old, name)
+    assert value is getattr(saved_runs, name) and {w.filename for w in caught} == {__file__}

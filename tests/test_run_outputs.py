@@ -14,6 +14,7 @@ import pytest
 pytest.importorskip("rsl_rl")
 
 from simulo_envs.training import rsl_rl_train as training  # noqa: E402
+from simulo_envs.training.saved_runs import SetupError  # noqa: E402
 from simulo_envs.wrappers.record import RecordEpisode  # noqa: E402
 from simulo_envs.training.run_files import (OutputError, check_output_dir, check_output_file,  # noqa: E402
                                             claim_log_dir, latest_checkpoint)
@@ -159,6 +160,25 @@ def test_camera_options_a_state_policy_would_ignore_are_refused_before_any_work(
     assert not (tmp_path / "rl").exists() and not (tmp_path / "il").exists()
 
 
+def test_ctrl_c_while_a_training_starts_is_one_line_and_status_130(tmp_path, capsys, monkeypatch):
+    """After the plan line, libraries load and envs build for seconds before the loop that handles
+    Ctrl-C: a Ctrl-C there ends the script with one line, no traceback, status 130."""
+    import simulo_envs.training.sb3_train as sb3_training
+
+    def ctrl_c(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(training, "claim_log_dir", ctrl_c)        # inside train(), before its loop
+    monkeypatch.setattr(sb3_training, "claim_log_dir", ctrl_c)    # inside train_sb3(), before its loop
+    for script in ("train", "train_sb3"):
+        with pytest.raises(SystemExit) as stopped:
+            load_script(script).main([*ARGS, "--log-dir", str(tmp_path / script)])
+        captured = capsys.readouterr()
+        assert stopped.value.code == 130 and captured.out.startswith("training FrankaReach-v1: ")
+        assert captured.err == ("\nstopped by Ctrl-C while the training was starting, before its first iteration: "
+                                "nothing new was saved; the same command starts it again\n")
+
+
 def test_evaluation_results_are_printed_before_the_video_is_written(tmp_path, capsys, monkeypatch):
     log_dir = tmp_path / "run"
     load_script("train").main([*ARGS, "--log-dir", str(log_dir)])
@@ -172,12 +192,14 @@ def test_evaluation_results_are_printed_before_the_video_is_written(tmp_path, ca
     for extra, printed in (([], "FrankaReach-v1: success rate "), (["--json"], '"success_rate": ')):
         with pytest.raises(SystemExit):
             evaluate.main(["--checkpoint", str(log_dir / "model_final.pt"), "--episodes", "2", "--no-progress",
-                           "--video-dir", str(tmp_path / "videos"), *extra])
+                           "--video-dir", str(tmp_path / "videos"), "--max-episode-steps", "4", *extra])
         captured = capsys.readouterr()
         assert printed in captured.out, captured.out
         assert f"the video could not be written to {tmp_path / 'videos'}: Read-only file system" in captured.err
     summary = json.loads(captured.out.strip().splitlines()[-1])
     assert summary["episodes"] == 2 and "video" not in summary
+    # an RL checkpoint takes a time limit as an imitation one does: every episode ends at step 4 at the latest
+    assert max(row[4] for row in summary["per_episode"]) <= 4 and summary["provenance"]["env"]["max_episode_steps"] == 4
 
 
 def test_a_run_without_a_checkpoint_is_no_earlier_run_to_keep(tmp_path):
@@ -290,7 +312,7 @@ def test_a_resumed_checkpoint_whose_networks_read_other_inputs_is_refused(tmp_pa
         return training.TrainPlan("FrankaReach-v1", FrankaReachEnv, config, 4, 1, 25, 3, 300)
 
     assert training.resume_infos(log_dir, plan(["base_camera"], 16))[0] == path
-    with pytest.raises(training.SetupError, match=r"on cameras \['base_camera'\], not \['wrist_camera'\]"):
+    with pytest.raises(SetupError, match=r"on cameras \['base_camera'\], not \['wrist_camera'\]"):
         training.resume_infos(log_dir, plan(["wrist_camera"], 16))
-    with pytest.raises(training.SetupError, match="on camera size"):
+    with pytest.raises(SetupError, match="on camera size"):
         training.resume_infos(log_dir, plan(["base_camera"], 32))

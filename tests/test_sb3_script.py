@@ -79,8 +79,8 @@ def test_a_signal_saves_model_zip_and_resume_finishes_the_run(tmp_path, capsys, 
 
     monkeypatch.setattr(SB3Run, "_on_step", spy)
     main = load_script("train_sb3").main
-    with pytest.raises(SystemExit) as stopped:
-        main([*ARGS, "--total-timesteps", "300", "--no-progress", "--log-dir", str(log_dir)])
+    with pytest.raises(SystemExit) as stopped:   # the envs in worker processes: they end with the session
+        main([*ARGS, "--total-timesteps", "300", "--no-progress", "--log-dir", str(log_dir), "--num-workers", "2"])
     assert stopped.value.code == 143
     assert capsys.readouterr().out.splitlines()[-1] == (
         f"interrupted by SIGTERM after 1 PPO iteration (100 env steps): saved {log_dir}/model.zip; continue with --resume")
@@ -103,7 +103,8 @@ def test_a_signal_saves_model_zip_and_resume_finishes_the_run(tmp_path, capsys, 
     assert [r["env_steps"] for r in table(log_dir)] == ["100", "200", "300", "400"]
     assert saved_steps(log_dir / "model.zip") == (400, 400)
     with pytest.raises(SystemExit) as refused:   # a spent budget: refused before the plan is printed
-        main(["--no-progress", "--log-dir", str(log_dir), "--resume"])
+        main(["--no-progress", "--log-dir", str(log_dir), "--resume", "--total-timesteps", "450"])
     captured = capsys.readouterr()
     assert refused.value.code == 2 and captured.out == ""
-    assert "already trained 400 env steps of the 400 planned; raise --total-timesteps" in captured.err
+    assert ("already trained 400 env steps of the 400 planned (budget 450 rounded down to whole iterations); give "
+            "--total-timesteps 500 or more to train further") in captured.err

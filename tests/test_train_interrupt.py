@@ -1,8 +1,8 @@
 """Ctrl-C (SIGINT) or SIGTERM during a training stops it at a safe point: the last whole PPO
 iteration is saved as a checkpoint that evaluation and a resumed run accept, one line says so,
-and the exit status is 128 + the signal's number. The same with worker processes (train.py and
-train_sb3.py) and under
-torchrun (every rank stops, rank 0 saves)."""
+and the exit status is 128 + the signal's number. The same with worker processes (a Ctrl-C to
+the process group: train.py; train_sb3.py stopped by a signal with worker processes:
+test_sb3_script.py) and under torchrun (every rank stops, rank 0 saves)."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ def test_a_signal_saves_the_last_iteration_evaluates_and_resumes(tmp_path, capsy
     assert summary["episodes"] == 2 and summary["env_steps"] == 200
 
     monkeypatch.undo()
-    for option, value in (("--env-id", "FrankaLift-v1"), ("--randomization", "none"), ("--seed", "4")):   # kept
+    for option, value in (("--env-id", "FrankaLift-v1"), ("--num-envs", "8"), ("--seed", "4")):   # kept
         with pytest.raises(SystemExit) as refused:
             main(["--log-dir", log_dir, "--resume", option, value])
         assert refused.value.code == 2 and value in capsys.readouterr().err
@@ -97,6 +97,8 @@ def test_a_signal_saves_the_last_iteration_evaluates_and_resumes(tmp_path, capsy
     assert f"checkpoint {log_dir}/model_final.pt" in out
     table = rows(log_dir)
     assert [int(r["iteration"]) for r in table] == list(range(iterations))
+    sessions = 3 if number == signal.SIGTERM else 2   # one TensorBoard event file per session, resumed ones too
+    assert len([n for n in os.listdir(log_dir) if n.startswith("events.out.tfevents.")]) == sessions
     assert [int(r["env_steps"]) for r in table] == [100 * (i + 1) for i in range(iterations)]
     assert float(table[2]["wall_s"]) >= float(table[1]["wall_s"])   # the clock continues
     infos = torch.load(os.path.join(log_dir, "model_final.pt"), weights_only=False)["infos"]
@@ -145,10 +147,12 @@ def _launch(command, log_dir) -> subprocess.Popen:
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("script", ["train", "train_sb3"])
-def test_ctrl_c_to_the_process_group_with_worker_processes(tmp_path, script):
+def test_ctrl_c_to_the_process_group_with_worker_processes(tmp_path):
+    """The worker processes get the terminal's Ctrl-C too; the training stops at its safe point.
+    train_sb3.py shares the worker processes and their signal handling: its stop by a signal with
+    worker processes runs in process (test_sb3_script.py), a new Python process costing seconds of CPU."""
     log_dir = str(tmp_path / "run")
-    process = _launch([sys.executable, f"scripts/{script}.py", *ARGS, "--total-timesteps", "20000", "--num-workers",
+    process = _launch([sys.executable, "scripts/train.py", *ARGS, "--total-timesteps", "20000", "--num-workers",
                        "2", "--log-dir", log_dir, "--no-progress"], log_dir)
     os.killpg(process.pid, signal.SIGINT)   # what a terminal does: the workers get it too
     out, err = process.communicate(timeout=300)
@@ -156,8 +160,7 @@ def test_ctrl_c_to_the_process_group_with_worker_processes(tmp_path, script):
     line = out.strip().splitlines()[-1]
     assert line.startswith("interrupted by SIGINT after ") and "Traceback" not in err, out + err[-3000:]
     saved = line.split("saved ")[1].split(";")[0]
-    name = f"model_{len(rows(log_dir)) - 1}.pt" if script == "train" else "model.zip"
-    assert os.path.isfile(saved) and saved == os.path.join(log_dir, name)
+    assert os.path.isfile(saved) and saved == os.path.join(log_dir, f"model_{len(rows(log_dir)) - 1}.pt")
 
 
 @pytest.mark.e2e
@@ -181,3 +184,14 @@ def test_ctrl_c_under_torchrun_stops_every_rank_and_rank_0_saves(tmp_path):
     assert infos["world_size"] == 2 and infos["iterations"] == done
     # every rank stopped: no training process of the launch is left
     assert subprocess.run(["pgrep", "-s", str(process.pid)], capture_output=True).stdout.strip() == b""
+
+
+def test_ctrl_c_in_the_evaluation_after_training_is_one_line_and_status_130(capsys):
+    """train.py's and train_sb3.py's evaluation after training (--eval-episodes) share one helper."""
+    from simulo_envs.training.interrupt import evaluation_stopped_by_ctrl_c
+
+    with pytest.raises(SystemExit) as stopped, evaluation_stopped_by_ctrl_c("runs/sb3/X/seed0/model.zip"):
+        raise KeyboardInterrupt
+    assert stopped.value.code == 130
+    assert capsys.readouterr().err == ("\nevaluation stopped by Ctrl-C; the model is saved: python scripts/evaluate.py "
+                                       "--checkpoint runs/sb3/X/seed0/model.zip evaluates it\n")

@@ -21,7 +21,9 @@ events. ``wall_s`` counts training only (gradient steps, logging, checkpoint wri
 time ``on_checkpoint`` takes; ``cpu_s`` is the CPU time this process spent on the same (all
 threads), which on a shared machine says what the training would take alone on one core. A Ctrl-C
 or a SIGTERM (``kill``, a job scheduler's stop; in the main thread) saves ``model_<iteration>.pt``
-and says where.
+and returns (``TrainResult.interrupted``; ``scripts/train_il.py`` says where and how to resume). A
+resumed run in its own folder keeps one training state as well: the checkpoint it resumed from
+is cut to its acting weights once a newer one is written (``model_final.pt`` included).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from typing import Callable, Optional
 import torch
 
 from simulo_envs.envs.provenance import provenance
+from simulo_envs.output_paths import check_output_dir as check_writable_dir
 from simulo_envs.imitation.checkpoint import CheckpointError, export_policy, read_checkpoint, save_checkpoint
 from simulo_envs.imitation.config import ILConfig
 from simulo_envs.imitation.demos import Demonstrations, Windows
@@ -45,6 +48,7 @@ from simulo_envs.imitation.encoders import Normalizer
 from simulo_envs.imitation.policies import build_policy, check_settings
 from simulo_envs.imitation.spec import PolicySpec, env_kwargs, spec_mismatch
 from simulo_envs.progress import ProgressBar
+from simulo_envs.training.interrupt import loop_started
 
 __all__ = ["train", "TrainResult", "OutputInUse", "check_output_dir"]
 
@@ -58,24 +62,26 @@ class OutputInUse(RuntimeError):
 @dataclass
 class TrainResult:
     """What ``train`` did (counts and seconds include a resumed run's earlier sessions)."""
-    checkpoint: str       # model_final.pt (or the interrupt's checkpoint)
-    iterations: int       # gradient steps done in total (resumed ones included)
-    wall_s: float         # training seconds in total (resumed ones included)
-    loss: float           # mean loss over the last logging window
+    checkpoint: str                 # model_final.pt (or the interrupt's checkpoint)
+    iterations: int                 # gradient steps done in total (resumed ones included)
+    wall_s: float                   # training seconds in total (resumed ones included)
+    loss: Optional[float]           # mean loss over the last logging window, or over the iterations after
+                                    # it; None when this session trained no iteration
     interrupted: bool = False
 
 
 def check_output_dir(out_dir: str, resume: bool) -> None:
     """Refuse an output folder that cannot be written, or that holds checkpoints of another run
-    (unless resuming), before any work starts.
+    (unless resuming), before any work starts. Nothing is created or changed (``train`` makes the
+    folder).
 
     Raises:
         OutputInUse: checkpoints already there and not resuming; a live training holds its lock.
-        PermissionError: the folder cannot be written.
+        OutputError (a ValueError): the folder cannot be written (``output_paths.check_output_dir``).
     """
-    os.makedirs(out_dir, exist_ok=True)
-    if not os.access(out_dir, os.W_OK):
-        raise PermissionError(f"cannot write to {out_dir!r}")
+    check_writable_dir(out_dir, "output folder")
+    if not os.path.isdir(out_dir):
+        return
     lock = os.path.join(out_dir, LOCK)
     if os.path.exists(lock):
         try:
@@ -156,7 +162,7 @@ def train(demos: Demonstrations, config: ILConfig, out_dir: str, seed: int = 0, 
             returns (e.g. ``{"success_rate": 0.9}``) is logged with that row.
 
     Raises:
-        DemonstrationError: as ``Demonstrations.validate``. OutputInUse / PermissionError: as
+        DemonstrationError: as ``Demonstrations.validate``. OutputInUse / OutputError: as
         ``check_output_dir``. CheckpointError: ``resume`` is not a training checkpoint, or was
         trained on another task, observation kind or action width than ``demos``. ValueError:
         ``max_minutes``, ``max_cpu_minutes`` or ``checkpoint_every`` not > 0; ``resume`` with a
@@ -193,13 +199,14 @@ def train(demos: Demonstrations, config: ILConfig, out_dir: str, seed: int = 0, 
         raise ValueError(f"state_aux_weight needs demonstrations that carry the state the policy does not read; "
                          f"{demos.source} has none (record it with --obs-mode rgb+state)")
     check_output_dir(out_dir, resume=raw is not None)
+    os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, LOCK), "w") as handle:
         handle.write(str(os.getpid()))
     on_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _interrupt) if on_main_thread else None
     try:
         return _train(demos, config, out_dir, seed, (max_minutes, max_cpu_minutes), checkpoint_every, raw, progress,
-                      log_every, on_checkpoint, EMAModel, SummaryWriter)
+                      log_every, on_checkpoint, EMAModel, SummaryWriter, resume)
     finally:
         if on_main_thread:
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
@@ -218,7 +225,7 @@ def _interrupt(signum, frame):
 
 
 def _train(demos, config, out_dir, seed, minutes, checkpoint_every, raw, progress, log_every, on_checkpoint,
-           EMAModel, SummaryWriter) -> TrainResult:
+           EMAModel, SummaryWriter, resume=None) -> TrainResult:
     torch.manual_seed(seed)
     windows = Windows(demos, config.obs_horizon, config.pred_horizon)
     policy = build_policy(demos.spec, config, Normalizer(windows.state, windows.actions))
@@ -269,12 +276,15 @@ def _train(demos, config, out_dir, seed, minutes, checkpoint_every, raw, progres
     bar = ProgressBar(total=config.iterations, initial=iteration, unit="it", desc=f"{config.policy} {demos.spec.env_id}",
                       disable=not progress, deadline_s=min((c for c in caps if c is not None), default=None))
     bar_start = time.perf_counter()   # a CPU cap counts as wall time at one full core until the share is measured
-    periodic = None   # the newest model_<iteration>.pt: the one periodic checkpoint that stays resumable
+    # the newest checkpoint with a training state: the one that stays resumable (a resumed run's own
+    # checkpoint in this folder counts, so a resumed run keeps one training state too)
+    periodic = resume if resume is not None and _same_folder(resume, out_dir) else None
     losses: list[float] = []
-    last_loss, interrupted = float("nan"), False
+    last_loss, interrupted = None, False
     policy.train()
     stage = None   # encoder_pretrain runs: True while pretraining, False once frozen (spent() only grows)
     try:
+        loop_started()   # Ctrl-C from here on stops at the next iteration, its checkpoint saved
         tick, cpu_tick, logged_iteration, logged_wall = time.perf_counter(), time.process_time(), iteration, wall_s
         cached = False
         while budget.spent() < 1.0:
@@ -332,12 +342,17 @@ def _train(demos, config, out_dir, seed, minutes, checkpoint_every, raw, progres
         interrupted = True
     finally:
         bar.close()
+    if losses:   # iterations after the last logged window (a run stopped before its first): their mean
+        last_loss = sum(losses) / len(losses)
     path = save(f"model_{iteration}.pt" if interrupted else "model_final.pt")
     _keep_resumable(path, periodic)
     writer.close()
-    if interrupted:
-        print(f"interrupted at iteration {iteration}: saved {path} (resume with --resume {path})", flush=True)
     return TrainResult(path, iteration, wall_s, last_loss, interrupted)
+
+
+def _same_folder(path: str, folder: str) -> bool:
+    """``path`` lies directly in ``folder`` (a checkpoint of the run written there)."""
+    return os.path.realpath(os.path.dirname(os.path.abspath(path))) == os.path.realpath(folder)
 
 
 def _keep_resumable(newest: str, previous: Optional[str]) -> str:

@@ -149,6 +149,20 @@ def load_policy(checkpoint: str, num_envs: int, seed: int, device: str = "cpu", 
     return env, _policy(env, infos, checkpoint, device), infos
 
 
+def _with_time_limit(env_kwargs: Optional[dict], max_episode_steps: Optional[int]) -> Optional[dict]:
+    """``env_kwargs`` with ``max_episode_steps`` (``BaseEnv``'s keyword: the episode's time limit
+    [env steps]) when it is given, else as they are.
+
+    Raises:
+        ValueError: ``max_episode_steps`` is not an int >= 1.
+    """
+    if max_episode_steps is None:
+        return env_kwargs
+    if isinstance(max_episode_steps, bool) or not isinstance(max_episode_steps, int) or max_episode_steps < 1:
+        raise ValueError(f"max_episode_steps must be an int >= 1, got {max_episode_steps!r}")
+    return {**(env_kwargs or {}), "max_episode_steps": max_episode_steps}
+
+
 def isolated_kwargs(env_kwargs: dict) -> dict:
     """``env_kwargs`` with ``sim_config.isolate_envs`` on (a ``sim_config`` dict or ``SimConfig``
     kept otherwise as it is)."""
@@ -177,7 +191,7 @@ def row_by_row(policy: Callable) -> Callable:
 def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int = 100, device: str = "cpu",
              progress: bool = False, full_episodes: bool = False,
              num_workers: Union[int, str] = 1, env_kwargs: Optional[dict] = None,
-             isolate: bool = True) -> dict[str, Any]:
+             isolate: bool = True, max_episode_steps: Optional[int] = None) -> dict[str, Any]:
     """Run ``episodes`` episodes with the deterministic policy, one per env, in batches of at most
     ``max_envs`` envs (batch ``b`` reseeds the envs with ``seed + episodes done so far``, so episode
     ``k`` always uses seed ``seed + k``).
@@ -196,17 +210,19 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
     limit: ``success_rate`` is still success at some step (the same episodes up to it), and
     ``success_at_end`` says whether the success still holds at the last step (a lifted cube still up).
     ``num_workers``: worker processes of the evaluation env (``make_vector_env``); ``env_kwargs``:
-    as ``load_policy``. ``"per_episode"``
+    as ``load_policy``; ``max_episode_steps``: the time limit of each episode [env steps] (None:
+    the one the checkpoint's task was trained with; ``BaseEnv``'s keyword). ``"per_episode"``
     lists ``(seed, success_once, success_at_end, return, length)`` of each episode, in seed order;
     ``"provenance"`` is what reproduces the result (``simulo_envs.envs.provenance``: software
     versions, repository commit, the env's settings, the seeds, the checkpoint's SHA-256).
 
     Raises:
-        ValueError: ``episodes`` or ``max_envs`` < 1; as ``load_policy``.
+        ValueError: ``episodes``, ``max_envs`` or ``max_episode_steps`` < 1; as ``load_policy``.
     """
     for name, value in (("episodes", episodes), ("max_envs", max_envs)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    env_kwargs = _with_time_limit(env_kwargs, max_episode_steps)
     results: list[tuple[bool, bool, float, int]] = []
     env, policy, infos = load_policy(checkpoint, min(max_envs, episodes), seed, device, full_episodes, num_workers,
                                      env_kwargs, isolate=isolate)
@@ -259,13 +275,15 @@ def _run_episodes(env, policy, count: int, bar) -> list[tuple[bool, bool, float,
 
 def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed: int = 10_000,
                         device: str = "cpu", size: int = 256, full_episodes: bool = False,
-                        env_kwargs: Optional[dict] = None) -> str:
+                        env_kwargs: Optional[dict] = None, max_episode_steps: Optional[int] = None) -> str:
     """Film the deterministic policy of ``checkpoint`` for one episode per env (``num_envs`` envs
     tiled, ``size`` px each) and write ``<video_dir>/<env_id>.mp4``; returns the path.
     ``full_episodes``: ignore terminations, so every episode runs to the time limit (shows whether
     a success holds, e.g. a lifted cube kept up); else the clip ends when every env has finished
     its episode (envs that finish earlier start the next one meanwhile). ``env_kwargs`` override
-    the checkpoint's (``randomization="visual"``), as in ``evaluate``."""
+    the checkpoint's (``randomization="visual"``), and ``max_episode_steps`` its time limit, as in
+    ``evaluate``."""
+    env_kwargs = _with_time_limit(env_kwargs, max_episode_steps)
     from simulo_envs.wrappers.record import RecordEpisode
     from simulo_envs.wrappers.rsl_rl import RslRlVecEnv
     from simulo_envs.vector.vector_env import SimuloVectorEnv

@@ -142,15 +142,23 @@ class ProgressLogger(Logger):
 
     # -- hooks OnPolicyRunner.learn calls ---------------------------------------------------------
     def init_logging_writer(self) -> None:
-        """Create the TensorBoard writer, ``progress.csv`` and the bar (rank 0 with a log dir only)."""
+        """Create the TensorBoard writer, ``progress.csv`` and the bar (rank 0 with a log dir only).
+        A resumed session writes one event file: the library's writer is replaced by one that drops
+        the events past the checkpoint (``purge_step``), and the file the library's had opened
+        (its header alone) is removed."""
+        resumed_in = self.log_dir if self.resumed and self.log_dir and os.path.isdir(self.log_dir) else None
+        earlier = set(os.listdir(resumed_in)) if resumed_in else set()
         super().init_logging_writer()
         self._start = time.perf_counter()
         if self.writer is None:
             return
-        if self.resumed and hasattr(self.writer, "purge_step"):   # TensorBoard: drop events past the checkpoint
+        if resumed_in and hasattr(self.writer, "purge_step"):   # TensorBoard: drop events past the checkpoint
             from torch.utils.tensorboard import SummaryWriter
 
             self.writer.close()
+            for name in set(os.listdir(resumed_in)) - earlier:
+                if name.startswith("events.out.tfevents."):
+                    os.remove(os.path.join(resumed_in, name))
             self.writer = SummaryWriter(log_dir=self.log_dir, flush_secs=10, purge_step=self.env_steps + 1)
         self._csv = open_progress_csv(os.path.join(self.log_dir, "progress.csv"),
                                       self.iterations_done if self.resumed else None)

@@ -55,7 +55,7 @@ import json
 import os
 import time
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Callable, ClassVar, Optional
 
 import numpy as np
 import torch
@@ -65,24 +65,33 @@ from simulo_envs.envs.provenance import provenance
 from simulo_envs.training.distributed import check_device, close_process_group, rank_device, rank_info, rank_seeds
 from simulo_envs.training.interrupt import StopOnSignals, TrainingInterrupted
 from simulo_envs.training.run_files import OutputError, claim_log_dir, delete_run_files, latest_checkpoint
-from simulo_envs.training.saved_runs import SavedRun, SetupError, saved_run
+from simulo_envs.training import saved_runs as _saved_runs
+from simulo_envs.training.saved_runs import SetupError as _SetupError
 from simulo_envs.training.start_states import check_start_states
 from simulo_envs.training.task_lookup import import_task_modules, resolve_task, train_config_for
+from simulo_envs.wrappers import warn_moved
 
 __all__ = ["import_task_modules", "resolve_task", "train_config_for", "plan_training", "TrainPlan", "TrainResult",
-           "SetupError", "train", "make_rsl_env", "resume_infos", "describe_result",
-           "SavedRun", "saved_run"]
+           "train", "make_rsl_env", "resume_infos", "describe_result"]
+
+MOVED_TO_SAVED_RUNS = ("SetupError", "SavedRun", "saved_run")
+"""Names this module held before ``simulo_envs.training.saved_runs`` (the one reader of a saved
+run); read from here they still work for one release, with a ``DeprecationWarning``."""
 
 
 def __getattr__(name: str):
     """``make_rsl_env``, imported on first use: rsl-rl-lib and tensordict load only when a training
     runs. The scripts import this module at the top, and each worker process of ``--num-workers``
     re-imports its script (the spawn start method), so an eager import cost every worker about 2 s
-    of CPU for libraries it never uses."""
+    of CPU for libraries it never uses. The names moved to ``saved_runs`` (``MOVED_TO_SAVED_RUNS``)
+    come from there, with a warning."""
     if name == "make_rsl_env":
         from simulo_envs.training.rsl_rl_env import make_rsl_env
 
         return make_rsl_env
+    if name in MOVED_TO_SAVED_RUNS:
+        warn_moved(f"{__name__}.{name}", f"simulo_envs.training.saved_runs.{name}")
+        return getattr(_saved_runs, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -127,15 +136,38 @@ class TrainPlan:
                 "envs_per_rank": self.envs_per_rank, "steps_per_env": self.steps_per_env,
                 "iterations": self.iterations, "env_steps": self.env_steps, "requested_steps": self.requested_steps}
 
+    ROUNDED_TO: ClassVar[str] = "whole iterations"
+    """What the budget is rounded down to, for messages."""
+
+    def rounding(self) -> str:
+        """``" (budget N rounded down to whole iterations)"`` when the budget asked for is not a
+        whole number of them, else ``""``."""
+        if self.env_steps == self.requested_steps:
+            return ""
+        return f" (budget {self.requested_steps:,} rounded down to {self.ROUNDED_TO})"
+
     def describe(self) -> str:
         """One line: what will be trained, and how the budget was rounded."""
         ranks = f" on {self.world_size} ranks x {self.envs_per_rank} envs" if self.world_size > 1 else ""
         plural = "s" if self.iterations != 1 else ""
-        text = (f"{self.env_id}: {self.env_steps:,} env steps = {self.iterations} {self.iteration_kind} iteration{plural} x "
-                f"{self.num_envs} envs x {self.steps_per_env} steps{ranks}")
-        if self.env_steps != self.requested_steps:
-            text += f" (budget {self.requested_steps:,} rounded down to whole iterations)"
-        return text
+        return (f"{self.env_id}: {self.env_steps:,} env steps = {self.iterations} {self.iteration_kind} iteration{plural} x "
+                f"{self.num_envs} envs x {self.steps_per_env} steps{ranks}{self.rounding()}")
+
+    def check_budget_left(self, path: str, infos: dict) -> None:
+        """Refuse to resume the run saved in ``path`` (its ``infos``: ``iterations``, ``env_steps``)
+        when it has trained this plan's iterations already.
+
+        Raises:
+            SetupError: the message says the budget as rounded and the least ``--total-timesteps``
+                that trains one more iteration.
+        """
+        if infos["iterations"] < self.iterations:
+            return
+        done = max(int(infos["iterations"]), self.iterations)
+        more = (done + 1) * (self.env_steps // max(self.iterations, 1))
+        raise _SetupError(f"--resume: {path!r} already trained {infos['env_steps']:,} env steps of the "
+                         f"{self.env_steps:,} planned{self.rounding()}; give --total-timesteps {more:,} or more to "
+                         f"train further")
 
 
 def plan_training(env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional[int] = None,
@@ -242,15 +274,15 @@ def resume_infos(log_dir: str, plan: TrainPlan, device: str = "cpu") -> tuple[st
     try:
         infos = torch.load(path, weights_only=False, map_location=device).get("infos") or {}
     except Exception as error:  # a file torch cannot read
-        raise SetupError(f"--resume: {path!r} cannot be read: {error}") from None
+        raise _SetupError(f"--resume: {path!r} cannot be read: {error}") from None
     config = infos.get("train_config", {})
     shape = (config.get("num_envs"), config.get("runner", {}).get("num_steps_per_env"))
     if infos.get("env_id") != plan.env_id:
-        raise SetupError(f"--resume: {path!r} trained {infos.get('env_id')}, not {plan.env_id}")
+        raise _SetupError(f"--resume: {path!r} trained {infos.get('env_id')}, not {plan.env_id}")
     if "iterations" not in infos:
-        raise SetupError(f"--resume: {path!r} does not record its iterations (written by an older version)")
+        raise _SetupError(f"--resume: {path!r} does not record its iterations (written by an older version)")
     if shape != (plan.num_envs, plan.steps_per_env):
-        raise SetupError(f"--resume: {path!r} trained iterations of {shape[0]} envs x {shape[1]} steps; resume "
+        raise _SetupError(f"--resume: {path!r} trained iterations of {shape[0]} envs x {shape[1]} steps; resume "
                          f"with the same --num-envs (asked for {plan.num_envs} x {plan.steps_per_env})")
     student = {"cameras": config.get("cameras"), "obs_groups": config.get("runner", {}).get("obs_groups"),
                "camera size": config.get("env_kwargs", {}).get("sensor_configs")}
@@ -258,11 +290,9 @@ def resume_infos(log_dir: str, plan: TrainPlan, device: str = "cpu") -> tuple[st
                "camera size": plan.config.get("env_kwargs", {}).get("sensor_configs")}
     for what in ("cameras", "camera size", "obs_groups"):   # what the networks' inputs are made of
         if student[what] != planned[what]:
-            raise SetupError(f"--resume: {path!r} trained networks on {what} {student[what]}, not {planned[what]}; "
+            raise _SetupError(f"--resume: {path!r} trained networks on {what} {student[what]}, not {planned[what]}; "
                              f"a resumed run keeps its inputs (leave out --cameras and --camera-size)")
-    if infos["iterations"] >= plan.iterations:
-        raise SetupError(f"--resume: {path!r} already trained {infos['env_steps']:,} env steps of the "
-                         f"{plan.env_steps:,} planned; raise --total-timesteps to train further")
+    plan.check_budget_left(path, infos)
     return path, infos
 
 
@@ -315,7 +345,7 @@ def train(env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional
     try:
         device = check_device(rank_device(check_device(device), rank))
     except ValueError as error:
-        raise SetupError(str(error)) from None
+        raise _SetupError(str(error)) from None
     earlier, resumed = [], None
     if rank.is_main:
         earlier = claim_log_dir(log_dir, resume=resume, overwrite=overwrite)
@@ -334,7 +364,7 @@ def train(env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional
             env = make_rsl_env(plan.env_id, plan.envs_per_rank, config, rank_seeds(seed, rank, plan.envs_per_rank))
         except (ValueError, TypeError, KeyError, RuntimeError) as error:
             keywords = {**config.get("env_kwargs", {}), **config.get("vector_kwargs", {})}
-            raise SetupError(f"cannot build {plan.env_id} with {keywords}: "
+            raise _SetupError(f"cannot build {plan.env_id} with {keywords}: "
                              f"{error.args[0] if error.args else error!r}") from error
         # What reproduces the checkpoint: versions, commit, the env's settings, the training seed.
         infos["provenance"] = provenance(env, env_id=plan.env_id, env_kwargs=config.get("env_kwargs", {}), seeds=[seed])

@@ -45,7 +45,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from functools import partial
-from typing import Optional
+from typing import ClassVar, Optional
 
 import gymnasium as gym
 import numpy as np
@@ -112,6 +112,7 @@ class OffPolicyPlan(TrainPlan):
     (``steps_per_env`` is 1), each followed by its gradient steps."""
 
     algo: str = "sac"
+    ROUNDED_TO: ClassVar[str] = "whole steps of the envs"
 
     def summary(self) -> dict:
         """The plan as plain data (``run.json``), with the algorithm."""
@@ -123,9 +124,7 @@ class OffPolicyPlan(TrainPlan):
         text = (f"{self.env_id}: {self.env_steps:,} env steps = {self.iterations:,} steps of {self.num_envs} envs, "
                 f"each followed by {g} gradient step{'s' if g != 1 else ''} of {d['batch_size']} transitions from "
                 f"env step {d['learning_starts']:,} on")
-        if self.env_steps != self.requested_steps:
-            text += f" (budget {self.requested_steps:,} rounded down to whole steps of the envs)"
-        return text
+        return text + self.rounding()
 
 
 def plan_off_policy(algo: str, env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional[int] = None,

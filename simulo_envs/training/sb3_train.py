@@ -44,14 +44,28 @@ from simulo_envs.training.run_files import (OutputError, claim_log_dir, delete_r
 from simulo_envs.wrappers.sb3 import SB3VecEnv
 from simulo_envs.training.task_lookup import registered_kwargs
 from simulo_envs.training.rsl_rl_train import TrainPlan, TrainResult
-from simulo_envs.training.saved_runs import SetupError, read_sb3_infos, sb3_classes
+from simulo_envs.training import saved_runs as _saved_runs
+from simulo_envs.training.saved_runs import SetupError, sb3_classes
+from simulo_envs.wrappers import warn_moved
 from simulo_envs.training.start_states import start_states_wrapper
 from simulo_envs.vector.vector_env import make_vector_env
 
-__all__ = ["sb3_ppo_kwargs", "train_sb3", "read_sb3_infos", "sb3_resume_infos", "sb3_policy", "SB3Run", "SB3Algorithm", "SB3Result",
+__all__ = ["sb3_ppo_kwargs", "train_sb3", "sb3_resume_infos", "sb3_policy", "SB3Run", "SB3Algorithm", "SB3Result",
            "PPO_ALGORITHM", "SB3_CLASSES"]
 
 EPISODE_KEYS = ("success_once", "success_at_end", "return", "length")
+MOVED_TO_SAVED_RUNS = ("read_sb3_infos",)
+"""Names this module held before ``simulo_envs.training.saved_runs``; read from here they still
+work for one release, with a ``DeprecationWarning``."""
+
+
+def __getattr__(name: str):
+    """The names moved to ``saved_runs`` (``MOVED_TO_SAVED_RUNS``), from there, with a warning."""
+    if name in MOVED_TO_SAVED_RUNS:
+        warn_moved(f"{__name__}.{name}", f"simulo_envs.training.saved_runs.{name}")
+        return getattr(_saved_runs, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 SB3_CLASSES = sb3_classes()
 """The algorithms ``scripts/train_sb3.py`` trains, by the name ``model.zip`` records."""
 
@@ -194,7 +208,7 @@ def sb3_policy(path: str, device: str = "cpu"):
     finds it): the evaluation env's observations (a TensorDict with ``"policy"``) -> float32
     actions on the observations' device. PPO: the Gaussian's mean; SAC: the squashed mean; TD3:
     the actor's action, without exploration noise."""
-    model = SB3_CLASSES[read_sb3_infos(path)["algo"]].load(path, device=device)
+    model = SB3_CLASSES[_saved_runs.read_sb3_infos(path)["algo"]].load(path, device=device)
 
     def act(obs) -> torch.Tensor:
         flat = obs["policy"]
@@ -237,7 +251,7 @@ def sb3_resume_infos(log_dir: str, plan: TrainPlan, algo: str) -> dict:
     if not os.path.isfile(path):
         raise OutputError(f"--resume: {log_dir!r} holds no model.zip to continue from")
     try:
-        infos = read_sb3_infos(path)
+        infos = _saved_runs.read_sb3_infos(path)
     except ValueError as error:
         raise SetupError(f"--resume: {error}") from None
     if infos["algo"] != algo:
@@ -246,9 +260,7 @@ def sb3_resume_infos(log_dir: str, plan: TrainPlan, algo: str) -> dict:
     if infos["env_id"] != plan.env_id or infos["train_config"]["num_envs"] != plan.num_envs:
         raise SetupError(f"--resume: {path!r} trained {infos['env_id']} with {infos['train_config']['num_envs']} "
                          f"envs; resume with the same --env-id and --num-envs")
-    if infos["iterations"] >= plan.iterations:
-        raise SetupError(f"--resume: {path!r} already trained {infos['env_steps']:,} env steps of the "
-                         f"{plan.env_steps:,} planned; raise --total-timesteps to train further")
+    plan.check_budget_left(path, infos)
     return infos
 
 
