@@ -141,7 +141,9 @@ def take_resumed_run(args: argparse.Namespace, overrides: dict) -> None:
 
     Raises:
         FileNotFoundError / CheckpointError: as ``read_checkpoint``. ValueError: an option given
-        again that disagrees with the run, a ``--set`` of another value, or a budget already spent.
+        again that disagrees with the run (a randomization compared by the table it resolves to:
+        ``saved_runs.same_env_setting``), a ``--set`` of the wrong kind or of another value, a
+        budget already spent, or one below the run's (its learning-rate schedule is kept).
     """
     if args.resume is None:
         args.policy, args.obs, args.seed = args.policy or "diffusion", args.obs or "state", args.seed or 0
@@ -168,10 +170,11 @@ def take_resumed_run(args: argparse.Namespace, overrides: dict) -> None:
     for name in overrides:
         if name != "iterations" and name not in config:
             raise ValueError(f"--set {name}: no such hyperparameter (simulo_envs/imitation/config.py lists them)")
-    try:   # a value of the wrong kind (--set lr=abc) is said as such, before any comparison with the run
-        ILConfig.from_dict({**config, **overrides}) if overrides else None
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"--set: {error}") from None
+    if overrides:   # a value of the wrong kind (--set lr=abc) is said as such, before any comparison with the run
+        try:
+            ILConfig.from_dict({**config, **overrides})
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"--set: {error}") from None
     for name, value in overrides.items():
         if name == "iterations":
             continue
