@@ -54,7 +54,9 @@ trains further; a session stopped before its first new iteration keeps it), and 
 Ctrl-C (SIGINT) or SIGTERM stops the training at a safe point (the next env step; under torchrun
 the end of the iteration, every rank together); rank 0 saves ``model_<iteration>.pt`` of the last
 whole iteration, one line says where, and the exit status is 130 (SIGINT) or 143 (SIGTERM).
-``--resume`` continues from there. A second Ctrl-C stops at once, without saving.
+``--resume`` continues from there. A second Ctrl-C stops at once, without saving. A Ctrl-C while the
+training starts (after the plan line, libraries loading) ends it with one line and status 130: nothing
+saved, the same command starts it again.
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ from simulo_envs.sim import sim_backend_arg
 from simulo_envs.output_paths import error_line
 from simulo_envs.training.distributed import check_device, rank_device, rank_info
 from simulo_envs.training.evaluation import evaluate
-from simulo_envs.training.interrupt import evaluation_stopped_by_ctrl_c, exit_status
+from simulo_envs.training.interrupt import ctrl_c_while_starting, evaluation_stopped_by_ctrl_c, exit_status
 from simulo_envs.training.run_files import (OutputError, claim_log_dir, drop_stale_evaluation, unsaved_run_note,
                                             write_json)
 from simulo_envs.training.saved_runs import SetupError, take_saved_run as take_saved_run_of
@@ -207,10 +209,11 @@ def main(argv=None) -> None:
             print(note, flush=True)
         print(f"training {plan.describe()}; logs in {log_dir}{' (resumed)' if args.resume else ''}", flush=True)
     try:
-        result = train(plan.env_id, seed=args.seed, log_dir=log_dir, device=device,
-                       checkpoint_every=args.checkpoint_every, progress=not args.no_progress, plan=plan,
-                       max_wall_s=None if args.max_minutes is None else args.max_minutes * 60,
-                       resume=args.resume, overwrite=args.overwrite)
+        with ctrl_c_while_starting():
+            result = train(plan.env_id, seed=args.seed, log_dir=log_dir, device=device,
+                           checkpoint_every=args.checkpoint_every, progress=not args.no_progress, plan=plan,
+                           max_wall_s=None if args.max_minutes is None else args.max_minutes * 60,
+                           resume=args.resume, overwrite=args.overwrite)
     except SetupError as error:
         fail(parser, str(error))
     if rank.is_main:

@@ -21,6 +21,10 @@ checkpoint (evaluation time is not counted as training time). ``--export FILE`` 
 final policy's acting weights alone (a small file for sharing). Hyperparameters: ``--set
 name=value`` (``simulo_envs/imitation/config.py`` lists them, with units).
 
+Ctrl-C (or SIGTERM) stops the training at the next iteration, saves ``model_<iteration>.pt`` and prints
+the command that resumes it (status 130); a Ctrl-C while it starts, after the plan line, ends it with one
+line (status 130, nothing saved: the same command starts it again).
+
 ``--resume CHECKPOINT`` continues a run where its newest checkpoint left it, in the checkpoint's
 folder (unless ``--out``), with the policy, observation kind, cameras, randomization, seed,
 demonstrations (``--num-demos``; another dataset's episodes are refused), hyperparameters,
@@ -54,6 +58,7 @@ from simulo_envs.imitation import CheckpointError, DemonstrationError, default_c
 from simulo_envs.output_paths import check_output_file, error_line
 from simulo_envs.imitation.config import POLICIES
 from simulo_envs.imitation.spec import OBS_MODES
+from simulo_envs.training.interrupt import ctrl_c_while_starting
 
 DEFAULT_CHECKPOINT_EVERY = 2000
 
@@ -136,7 +141,9 @@ def take_resumed_run(args: argparse.Namespace, overrides: dict) -> None:
 
     Raises:
         FileNotFoundError / CheckpointError: as ``read_checkpoint``. ValueError: an option given
-        again that disagrees with the run, a ``--set`` of another value, or a budget already spent.
+        again that disagrees with the run (a randomization compared by the table it resolves to:
+        ``saved_runs.same_env_setting``), a ``--set`` of the wrong kind or of another value, a
+        budget already spent, or one below the run's (its learning-rate schedule is kept).
     """
     if args.resume is None:
         args.policy, args.obs, args.seed = args.policy or "diffusion", args.obs or "state", args.seed or 0
@@ -163,10 +170,11 @@ def take_resumed_run(args: argparse.Namespace, overrides: dict) -> None:
     for name in overrides:
         if name != "iterations" and name not in config:
             raise ValueError(f"--set {name}: no such hyperparameter (simulo_envs/imitation/config.py lists them)")
-    try:   # a value of the wrong kind (--set lr=abc) is said as such, before any comparison with the run
-        ILConfig.from_dict({**config, **overrides}) if overrides else None
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"--set: {error}") from None
+    if overrides:   # a value of the wrong kind (--set lr=abc) is said as such, before any comparison with the run
+        try:
+            ILConfig.from_dict({**config, **overrides})
+        except (TypeError, ValueError) as error:
+            raise ValueError(f"--set: {error}") from None
     for name, value in overrides.items():
         if name == "iterations":
             continue
@@ -249,10 +257,11 @@ def main(argv=None) -> int:
         check_output_dir(out, resume=args.resume is not None)   # an occupied folder is refused before the plan
         print(f"training {config.policy} on {len(demos.episodes)} episodes ({demos.frames} frames) of "
               f"{demos.spec.describe()} -> {out}", flush=True)
-        result = train(demos, config, out, seed=args.seed, max_minutes=args.max_minutes,
-                       max_cpu_minutes=args.max_cpu_minutes,
-                       checkpoint_every=args.checkpoint_every, resume=args.resume, progress=not args.no_progress,
-                       on_checkpoint=on_checkpoint)
+        with ctrl_c_while_starting():
+            result = train(demos, config, out, seed=args.seed, max_minutes=args.max_minutes,
+                           max_cpu_minutes=args.max_cpu_minutes,
+                           checkpoint_every=args.checkpoint_every, resume=args.resume, progress=not args.no_progress,
+                           on_checkpoint=on_checkpoint)
         exported = export_policy(result.checkpoint, args.export) if args.export else None
     except (DemonstrationError, CheckpointError, OutputInUse, KeyError, ValueError, OSError) as error:
         parser.error(error_line(error))

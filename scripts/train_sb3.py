@@ -31,7 +31,8 @@ before it saved ``model.zip`` leaves nothing to keep, and the same command start
 The folder and ``--device`` are checked before anything is built. A resumed session that trains
 without evaluating (``--eval-episodes 0``, or stopped) removes the ``evaluation.json`` of the model
 before it. Ctrl-C (SIGINT) or SIGTERM saves ``model.zip`` of the last
-whole rollout, says so in one line and exits with status 130 or 143. ``--num-workers`` and
+whole rollout, says so in one line and exits with status 130 or 143 (a Ctrl-C while the training
+starts, after the plan line: one line, status 130, nothing saved). ``--num-workers`` and
 ``--sim-backend`` are ``train.py``'s: the envs stepped in worker processes, on another backend.
 
 ``--algo sac`` or ``--algo td3`` trains SB3's off-policy algorithms on the same env, ``--num-envs``
@@ -60,7 +61,7 @@ import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.training.distributed import check_device
 from simulo_envs.sim import sim_backend_arg
 from simulo_envs.output_paths import error_line
-from simulo_envs.training.interrupt import evaluation_stopped_by_ctrl_c, exit_status
+from simulo_envs.training.interrupt import ctrl_c_while_starting, evaluation_stopped_by_ctrl_c, exit_status
 from simulo_envs.training.run_files import (OutputError, claim_log_dir, drop_stale_evaluation, unsaved_run_note,
                                             write_json)
 from simulo_envs.training.saved_runs import SetupError, take_saved_run
@@ -157,10 +158,11 @@ def main(argv=None) -> None:
     print(f"training {plan.describe()} with Stable-Baselines3 {name}; logs in {log_dir}"
           f"{' (resumed)' if args.resume else ''}", flush=True)
     try:
-        result = train_sb3(plan, seed=args.seed, log_dir=log_dir, device=device, progress=not args.no_progress,
-                           max_wall_s=None if args.max_minutes is None else args.max_minutes * 60,
-                           terminations=bool(args.terminations), resume=args.resume, overwrite=args.overwrite,
-                           algorithm=OFF_POLICY_ALGORITHMS.get(args.algo, PPO_ALGORITHM))
+        with ctrl_c_while_starting():
+            result = train_sb3(plan, seed=args.seed, log_dir=log_dir, device=device, progress=not args.no_progress,
+                               max_wall_s=None if args.max_minutes is None else args.max_minutes * 60,
+                               terminations=bool(args.terminations), resume=args.resume, overwrite=args.overwrite,
+                               algorithm=OFF_POLICY_ALGORITHMS.get(args.algo, PPO_ALGORITHM))
     except (SetupError, ValueError) as error:
         parser.error(str(error))
     print(describe_result(result) if args.algo == "ppo" else describe_off_policy_result(result), flush=True)

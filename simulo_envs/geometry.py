@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from simulo_envs.tensors import concatenate
+
 
 def quat_axis(quat, axis: int):
     """Column ``axis`` (0 = x, 1 = y, 2 = z) of the rotation matrix of unit quaternions ``(N, 4)``:
@@ -23,7 +25,7 @@ def quat_axis(quat, axis: int):
         cols = (2 * (x * z + w * y), 2 * (y * z - w * x), 1 - 2 * (x * x + y * y))
     else:
         raise ValueError(f"axis must be 0, 1 or 2, got {axis!r}")
-    return _xp(quat).stack(cols, -1)
+    return _stack_last(cols)
 
 
 def cos_angle(a, b, eps: float = 1e-9):
@@ -43,17 +45,34 @@ def _xp(x):
     return np if isinstance(x, np.ndarray) else torch
 
 
+def _stack_last(columns: tuple):
+    """``xp.stack(columns, -1)`` of same-shaped arrays (numpy or torch, as the first). On numpy it
+    is the C ``concatenate`` of the columns with a new last axis, which is what ``np.stack`` does
+    (the same values and dtype) without its Python layers (dispatcher, axis checks, list
+    comprehensions): these helpers run every step on the CPU fast path (an SO-100's TCP pose)."""
+    if isinstance(columns[0], np.ndarray):
+        return concatenate([column[..., None] for column in columns], axis=-1)
+    return torch.stack(columns, -1)
+
+
+def _zeros_like(x):
+    """Zeros of ``x``'s shape and dtype (numpy or torch); ``np.zeros`` itself on numpy (C, where
+    ``np.zeros_like`` runs three Python functions)."""
+    if isinstance(x, np.ndarray):
+        return np.zeros(x.shape, x.dtype)
+    return torch.zeros_like(x)
+
+
 def quat_mul(a, b):
     """Hamilton product ``a * b`` of quaternions ``(..., 4)`` ``[qw, qx, qy, qz]`` (numpy or torch)."""
-    xp = _xp(a)
     aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
     bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
-    return xp.stack((
+    return _stack_last((
         aw * bw - ax * bx - ay * by - az * bz,
         aw * bx + ax * bw + ay * bz - az * by,
         aw * by - ax * bz + ay * bw + az * bx,
         aw * bz + ax * by - ay * bx + az * bw,
-    ), -1)
+    ))
 
 
 def quat_conj(q):
@@ -106,17 +125,16 @@ def quat_rotate(q, v):
     """Rotate vectors ``v`` ``(..., 3)`` by unit quaternions ``q`` ``(..., 4)`` ``[qw, qx, qy, qz]``
     (numpy or torch; ``v`` may be one vector for every ``q``): ``R(q) v``, the same formula as
     ``quat_apply`` written with the operations numpy and torch share."""
-    xp = _xp(q)
     u, w = q[..., 1:], q[..., :1]
-    v = v + xp.zeros_like(u)
+    v = v + _zeros_like(u)
     uv = _cross(u, v)
     return v + 2 * (w * uv + _cross(u, uv))
 
 
 def _cross(a, b):
-    return _xp(a).stack((a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
-                         a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
-                         a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]), -1)
+    return _stack_last((a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1],
+                        a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
+                        a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]))
 
 
 def offset_pose(pose, position, quaternion):
@@ -124,9 +142,9 @@ def offset_pose(pose, position, quaternion):
     ``quaternion`` (4,) ``[qw, qx, qy, qz]`` in the body frame, from the bodies' world poses
     ``pose`` ``(N, 7)`` (numpy or torch, the constants the same kind): ``p + R(q) t``,
     ``q * q_offset``."""
-    xp = _xp(pose)
     q = pose[:, 3:7]
-    return xp.concatenate([pose[:, :3] + quat_rotate(q, position), quat_mul(q, quaternion + xp.zeros_like(q))], 1)
+    parts = [pose[:, :3] + quat_rotate(q, position), quat_mul(q, quaternion + _zeros_like(q))]
+    return concatenate(parts, axis=1) if isinstance(pose, np.ndarray) else torch.cat(parts, 1)
 
 
 def shift_jacobian(jacobian, lever):

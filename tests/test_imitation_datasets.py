@@ -194,6 +194,30 @@ def test_a_folder_with_a_run_and_a_smaller_dataset_are_refused_before_the_plan(p
 
 
 @pytest.mark.usefixtures("scripts_on_path")
+def test_ctrl_c_while_the_imitation_training_starts_is_one_line(push_dataset, tmp_path, capsys, monkeypatch):
+    import train_il
+    from simulo_envs.imitation import trainer
+
+    def ctrl_c(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(trainer, "build_policy", ctrl_c)   # after the plan line, before the loop
+    out = tmp_path / "run"
+    assert _exit_code(train_il.main, ["--dataset", push_dataset, "--policy", "bc", "--out", str(out)]) == 130
+    captured = capsys.readouterr()
+    assert captured.out.startswith("training bc on 3 episodes") and "Traceback" not in captured.err
+    assert captured.err.endswith("stopped by Ctrl-C while the training was starting, before its first iteration: "
+                                 "nothing new was saved; the same command starts it again\n")
+    assert os.listdir(out) == []   # no checkpoint, no lock: the same command starts it again
+
+
+def _exit_code(main, argv) -> int:
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    return stopped.value.code
+
+
+@pytest.mark.usefixtures("scripts_on_path")
 def test_set_iterations_counts_like_the_iterations_option(push_dataset, tmp_path, capsys):
     import json
 

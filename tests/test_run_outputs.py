@@ -160,6 +160,25 @@ def test_camera_options_a_state_policy_would_ignore_are_refused_before_any_work(
     assert not (tmp_path / "rl").exists() and not (tmp_path / "il").exists()
 
 
+def test_ctrl_c_while_a_training_starts_is_one_line_and_status_130(tmp_path, capsys, monkeypatch):
+    """After the plan line, libraries load and envs build for seconds before the loop that handles
+    Ctrl-C: a Ctrl-C there ends the script with one line, no traceback, status 130."""
+    import simulo_envs.training.sb3_train as sb3_training
+
+    def ctrl_c(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(training, "claim_log_dir", ctrl_c)        # inside train(), before its loop
+    monkeypatch.setattr(sb3_training, "claim_log_dir", ctrl_c)    # inside train_sb3(), before its loop
+    for script in ("train", "train_sb3"):
+        with pytest.raises(SystemExit) as stopped:
+            load_script(script).main([*ARGS, "--log-dir", str(tmp_path / script)])
+        captured = capsys.readouterr()
+        assert stopped.value.code == 130 and captured.out.startswith("training FrankaReach-v1: ")
+        assert captured.err == ("\nstopped by Ctrl-C while the training was starting, before its first iteration: "
+                                "nothing new was saved; the same command starts it again\n")
+
+
 def test_evaluation_results_are_printed_before_the_video_is_written(tmp_path, capsys, monkeypatch):
     log_dir = tmp_path / "run"
     load_script("train").main([*ARGS, "--log-dir", str(log_dir)])

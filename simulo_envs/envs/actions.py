@@ -9,6 +9,8 @@ import torch
 
 from simulo_envs.tensors import all_finite
 
+_FLOAT32 = np.dtype(np.float32)
+
 
 def clip_action(action, num_envs: int, low: np.ndarray, high: np.ndarray,
                 out: Optional[np.ndarray] = None) -> np.ndarray:
@@ -33,16 +35,22 @@ def clip_action(action, num_envs: int, low: np.ndarray, high: np.ndarray,
     """
     dim = low.shape[0]
     if isinstance(action, torch.Tensor):
-        if action.is_complex() or action.dtype == torch.bool:
-            raise ValueError(f"action must be real-valued, got dtype {action.dtype}")
-        action = action.detach()
-        if action.device.type != "cpu":
+        # Every step's first test: each torch call here costs a microsecond or two on a CPU, so
+        # the common case (a float32 CPU tensor without autograd) makes none it does not need
+        # (``is_cpu``, not ``device.type``, which builds a device object; no ``detach`` without grad).
+        dtype = action.dtype
+        if dtype is not torch.float32:
+            if action.is_complex() or dtype == torch.bool:
+                raise ValueError(f"action must be real-valued, got dtype {dtype}")
+            if dtype is not torch.float64:
+                action = action.to(torch.float32)
+        if action.requires_grad:
+            action = action.detach()
+        if not action.is_cpu:
             action = action.cpu()
-        if action.dtype not in (torch.float32, torch.float64):
-            action = action.to(torch.float32)
     try:
         array = action.numpy() if isinstance(action, torch.Tensor) else np.asarray(action)
-        if array.dtype != np.float32:  # float32 (the common case) needs no cast
+        if array.dtype != _FLOAT32:  # float32 (the common case) needs no cast (a dtype, not np.float32: no conversion)
             if array.dtype.kind not in "fiu":
                 raise TypeError(f"dtype {array.dtype} is not a real number type")
             with np.errstate(over="ignore", invalid="ignore"):

@@ -114,8 +114,8 @@ class NumpyStepMixin:
             proprioception = getattr(self.agent, "get_proprioception", None)
             raw_obs = {"agent": proprioception(xp=np) if proprioception is not None else self._get_obs_agent(),
                        "extra": self._get_obs_extra(info)}  # _get_obs_state_dict
-            held = self.__dict__.get("_action_view")  # the step's own clipped action (step.py)
-            numpy_action = held[1] if held is not None and held[0] is action else self._action_as_numpy(action)
+            # step's own clipped action is its numpy array already (step.py's _step_action)
+            numpy_action = action if type(action) is np.ndarray else self._action_as_numpy(action)
             if self.reward_mode == "normalized_dense":  # get_reward's default mode
                 reward = self.compute_normalized_dense_reward(raw_obs, numpy_action, info)
             else:

@@ -120,7 +120,7 @@ def flatten_obs(obs: dict):
     for value in obs.values():  # the usual two levels inline ({"agent": {...}, "extra": {...}})
         if type(value) is dict:
             for leaf in value.values():
-                if type(leaf) is dict or isinstance(leaf, dict):
+                if type(leaf) is not np.ndarray and isinstance(leaf, dict):  # an array (the usual) is tested once
                     _collect_leaves(leaf, leaves)
                 else:
                     leaves.append(leaf if leaf.ndim == 2 else leaf.reshape(leaf.shape[0], -1))

@@ -90,7 +90,7 @@ class StepMixin:
         """
         if self._closed:
             self._require_open()  # raises
-        action = self._step_action(action)
+        action = self._step_action(action)  # on the CPU: the clipped numpy array itself
         elapsed = self._elapsed_np  # the counter's numpy view on CPU (None elsewhere)
         on_cpu = elapsed is not None
         if on_cpu:  # numpy's in-place add on the same memory costs a fraction of torch's
@@ -105,7 +105,7 @@ class StepMixin:
                 and self.__dict__.keys().isdisjoint(self._NUMPY_STEP_HOOK_SET)):  # _step_outputs' first test
             info, obs, reward, terminated, finite = self._numpy_outputs(action)
         else:
-            info, obs, reward, terminated, finite = self._step_outputs(action)
+            info, obs, reward, terminated, finite = self._step_outputs(self._action_tensor(action))
         if self._max_episode_steps is None:
             truncated = self._false()
         else:
@@ -139,15 +139,15 @@ class StepMixin:
 
     def _step_action(self, action):
         """Validate and clip ``action``, apply it and advance the physics by one env step (with
-        the control- and simulation-step hooks); returns the clipped action (None for None).
+        the control- and simulation-step hooks); returns the clipped action: on the CPU a float32
+        numpy ``(N, action_dim)`` (what the fast path's hooks get; ``_action_tensor`` makes it a
+        tensor for the torch hooks), elsewhere a tensor or a dict of them; None for None.
 
         Raises:
             ValueError: a bad action; nothing is simulated.
         """
         if action is not None and self._on_cpu and self._dict_action_bounds is None:  # _prepare_action, inline
-            array = clip_action(action, self.num_envs, self._action_low_np, self._action_high_np)
-            action = torch.from_numpy(array)
-            self._action_view = (action, array)  # what the fast path's hooks get (fast_step.py)
+            action = array = clip_action(action, self.num_envs, self._action_low_np, self._action_high_np)
         else:
             array = None
             action = self._prepare_action(action)
@@ -160,11 +160,23 @@ class StepMixin:
                     and type(agent) is to_controller[1]):  # the same agent, its class not changed since the build
                 to_controller[2](array)
             else:
+                action = self._action_tensor(action)  # the agent takes a tensor (returned as such, too)
                 agent._set_checked_action(action)
         self._backend.step(substeps, before, after)
         if after_control is not None:
             after_control()
         return action
+
+    def _action_tensor(self, action):
+        """``_step_action``'s clipped action for the torch hooks: a CPU numpy array as a tensor on
+        its memory (remembered with it in ``_action_view``, for the hooks the torch path hands on
+        to the fast path); anything else as it is. The fast path takes the array itself (a
+        ``torch.from_numpy`` less per step)."""
+        if type(action) is not np.ndarray:
+            return action
+        tensor = torch.from_numpy(action)
+        self._action_view = (tensor, action)  # what the fast path's hooks get (fast_step.py)
+        return tensor
 
     def _terminated(self, info: dict) -> torch.Tensor:
         """bool (N,): ``info["success"] | info["fail"]`` (either may be absent), a new array of ``xp``."""

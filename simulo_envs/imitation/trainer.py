@@ -48,6 +48,7 @@ from simulo_envs.imitation.encoders import Normalizer
 from simulo_envs.imitation.policies import build_policy, check_settings
 from simulo_envs.imitation.spec import PolicySpec, env_kwargs, spec_mismatch
 from simulo_envs.progress import ProgressBar
+from simulo_envs.training.interrupt import loop_started
 
 __all__ = ["train", "TrainResult", "OutputInUse", "check_output_dir"]
 
@@ -283,6 +284,7 @@ def _train(demos, config, out_dir, seed, minutes, checkpoint_every, raw, progres
     policy.train()
     stage = None   # encoder_pretrain runs: True while pretraining, False once frozen (spent() only grows)
     try:
+        loop_started()   # Ctrl-C from here on stops at the next iteration, its checkpoint saved
         tick, cpu_tick, logged_iteration, logged_wall = time.perf_counter(), time.process_time(), iteration, wall_s
         cached = False
         while budget.spent() < 1.0:

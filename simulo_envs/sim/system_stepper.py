@@ -77,6 +77,7 @@ class SystemStepper:
         self._counts = (1, most) if self.automatic and most > 1 else (self.threads,)
         self.automatic = len(self._counts) > 1
         self.timings = {count: collections.deque(maxlen=AUTO_WINDOW) for count in self._counts} if self.automatic else {}
+        self._medians = {count: float("inf") for count in self._counts}  # median of each count's timings
         self._clock = clock
         self._steps = 0
         self._pool: Optional[ThreadPoolExecutor] = None
@@ -88,7 +89,7 @@ class SystemStepper:
         fewest = min(self._counts, key=lambda count: len(self.timings[count]))
         if len(self.timings[fewest]) <= AUTO_WINDOW // 2:
             return fewest
-        best = min(self._counts, key=lambda count: statistics.median(self.timings[count]))
+        best = min(self._counts, key=self._medians.__getitem__)
         if self._steps % AUTO_PROBE_INTERVAL == 0:
             return next(count for count in self._counts if count != best)
         return best
@@ -109,7 +110,11 @@ class SystemStepper:
         count = self.threads = self._choose()
         start = self._clock()
         self._step_on(count, substeps)
-        self.timings[count].append((self._clock() - start) / (len(self.systems) * substeps))
+        timings = self.timings[count]
+        timings.append((self._clock() - start) / (len(self.systems) * substeps))
+        # Only this count's timings changed: its median is taken again, the other's is kept (one
+        # median per step, not one per count in every _choose).
+        self._medians[count] = statistics.median(timings)
 
     def _step_on(self, threads: int, substeps: int) -> None:
         systems = self.systems

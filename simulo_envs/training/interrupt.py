@@ -26,9 +26,45 @@ from typing import Iterator, Optional
 import torch
 import torch.distributed as dist
 
-__all__ = ["StopOnSignals", "TrainingInterrupted", "max_over_ranks", "exit_status", "evaluation_stopped_by_ctrl_c"]
+__all__ = ["StopOnSignals", "TrainingInterrupted", "max_over_ranks", "exit_status", "evaluation_stopped_by_ctrl_c",
+           "ctrl_c_while_starting", "loop_started"]
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+_loop = {"started": False}
+"""Whether a training loop that handles Ctrl-C itself has started since ``ctrl_c_while_starting``
+was entered (``loop_started``; ``StopOnSignals`` on entry)."""
+
+
+def loop_started() -> None:
+    """Say that a training loop that handles Ctrl-C itself has started: from here on a
+    ``KeyboardInterrupt`` passes through ``ctrl_c_while_starting`` (``StopOnSignals`` says it on
+    entry; ``simulo_envs.imitation.trainer`` says it as its loop starts)."""
+    _loop["started"] = True
+
+
+@contextlib.contextmanager
+def ctrl_c_while_starting() -> Iterator[None]:
+    """Around a training script's start-up, from its plan line to its training loop (libraries
+    imported, envs and networks built: seconds): a Ctrl-C there (``KeyboardInterrupt``) ends the
+    script with one line on stderr and the exit status of SIGINT (130), instead of a traceback of
+    whatever was loading. Nothing has been saved then, and the same command starts the run again
+    (a folder without a checkpoint holds no run). Once the loop has started (``loop_started``),
+    Ctrl-C is the loop's own, and a ``KeyboardInterrupt`` passes through.
+
+    Raises:
+        SystemExit: status 130, on ``KeyboardInterrupt`` before the loop started.
+    """
+    _loop["started"] = False
+    try:
+        yield
+    except KeyboardInterrupt:
+        if _loop["started"]:
+            raise
+        print("\nstopped by Ctrl-C while the training was starting, before its first iteration: nothing new was "
+              "saved; the same command starts it again", file=sys.stderr, flush=True)
+        sys.exit(exit_status("SIGINT"))
 
 
 class TrainingInterrupted(Exception):
@@ -55,6 +91,7 @@ class StopOnSignals:
         self._previous: dict = {}
 
     def __enter__(self) -> "StopOnSignals":
+        loop_started()
         if threading.current_thread() is threading.main_thread():
             for number in SIGNALS:
                 self._previous[number] = signal.signal(number, self._handle)
