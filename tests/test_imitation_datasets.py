@@ -106,21 +106,25 @@ def _nan_at(episode: int, step: int, column: int):
     return edit
 
 
-def test_a_stopped_training_saves_its_checkpoint(push_dataset, tmp_path):
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT"])
+def test_a_stopped_training_saves_its_checkpoint(push_dataset, tmp_path, stop):
     """SIGTERM (``kill``, a job scheduler) stops ``scripts/train_il.py`` as a Ctrl-C does: the
-    iteration it reached is saved, resumable, and the folder's lock is released."""
+    iteration it reached is saved, resumable, and the folder's lock is released. So does SIGINT
+    sent to a process started with SIGINT ignored (a background job of a shell script)."""
     out = tmp_path / "run"
     root = os.path.join(os.path.dirname(__file__), "..")
+    ignore_sigint = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if stop == "SIGINT" else None
     process = subprocess.Popen([sys.executable, "scripts/train_il.py", "--dataset", push_dataset, "--out", str(out),
                                 "--iterations", "1000000", "--checkpoint-every", "1000000", "--set", "hidden=32",
                                 "--set", "batch_size=16", "--no-progress"],
-                               cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=ignore_sigint)
     try:
         deadline = time.monotonic() + 600
         while not (out / "progress.csv").exists() or len((out / "progress.csv").read_text().splitlines()) < 2:
             assert process.poll() is None and time.monotonic() < deadline, process.communicate()
             time.sleep(0.5)
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(getattr(signal, stop))
         stdout, stderr = process.communicate(timeout=300)
     finally:
         process.kill()

@@ -203,13 +203,15 @@ def train(demos: Demonstrations, config: ILConfig, out_dir: str, seed: int = 0, 
     with open(os.path.join(out_dir, LOCK), "w") as handle:
         handle.write(str(os.getpid()))
     on_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _interrupt) if on_main_thread else None
+    # Both stop signals get the handler, SIGINT too: a process started with SIGINT ignored (a
+    # background job of a non-interactive shell) has no KeyboardInterrupt from Python's own handler.
+    previous = {s: signal.signal(s, _interrupt) for s in STOP_SIGNALS} if on_main_thread else {}
     try:
         return _train(demos, config, out_dir, seed, (max_minutes, max_cpu_minutes), checkpoint_every, raw, progress,
                       log_every, on_checkpoint, EMAModel, SummaryWriter, resume)
     finally:
-        if on_main_thread:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+        for number, handler in previous.items():
+            signal.signal(number, signal.SIG_DFL if handler is None else handler)
         os.unlink(os.path.join(out_dir, LOCK))
 
 
@@ -219,8 +221,12 @@ def _seed_text(seeds) -> str:
     return ", ".join(map(str, seeds[:4])) + (f", ... {seeds[-1]}" if len(seeds) > 4 else "")
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""The signals that stop a training at its next iteration, its checkpoint saved."""
+
+
 def _interrupt(signum, frame):
-    """SIGTERM handler: stop the training as a Ctrl-C does (its checkpoint saved)."""
+    """SIGINT / SIGTERM handler during the training: stop it as a Ctrl-C does (its checkpoint saved)."""
     raise KeyboardInterrupt
 
 
