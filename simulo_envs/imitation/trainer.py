@@ -48,7 +48,7 @@ from simulo_envs.imitation.encoders import Normalizer
 from simulo_envs.imitation.policies import build_policy, check_settings
 from simulo_envs.imitation.spec import PolicySpec, env_kwargs, spec_mismatch
 from simulo_envs.progress import ProgressBar
-from simulo_envs.training.interrupt import loop_started
+from simulo_envs.training.interrupt import SIGNALS as STOP_SIGNALS, loop_started
 
 __all__ = ["train", "TrainResult", "OutputInUse", "check_output_dir"]
 
@@ -219,10 +219,6 @@ def _seed_text(seeds) -> str:
     """A list of episode seeds, shortened for a message."""
     seeds = list(seeds)
     return ", ".join(map(str, seeds[:4])) + (f", ... {seeds[-1]}" if len(seeds) > 4 else "")
-
-
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-"""The signals that stop a training at its next iteration, its checkpoint saved."""
 
 
 def _interrupt(signum, frame):
