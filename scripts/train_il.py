@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import json
 import os
 import shlex
@@ -56,9 +57,11 @@ import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.datasets.scene_cli import add_scene_options, check_policy_reads_cameras, check_policy_sees_randomization
 from simulo_envs.imitation import CheckpointError, DemonstrationError, default_config, export_policy
 from simulo_envs.output_paths import check_output_file, error_line
-from simulo_envs.imitation.config import POLICIES
+from simulo_envs.imitation.config import POLICIES, ILConfig
 from simulo_envs.imitation.spec import OBS_MODES
 from simulo_envs.training.interrupt import ctrl_c_while_starting
+
+HYPERPARAMETERS = sorted(field.name for field in dataclasses.fields(ILConfig))
 
 DEFAULT_CHECKPOINT_EVERY = 2000
 
@@ -100,11 +103,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _overrides(pairs: list[str], parser) -> dict:
+    """``--set NAME=VALUE`` pairs as a dict of Python values; a name that is no hyperparameter is
+    refused here, in the same words for a new and a resumed run."""
     out = {}
     for pair in pairs:
         name, sep, text = pair.partition("=")
         if not sep:
             parser.error(f"--set takes NAME=VALUE, got {pair!r}")
+        if name not in HYPERPARAMETERS:
+            parser.error(f"--set {name}: no such hyperparameter; the hyperparameters: {', '.join(HYPERPARAMETERS)}")
         try:
             out[name] = ast.literal_eval(text)
         except (ValueError, SyntaxError):
@@ -115,7 +122,6 @@ def _overrides(pairs: list[str], parser) -> dict:
 def _with_scene(spec, args):
     """The dataset's policy spec with ``--randomization`` (kept in the checkpoint: evaluation runs
     under it); ``--camera-size`` must be the dataset's own image size (the policy reads those)."""
-    import dataclasses
 
     if args.camera_size is not None and spec.obs == "rgb" and tuple(args.camera_size[::-1]) != tuple(spec.image_size):
         raise ValueError(f"--camera-size {args.camera_size[0]} {args.camera_size[1]}: the dataset's images are "
@@ -167,9 +173,6 @@ def take_resumed_run(args: argparse.Namespace, overrides: dict) -> None:
                              f"its settings (leave --{name} out)")
         if given is None or name == "randomization":   # the run's own spelling of an equal randomization
             setattr(args, name, value)
-    for name in overrides:
-        if name != "iterations" and name not in config:
-            raise ValueError(f"--set {name}: no such hyperparameter (simulo_envs/imitation/config.py lists them)")
     if overrides:   # a value of the wrong kind (--set lr=abc) is said as such, before any comparison with the run
         try:
             ILConfig.from_dict({**config, **overrides})
@@ -236,7 +239,10 @@ def main(argv=None) -> int:
         check_policy_sees_randomization(args.randomization, reads_images=args.obs == "rgb")
         if args.export:   # before any work: a path that cannot be written is refused now
             check_output_file(args.export, "export file")
-        config = default_config(args.policy, args.obs, overrides)
+        try:
+            config = default_config(args.policy, args.obs, overrides)
+        except ValueError as error:   # only a --set value can make the defaults invalid
+            raise ValueError(f"--set: {error}") from None
         demos = load_demonstrations(args.dataset, args.obs, env_id=args.env_id, camera=args.camera)
         if args.num_demos is not None and args.num_demos > len(demos.episodes):
             if asked_demos is None:   # the run's count: another dataset than the run's
