@@ -203,6 +203,7 @@ def take_resumed_run(args: argparse.Namespace, overrides: dict) -> None:
                          f"schedule: leave --iterations out to finish the run, or give more than {planned:,} to "
                          f"train further")
     overrides["iterations"] = budget
+    args.resumed_iteration = done
     args.checkpoint_every = args.checkpoint_every or raw.get("checkpoint_every") or DEFAULT_CHECKPOINT_EVERY
     if spec["obs"] == "rgb" and args.camera is None and spec.get("cameras"):
         from simulo_envs.datasets import load_dataset
@@ -261,8 +262,11 @@ def main(argv=None) -> int:
             return {"success_rate": summary["success_rate"], "success_at_end": summary["success_at_end"]}
 
         check_output_dir(out, resume=args.resume is not None)   # an occupied folder is refused before the plan
+        resumed = getattr(args, "resumed_iteration", None)
         print(f"training {config.policy} on {len(demos.episodes)} episodes ({demos.frames} frames) of "
-              f"{demos.spec.describe()} -> {out}", flush=True)
+              f"{demos.spec.describe()} -> {out}"
+              + (f" (resumed at iteration {resumed:,} of {config.iterations:,})" if resumed is not None else ""),
+              flush=True)
         with ctrl_c_while_starting():
             result = train(demos, config, out, seed=args.seed, max_minutes=args.max_minutes,
                            max_cpu_minutes=args.max_cpu_minutes,
@@ -281,7 +285,8 @@ def main(argv=None) -> int:
         print(f"interrupted at iteration {result.iterations}: saved {result.checkpoint}; resume with: "
               f"{shlex.join(again)}", flush=True)
     loss = "no loss computed in this session" if result.loss is None else f"final loss {result.loss:.4f}"
-    print(f"{result.iterations} iterations in {result.wall_s / 60:.1f} min, {loss}: "
+    session = "" if resumed is None else f" in all ({result.iterations - resumed} in this session)"
+    print(f"{result.iterations} iterations in {result.wall_s / 60:.1f} min{session}, {loss}: "
           f"{result.checkpoint}" + (f" (exported to {args.export}, {exported / 1e6:.1f} MB)" if exported else ""))
     if args.json:
         print(json.dumps(summary))

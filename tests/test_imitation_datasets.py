@@ -169,6 +169,9 @@ def test_a_run_stopped_early_then_resumed_says_its_loss_and_keeps_one_training_s
         captured = capsys.readouterr()
         assert captured.out == "" and message in captured.err, captured.err
     assert train_il.main(["--dataset", push_dataset, "--resume", stopped, "--no-progress"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()   # both lines say the run was resumed
+    assert lines[0].endswith(f"-> {out} (resumed at iteration 3 of 6)")
+    assert re.fullmatch(r"6 iterations in [0-9.]+ min in all \(3 in this session\), final loss [0-9.]+: .*", lines[-1])
     assert "train_state" in read_checkpoint(os.path.join(out, "model_final.pt"))
     assert read_checkpoint(stopped)["iteration"] == 3 and "train_state" not in read_checkpoint(stopped)
 
