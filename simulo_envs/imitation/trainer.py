@@ -40,7 +40,7 @@ from typing import Callable, Optional
 import torch
 
 from simulo_envs.envs.provenance import provenance
-from simulo_envs.output_paths import check_output_dir as check_writable_dir
+from simulo_envs.output_paths import check_not_foreign_dir, check_output_dir as check_writable_dir
 from simulo_envs.imitation.checkpoint import CheckpointError, export_policy, read_checkpoint, save_checkpoint
 from simulo_envs.imitation.config import ILConfig
 from simulo_envs.imitation.demos import Demonstrations, Windows
@@ -53,6 +53,8 @@ from simulo_envs.training.interrupt import SIGNALS as STOP_SIGNALS, loop_started
 __all__ = ["train", "TrainResult", "OutputInUse", "check_output_dir"]
 
 LOCK = ".train_il.lock"
+RUN_FILES = ("model_*.pt", "progress.csv", "evaluations.csv")
+"""What a training writes into its output folder besides ``LOCK`` (a folder holding other files only is refused)."""
 
 
 class OutputInUse(RuntimeError):
@@ -77,9 +79,11 @@ def check_output_dir(out_dir: str, resume: bool) -> None:
 
     Raises:
         OutputInUse: checkpoints already there and not resuming; a live training holds its lock.
-        OutputError (a ValueError): the folder cannot be written (``output_paths.check_output_dir``).
+        OutputError (a ValueError): the folder cannot be written (``output_paths.check_output_dir``), or
+            holds files but none of a training (``output_paths.check_not_foreign_dir``).
     """
     check_writable_dir(out_dir, "output folder")
+    check_not_foreign_dir(out_dir, RUN_FILES, "output folder")
     if not os.path.isdir(out_dir):
         return
     lock = os.path.join(out_dir, LOCK)
@@ -94,7 +98,8 @@ def check_output_dir(out_dir: str, resume: bool) -> None:
             raise OutputInUse(f"{out_dir!r} is in use by a running training (process {pid})")
     existing = [n for n in os.listdir(out_dir) if n.startswith("model_") and n.endswith(".pt")]
     if existing and not resume:
-        raise OutputInUse(f"{out_dir!r} already holds a training ({len(existing)} checkpoints): resume it "
+        count = f"{len(existing)} checkpoint{'s' if len(existing) != 1 else ''}"
+        raise OutputInUse(f"{out_dir!r} already holds a training ({count}): resume it "
                           f"(--resume {os.path.join(out_dir, 'model_final.pt')}) or choose another --out")
 
 
