@@ -155,11 +155,11 @@ def take_resumed_run(args: argparse.Namespace, overrides: dict) -> None:
         args.policy, args.obs, args.seed = args.policy or "diffusion", args.obs or "state", args.seed or 0
         args.checkpoint_every = args.checkpoint_every or DEFAULT_CHECKPOINT_EVERY
         return
-    from simulo_envs.imitation.checkpoint import read_checkpoint
-    from simulo_envs.imitation.config import ILConfig
+    from simulo_envs.imitation.checkpoint import check_resumable, read_checkpoint
     from simulo_envs.training.saved_runs import same_env_setting
 
     raw = read_checkpoint(args.resume)
+    check_resumable(raw, args.resume)   # first: a file that cannot be resumed, whatever the options say
     spec, config = raw["spec"], raw["config"]
     run = {"policy": config["policy"], "obs": spec["obs"], "randomization": spec.get("randomization"),
            "seed": raw.get("seed", 0)}

@@ -190,11 +190,14 @@ def test_a_folder_with_a_run_and_a_smaller_dataset_are_refused_before_the_plan(p
     _train_il("--dataset", push_dataset, "--policy", "bc", "--out", str(out))
     captured = capsys.readouterr()
     assert captured.out == "" and f"{str(out)!r} already holds a training (1 checkpoint)" in captured.err
+    committed = os.path.join(os.path.dirname(__file__), "..", "tasks", "franka_push_diffusion_state.pt")
+    _train_il("--dataset", push_dataset, "--resume", committed, "--policy", "bc")   # unresumable: said first
+    assert "holds acting weights only" in capsys.readouterr().err
     _train_il("--dataset", push_dataset, "--policy", "bc", "--out", push_dataset)   # a dataset's folder
     captured = capsys.readouterr()
     assert captured.out == "" and f"output folder {push_dataset!r} holds something else than a training (" in captured.err
     run = read_checkpoint(os.path.join(os.path.dirname(__file__), "..", "tasks", "franka_push_diffusion_state.pt"))
-    monkeypatch.setattr(checkpoint, "read_checkpoint", lambda path: {**run, "iteration": 1,
+    monkeypatch.setattr(checkpoint, "read_checkpoint", lambda path: {**run, "iteration": 1, "train_state": {},
                                                                      "demos": {**run["demos"], "episodes": 3}})
     smaller = _rewrite(push_dataset, str(tmp_path / "two"), count=2)
     _train_il("--dataset", smaller, "--resume", str(out / "model_5.pt"))

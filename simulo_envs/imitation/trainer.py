@@ -41,7 +41,8 @@ import torch
 
 from simulo_envs.envs.provenance import provenance
 from simulo_envs.output_paths import check_not_foreign_dir, check_output_dir as check_writable_dir
-from simulo_envs.imitation.checkpoint import CheckpointError, export_policy, read_checkpoint, save_checkpoint
+from simulo_envs.imitation.checkpoint import (CheckpointError, check_resumable, export_policy, read_checkpoint,
+                                              save_checkpoint)
 from simulo_envs.imitation.config import ILConfig
 from simulo_envs.imitation.demos import Demonstrations, Windows
 from simulo_envs.imitation.encoders import Normalizer
@@ -184,9 +185,7 @@ def train(demos: Demonstrations, config: ILConfig, out_dir: str, seed: int = 0, 
     raw = None
     if resume is not None:
         raw = read_checkpoint(resume)
-        if "train_state" not in raw:
-            raise CheckpointError(f"{resume!r} holds acting weights only (exported, or a run's older checkpoint); resume "
-                                  "from the run's newest checkpoint (model_final.pt, or its highest model_<i>.pt)")
+        check_resumable(raw, resume)
         problem = spec_mismatch(PolicySpec.from_dict(raw["spec"]), demos.spec, what="dataset")
         trained = raw["demos"].get("seeds")
         if not problem and trained is not None and list(trained) != list(demos.seeds):
