@@ -177,6 +177,10 @@ class BaseAgent:
         #: Every ``control_mode`` this agent accepts (the keys of ``controller_configs``), as in ManiSkill.
         cls.supported_control_modes = tuple(cls.controller_configs)
 
+    _jaws: tuple = (None, ())
+    """``(grasp, the robot's link indices of its jaw_links)``: what ``is_grasping`` reads every step,
+    made on its first call (and again when ``grasp`` is replaced)."""
+
     def __init__(self, scene, control_mode: Optional[str] = None, path: str = "/World/Robot", initial_pose=None):
         control_mode = self.default_control_mode if control_mode is None else control_mode
         if control_mode not in self.controller_configs:
@@ -306,11 +310,13 @@ class BaseAgent:
         grasp = self.grasp
         if grasp is None:
             raise NotImplementedError(f"{type(self).__name__} describes no grasp (JawGrasp)")
-        min_force = grasp.min_force if min_force is None else min_force
-        max_angle = grasp.max_angle if max_angle is None else max_angle
-        min_opposition = grasp.min_opposition if min_opposition is None else min_opposition
+        if min_force is None:
+            min_force = grasp.min_force
         robot = self.robot
-        forces = robot._raw("contact_forces", robot._link_indices(grasp.jaw_links), prop._gid)
+        jaws = self._jaws
+        if jaws[0] is not grasp:
+            jaws = self._jaws = (grasp, robot._link_indices(grasp.jaw_links))
+        forces = robot._backend.contact_forces(robot._gid, jaws[1], prop._gid)  # robot._raw, inline: every step
         if isinstance(forces, np.ndarray):  # (N, 2, 3) -> (N,)
             pressed = np.minimum.reduce(einsum("ijk,ijk->ij", forces, forces), axis=1) >= min_force * min_force
         else:
@@ -318,6 +324,8 @@ class BaseAgent:
         # Skipped in the common case, no jaw pressed: no jaw frames needed (on numpy, count_nonzero
         # costs a fraction of ndarray.any on a few entries).
         if count_true(pressed) if type(pressed) is np.ndarray else bool(pressed.any()):
+            max_angle = grasp.max_angle if max_angle is None else max_angle
+            min_opposition = grasp.min_opposition if min_opposition is None else min_opposition
             cos_max = math.cos(math.radians(max_angle))
             axes = self._opening_axes[type(forces)]
             for k, link in enumerate(grasp.jaw_links):

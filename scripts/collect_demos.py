@@ -106,7 +106,7 @@ def main(argv=None) -> int:
 def describe(s: dict) -> str:
     """The one-line summary."""
     state = " (interrupted)" if s["interrupted"] else (" (gave up: --max-tries reached)" if s["gave_up"] else "")
-    noise = f" with action noise std {s['action_noise']:g}" if s["action_noise"] else ""
+    noise = f" with action noise std {s['action_noise']:g} {s['action_noise_units']}" if s["action_noise"] else ""
     line = (f"{s['env_id']}: wrote {s['episodes']} episodes ({s['frames']} frames) to {s['out']} [{s['format']}]"
             f"{noise}{state}; success rate {s['success_rate']:.1%} over {s['tries']} tries; {s['seconds']:.1f} s, "
             f"{s['episodes_per_s']:.2f} episodes/s, {s['frames_per_s']:.0f} frames/s")

@@ -187,8 +187,11 @@ def main(argv=None) -> None:
         args.env_id, args.seed = args.env_id or DEFAULT_ENV_ID, args.seed or 0
         vector_kwargs = {} if args.num_workers is None else {"num_workers": args.num_workers}
         if args.teacher:
-            from simulo_envs.training.distillation import plan_distillation
+            from simulo_envs.training.distillation import MIN_IMAGE_SIDE, plan_distillation
 
+            if args.camera_size is not None and min(args.camera_size) < MIN_IMAGE_SIDE:
+                raise ValueError(f"--camera-size {args.camera_size[0]} {args.camera_size[1]}: the student's cameras "
+                                 f"need at least {MIN_IMAGE_SIDE} px of width and of height")
             size = (64, 64) if args.camera_size is None else (args.camera_size[1], args.camera_size[0])
             plan = plan_distillation(args.teacher, size, args.cameras, args.num_envs, args.total_timesteps,
                                      rank.world_size, env_kwargs, vector_kwargs)

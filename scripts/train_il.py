@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import dataclasses
 import json
 import os
 import shlex
@@ -56,9 +57,11 @@ import simulo_envs  # noqa: F401  (registers the tasks)
 from simulo_envs.datasets.scene_cli import add_scene_options, check_policy_reads_cameras, check_policy_sees_randomization
 from simulo_envs.imitation import CheckpointError, DemonstrationError, default_config, export_policy
 from simulo_envs.output_paths import check_output_file, error_line
-from simulo_envs.imitation.config import POLICIES
+from simulo_envs.imitation.config import POLICIES, ILConfig
 from simulo_envs.imitation.spec import OBS_MODES
 from simulo_envs.training.interrupt import ctrl_c_while_starting
+
+HYPERPARAMETERS = sorted(field.name for field in dataclasses.fields(ILConfig))
 
 DEFAULT_CHECKPOINT_EVERY = 2000
 
@@ -100,11 +103,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _overrides(pairs: list[str], parser) -> dict:
+    """``--set NAME=VALUE`` pairs as a dict of Python values; a name that is no hyperparameter is
+    refused here, in the same words for a new and a resumed run."""
     out = {}
     for pair in pairs:
         name, sep, text = pair.partition("=")
         if not sep:
             parser.error(f"--set takes NAME=VALUE, got {pair!r}")
+        if name not in HYPERPARAMETERS:
+            parser.error(f"--set {name}: no such hyperparameter; the hyperparameters: {', '.join(HYPERPARAMETERS)}")
         try:
             out[name] = ast.literal_eval(text)
         except (ValueError, SyntaxError):
@@ -115,7 +122,6 @@ def _overrides(pairs: list[str], parser) -> dict:
 def _with_scene(spec, args):
     """The dataset's policy spec with ``--randomization`` (kept in the checkpoint: evaluation runs
     under it); ``--camera-size`` must be the dataset's own image size (the policy reads those)."""
-    import dataclasses
 
     if args.camera_size is not None and spec.obs == "rgb" and tuple(args.camera_size[::-1]) != tuple(spec.image_size):
         raise ValueError(f"--camera-size {args.camera_size[0]} {args.camera_size[1]}: the dataset's images are "
@@ -149,11 +155,11 @@ def take_resumed_run(args: argparse.Namespace, overrides: dict) -> None:
         args.policy, args.obs, args.seed = args.policy or "diffusion", args.obs or "state", args.seed or 0
         args.checkpoint_every = args.checkpoint_every or DEFAULT_CHECKPOINT_EVERY
         return
-    from simulo_envs.imitation.checkpoint import read_checkpoint
-    from simulo_envs.imitation.config import ILConfig
+    from simulo_envs.imitation.checkpoint import check_resumable, read_checkpoint
     from simulo_envs.training.saved_runs import same_env_setting
 
     raw = read_checkpoint(args.resume)
+    check_resumable(raw, args.resume)   # first: a file that cannot be resumed, whatever the options say
     spec, config = raw["spec"], raw["config"]
     run = {"policy": config["policy"], "obs": spec["obs"], "randomization": spec.get("randomization"),
            "seed": raw.get("seed", 0)}
@@ -167,9 +173,6 @@ def take_resumed_run(args: argparse.Namespace, overrides: dict) -> None:
                              f"its settings (leave --{name} out)")
         if given is None or name == "randomization":   # the run's own spelling of an equal randomization
             setattr(args, name, value)
-    for name in overrides:
-        if name != "iterations" and name not in config:
-            raise ValueError(f"--set {name}: no such hyperparameter (simulo_envs/imitation/config.py lists them)")
     if overrides:   # a value of the wrong kind (--set lr=abc) is said as such, before any comparison with the run
         try:
             ILConfig.from_dict({**config, **overrides})
@@ -200,6 +203,7 @@ def take_resumed_run(args: argparse.Namespace, overrides: dict) -> None:
                          f"schedule: leave --iterations out to finish the run, or give more than {planned:,} to "
                          f"train further")
     overrides["iterations"] = budget
+    args.resumed_iteration = done
     args.checkpoint_every = args.checkpoint_every or raw.get("checkpoint_every") or DEFAULT_CHECKPOINT_EVERY
     if spec["obs"] == "rgb" and args.camera is None and spec.get("cameras"):
         from simulo_envs.datasets import load_dataset
@@ -236,7 +240,10 @@ def main(argv=None) -> int:
         check_policy_sees_randomization(args.randomization, reads_images=args.obs == "rgb")
         if args.export:   # before any work: a path that cannot be written is refused now
             check_output_file(args.export, "export file")
-        config = default_config(args.policy, args.obs, overrides)
+        try:
+            config = default_config(args.policy, args.obs, overrides)
+        except ValueError as error:   # only a --set value can make the defaults invalid
+            raise ValueError(f"--set: {error}") from None
         demos = load_demonstrations(args.dataset, args.obs, env_id=args.env_id, camera=args.camera)
         if args.num_demos is not None and args.num_demos > len(demos.episodes):
             if asked_demos is None:   # the run's count: another dataset than the run's
@@ -255,8 +262,11 @@ def main(argv=None) -> int:
             return {"success_rate": summary["success_rate"], "success_at_end": summary["success_at_end"]}
 
         check_output_dir(out, resume=args.resume is not None)   # an occupied folder is refused before the plan
+        resumed = getattr(args, "resumed_iteration", None)
         print(f"training {config.policy} on {len(demos.episodes)} episodes ({demos.frames} frames) of "
-              f"{demos.spec.describe()} -> {out}", flush=True)
+              f"{demos.spec.describe()} -> {out}"
+              + (f" (resumed at iteration {resumed:,} of {config.iterations:,})" if resumed is not None else ""),
+              flush=True)
         with ctrl_c_while_starting():
             result = train(demos, config, out, seed=args.seed, max_minutes=args.max_minutes,
                            max_cpu_minutes=args.max_cpu_minutes,
@@ -275,7 +285,8 @@ def main(argv=None) -> int:
         print(f"interrupted at iteration {result.iterations}: saved {result.checkpoint}; resume with: "
               f"{shlex.join(again)}", flush=True)
     loss = "no loss computed in this session" if result.loss is None else f"final loss {result.loss:.4f}"
-    print(f"{result.iterations} iterations in {result.wall_s / 60:.1f} min, {loss}: "
+    session = "" if resumed is None else f" in all ({result.iterations - resumed} in this session)"
+    print(f"{result.iterations} iterations in {result.wall_s / 60:.1f} min{session}, {loss}: "
           f"{result.checkpoint}" + (f" (exported to {args.export}, {exported / 1e6:.1f} MB)" if exported else ""))
     if args.json:
         print(json.dumps(summary))

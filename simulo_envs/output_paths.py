@@ -9,10 +9,12 @@ let root write anywhere).
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import tempfile
+from typing import Iterable
 
-__all__ = ["error_line", "OutputError", "check_output_dir", "check_output_file"]
+__all__ = ["error_line", "OutputError", "check_output_dir", "check_output_file", "check_not_foreign_dir"]
 
 
 class OutputError(ValueError):
@@ -46,6 +48,24 @@ def check_output_dir(path: str, what: str = "output folder") -> str:
     except OSError as error:
         raise OutputError(f"cannot write {what} {path!r}: {error.strerror or error}") from None
     return path
+
+
+def check_not_foreign_dir(path: str, run_patterns: Iterable[str], what: str) -> None:
+    """Refuse a folder that already holds files or folders and none a run of this kind writes
+    (names matching ``run_patterns``, shell-style), so a training never mixes its files into a
+    dataset, a source tree or someone's notes. Hidden names (``.DS_Store``) do not count. A
+    missing or empty folder passes, and so does one holding a run (which the caller judges).
+
+    Raises:
+        OutputError: naming ``what``, the path and up to 4 of the names found.
+    """
+    if not os.path.isdir(path):
+        return
+    names = sorted(name for name in os.listdir(path) if not name.startswith("."))
+    if names and not any(fnmatch.fnmatch(name, pattern) for name in names for pattern in run_patterns):
+        listed = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+        raise OutputError(f"{what} {path!r} holds something else than a training ({listed}): choose a new or "
+                          f"empty folder")
 
 
 def check_output_file(path: str, what: str = "output file") -> str:

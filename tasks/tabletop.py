@@ -124,10 +124,13 @@ class TableTopEnv(BaseEnv):
     def k(self) -> SimpleNamespace:
         """``cfg``'s numbers as scalars of ``self.xp``: 0-dim float32 tensors on ``device`` (cheaper
         than Python floats in torch arithmetic) or float32 numpy scalars (the CPU fast path)."""
-        cache = self.__dict__.get("_k")
-        if cache is None or cache[0] is not self.cfg:
+        cache = self._k
+        if cache[0] is not self.cfg:  # made again for a cfg replaced on the instance
             cache = self._k = (self.cfg, tensor_constants(self.cfg, self.device), numpy_constants(self.cfg))
         return cache[1] if self.xp is torch else cache[2]
+
+    _k: tuple = (None, None, None)
+    """``k``'s cache: ``(cfg, its tensor constants, its numpy constants)``."""
 
     def tcp_pose(self):
         """(N, 7) the agent's TCP pose ``[x, y, z, qw, qx, qy, qz]``, world frame, of ``self.xp``."""

@@ -56,6 +56,7 @@ def recordings(tmp_path_factory):
     for name, noise in (("noisy", STD), ("clean", 0.0)):
         summary = collect(settings(root / name, noise), progress=False)
         assert summary["episodes"] == 2 and summary["error"] is None and summary["action_noise"] == noise
+        assert summary["action_noise_units"] == ("action units" if noise else None)   # pd_ee_delta_pos's [-1, 1]
     return root / "noisy", root / "clean"
 
 
@@ -180,6 +181,7 @@ def test_an_so_arms_lerobot_schema_records_the_clean_joint_targets_in_degrees(tm
                                           seed=5, keep_failures=True, env_kwargs={"max_episode_steps": 6},
                                           action_noise=noise), progress=False)
         assert summary["episodes"] == 1 and summary["error"] is None
+        assert summary["action_noise_units"] == ("degrees" if noise else None)
         runs[name] = load_dataset(str(out))
     noisy, clean = runs["noisy"], runs["clean"]
     arm = ("shoulder_pan.pos", "shoulder_lift.pos", "elbow_flex.pos", "wrist_flex.pos", "wrist_roll.pos")

@@ -74,8 +74,8 @@ def test_bad_teachers_and_cameras_are_refused(tmp_path):
         read_teacher(str(tmp_path / "missing.pt"))
     with pytest.raises(ValueError, match="no camera 'top_camera'.*base_camera, wrist_camera"):
         plan_distillation(SO100_TEACHER, (16, 16), cameras=["top_camera"], num_envs=2, total_timesteps=100)
-    with pytest.raises(ValueError, match="at least 16x16"):
-        distillation_config(SO100_TEACHER, read_teacher(SO100_TEACHER), (8, 8))
+    with pytest.raises(ValueError, match=r"image_size \(height, width\) must be at least 16 px each, got \(40, 10\)"):
+        distillation_config(SO100_TEACHER, read_teacher(SO100_TEACHER), (40, 10))
 
 
 def _runner(n: int = 4, **algorithm):
@@ -195,6 +195,10 @@ def test_ctrl_c_saves_the_students_last_iteration_which_evaluates_and_resumes(tm
     with pytest.raises(SystemExit) as refused:   # other inputs for the networks: refused before anything is written
         main(["--log-dir", log_dir, "--resume", "--cameras", "wrist_camera"])
     assert refused.value.code == 2 and "--cameras base_camera, not wrist_camera" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as refused:   # a camera too small, in the option's words and order
+        main([*STUDENT_ARGS[:2], "--camera-size", "10", "40", "--log-dir", str(tmp_path / "small")])
+    assert refused.value.code == 2 and capsys.readouterr().err.strip().endswith(
+        "error: --camera-size 10 40: the student's cameras need at least 16 px of width and of height")
     assert {name: os.path.getmtime(os.path.join(log_dir, name)) for name in os.listdir(log_dir)} == before
     main(["--log-dir", log_dir, "--resume", "--no-progress"])   # teacher, cameras, sizes and budget from the run
     out = capsys.readouterr().out

@@ -1,5 +1,7 @@
 """``Panda.is_grasping``: contact-based, both fingers, force threshold and angle (issue 3)."""
 
+import dataclasses
+
 import gymnasium as gym
 import pytest
 import torch
@@ -84,3 +86,19 @@ def test_expert_grasp_is_detected_while_lifting():
     assert grasped_steps > 0
     assert info["is_grasped"][terminated].all()
     env.close()
+
+
+def test_a_grasp_replaced_on_the_agent_is_the_one_tested(env):
+    """``is_grasping`` remembers its jaw links' indices per ``grasp``; a grasp set on the agent
+    afterwards is resolved anew (a jaw link the robot lacks: KeyError naming it)."""
+    agent = env.unwrapped.agent
+    env.reset(seed=0)
+    env.step(torch.zeros(2, 8))
+    assert agent.is_grasping(env.unwrapped.block).tolist() == [False, False]
+    agent.grasp = dataclasses.replace(agent.grasp, jaw_links=("panda_leftfinger", "no_such_jaw"))
+    try:
+        with pytest.raises(KeyError, match="no_such_jaw"):
+            agent.is_grasping(env.unwrapped.block)
+    finally:
+        del agent.grasp  # the class's own again
+    assert agent.is_grasping(env.unwrapped.block).tolist() == [False, False]

@@ -169,6 +169,9 @@ def test_a_run_stopped_early_then_resumed_says_its_loss_and_keeps_one_training_s
         captured = capsys.readouterr()
         assert captured.out == "" and message in captured.err, captured.err
     assert train_il.main(["--dataset", push_dataset, "--resume", stopped, "--no-progress"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()   # both lines say the run was resumed
+    assert lines[0].endswith(f"-> {out} (resumed at iteration 3 of 6)")
+    assert re.fullmatch(r"6 iterations in [0-9.]+ min in all \(3 in this session\), final loss [0-9.]+: .*", lines[-1])
     assert "train_state" in read_checkpoint(os.path.join(out, "model_final.pt"))
     assert read_checkpoint(stopped)["iteration"] == 3 and "train_state" not in read_checkpoint(stopped)
 
@@ -186,9 +189,15 @@ def test_a_folder_with_a_run_and_a_smaller_dataset_are_refused_before_the_plan(p
     (out / "model_5.pt").write_bytes(b"")
     _train_il("--dataset", push_dataset, "--policy", "bc", "--out", str(out))
     captured = capsys.readouterr()
-    assert captured.out == "" and f"{str(out)!r} already holds a training (1 checkpoints)" in captured.err
+    assert captured.out == "" and f"{str(out)!r} already holds a training (1 checkpoint)" in captured.err
+    committed = os.path.join(os.path.dirname(__file__), "..", "tasks", "franka_push_diffusion_state.pt")
+    _train_il("--dataset", push_dataset, "--resume", committed, "--policy", "bc")   # unresumable: said first
+    assert "holds acting weights only" in capsys.readouterr().err
+    _train_il("--dataset", push_dataset, "--policy", "bc", "--out", push_dataset)   # a dataset's folder
+    captured = capsys.readouterr()
+    assert captured.out == "" and f"output folder {push_dataset!r} holds something else than a training (" in captured.err
     run = read_checkpoint(os.path.join(os.path.dirname(__file__), "..", "tasks", "franka_push_diffusion_state.pt"))
-    monkeypatch.setattr(checkpoint, "read_checkpoint", lambda path: {**run, "iteration": 1,
+    monkeypatch.setattr(checkpoint, "read_checkpoint", lambda path: {**run, "iteration": 1, "train_state": {},
                                                                      "demos": {**run["demos"], "episodes": 3}})
     smaller = _rewrite(push_dataset, str(tmp_path / "two"), count=2)
     _train_il("--dataset", smaller, "--resume", str(out / "model_5.pt"))
@@ -210,8 +219,8 @@ def test_ctrl_c_while_the_imitation_training_starts_is_one_line(push_dataset, tm
     assert _exit_code(train_il.main, ["--dataset", push_dataset, "--policy", "bc", "--out", str(out)]) == 130
     captured = capsys.readouterr()
     assert captured.out.startswith("training bc on 3 episodes") and "Traceback" not in captured.err
-    assert captured.err.endswith("stopped by Ctrl-C while the training was starting, before its first iteration: "
-                                 "nothing new was saved; the same command starts it again\n")
+    assert captured.err == ("interrupted by SIGINT while the training was starting: nothing new saved; "
+                            "the same command starts it again\n")
     assert os.listdir(out) == []   # no checkpoint, no lock: the same command starts it again
 
 
@@ -234,6 +243,11 @@ def test_set_iterations_counts_like_the_iterations_option(push_dataset, tmp_path
         assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["iterations"] == expected
     _train_il("--dataset", push_dataset, "--out", str(tmp_path / "both"), "--set", "iterations=3", "--iterations", "2")
     assert "--iterations 2 and --set iterations=3 disagree" in capsys.readouterr().err
+    # a --set a new run refuses reads as a resumed run's refusal of it (below)
+    for pair, message in (("lr=abc", "--set: lr must be a number, got 'abc'"),
+                          ("widht=3", "--set widht: no such hyperparameter; the hyperparameters: action_horizon, ")):
+        _train_il("--dataset", push_dataset, "--out", str(tmp_path / "bad"), "--set", pair)
+        assert message in capsys.readouterr().err
     # a resumed run keeps its policy and observation kind and writes beside its checkpoint
     checkpoint = os.path.join(tmp_path, "run3", "model_final.pt")
     _train_il("--dataset", push_dataset, "--resume", checkpoint, "--policy", "diffusion", "--iterations", "5")
@@ -243,6 +257,7 @@ def test_set_iterations_counts_like_the_iterations_option(push_dataset, tmp_path
     for extra, message in (((), "already trained 3 iterations (its budget of 3): give --iterations above 3"),
                            (("--iterations", "2"), "--iterations 2 leaves nothing to train"),
                            (("--set", "hidden=32", "--iterations", "5"), "--set hidden=32: the run in "),
+                           (("--set", "widht=3"), "--set widht: no such hyperparameter; the hyperparameters: "),
                            (("--num-demos", "2", "--iterations", "5"), "trained on 3 episodes, not --num-demos 2")):
         _train_il("--dataset", push_dataset, "--resume", checkpoint, *extra)
         assert message in capsys.readouterr().err

@@ -88,6 +88,13 @@ def test_claim_and_latest_checkpoint(tmp_path):
         (tmp_path / "old" / name).write_text("x")
     assert claim_log_dir(str(tmp_path / "old"), overwrite=True) == ["model_40.pt", "model_5.pt"]
     assert latest_checkpoint(str(tmp_path / "old")).endswith("model_40.pt")
+    (tmp_path / "notes").mkdir()   # files, none of a run: never mixed with a run's (hidden ones do not count)
+    for name in ("notes.txt", ".DS_Store"):
+        (tmp_path / "notes" / name).write_text("x")
+    for flags in ({}, {"overwrite": True}):
+        with pytest.raises(OutputError, match=r"log folder '.*notes' holds something else than a training "
+                                              r"\(notes.txt\): choose a new or empty folder"):
+            claim_log_dir(str(tmp_path / "notes"), **flags)
 
 
 def unwritable(tmp_path) -> str:
@@ -118,6 +125,12 @@ def test_unwritable_outputs_fail_before_any_work(tmp_path, capsys, no_work):
                                                             [*ARGS, "--log-dir", bad])
     assert f"cannot write log folder '{bad}'" in error_line(capsys, load_script("train_sb3").main,
                                                             [*ARGS, "--log-dir", bad])
+    notes = tmp_path / "notes"   # a folder of something else: refused before any work as well
+    notes.mkdir()
+    (notes / "notes.txt").write_text("x")
+    for script in ("train", "train_sb3"):
+        assert "holds something else than a training (notes.txt)" in error_line(
+            capsys, load_script(script).main, [*ARGS, "--log-dir", str(notes)])
     evaluate = load_script("evaluate").main
     assert f"cannot write video folder '{bad}'" in error_line(capsys, evaluate,
                                                               ["--checkpoint", "x.pt", "--video-dir", bad])
@@ -175,8 +188,8 @@ def test_ctrl_c_while_a_training_starts_is_one_line_and_status_130(tmp_path, cap
             load_script(script).main([*ARGS, "--log-dir", str(tmp_path / script)])
         captured = capsys.readouterr()
         assert stopped.value.code == 130 and captured.out.startswith("training FrankaReach-v1: ")
-        assert captured.err == ("\nstopped by Ctrl-C while the training was starting, before its first iteration: "
-                                "nothing new was saved; the same command starts it again\n")
+        assert captured.err == ("interrupted by SIGINT while the training was starting: nothing new saved; "
+                                "the same command starts it again\n")
 
 
 def test_evaluation_results_are_printed_before_the_video_is_written(tmp_path, capsys, monkeypatch):

@@ -114,8 +114,8 @@ def test_a_signal_before_the_first_iteration_saves_nothing_and_the_same_command_
         main([*ARGS, "--log-dir", log_dir, "--no-progress"])
     assert stopped.value.code == 130
     assert capsys.readouterr().out.strip().splitlines()[-1] == (
-        "interrupted by SIGINT before the first PPO iteration ended: nothing saved "
-        "(the same command starts it again in the same folder)")
+        "interrupted by SIGINT before the first PPO iteration ended: nothing new saved; "
+        "the same command starts it again")
     assert not [n for n in os.listdir(log_dir) if n.endswith(".pt")] and "run.json" in os.listdir(log_dir)
     with pytest.raises(SystemExit) as refused:   # nothing to continue: --resume says what to do instead
         main(["--log-dir", log_dir, "--resume"])

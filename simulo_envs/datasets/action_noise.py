@@ -45,11 +45,18 @@ def check_noise_std(std) -> float:
         ValueError: anything else (a bool, a string, a negative number, NaN, inf).
     """
     if isinstance(std, bool) or not isinstance(std, (int, float, np.integer, np.floating)):
-        raise ValueError(f"action noise std must be a number >= 0 (action units), got {std!r}")
+        raise ValueError(f"action noise std must be a number >= 0 (in the action's units), got {std!r}")
     value = float(std)
     if not math.isfinite(value) or value < 0:
-        raise ValueError(f"action noise std must be finite and >= 0 (action units), got {value}")
+        raise ValueError(f"action noise std must be finite and >= 0 (in the action's units), got {value}")
     return value
+
+
+def noise_units(column_names: Sequence[str]) -> str:
+    """The unit of the noise's ``std`` on the action columns ``column_names``: ``"degrees"`` where
+    every one is an arm's joint target in its driver's units (``<motor>.pos``, LeRobot's SO
+    followers: ``schema.NAME_UNITS``), else ``"action units"`` (the control mode's own)."""
+    return "degrees" if column_names and all(name.endswith(".pos") for name in column_names) else "action units"
 
 
 def noised_columns(agent) -> np.ndarray:

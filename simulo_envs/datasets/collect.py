@@ -45,7 +45,7 @@ from typing import Iterator, Optional
 import numpy as np
 
 from simulo_envs.datasets import open_writer, recording
-from simulo_envs.datasets.action_noise import check_noise_std, noised_columns
+from simulo_envs.datasets.action_noise import check_noise_std, noise_units, noised_columns
 from simulo_envs.datasets.cli import check_cameras_render
 from simulo_envs.datasets.episode import Episode
 from simulo_envs.datasets.errors import DatasetError
@@ -183,7 +183,8 @@ def collect(s: CollectSettings, progress: bool = True) -> dict:
     before that), ``workers_ready_seconds`` (until every worker had built its env),
     ``episodes_per_s`` / ``frames_per_s`` (over ``seconds``), ``steady_episodes_per_s`` /
     ``steady_frames_per_s`` (once every worker was ready), ``out``, ``format``, ``interrupted``
-    (bool), ``gave_up`` (``max_tries`` reached), ``action_noise`` and ``error`` (text or None).
+    (bool), ``gave_up`` (``max_tries`` reached), ``action_noise`` (with ``action_noise_units``:
+    ``action_noise.noise_units``) and ``error`` (text or None).
 
     Raises:
         KeyError, ValueError: bad settings or env keywords (an unknown obs mode, ...), or action
@@ -333,6 +334,7 @@ def _run(s: CollectSettings, env, writer, first_seed: int, started: float, progr
             "out": os.path.abspath(s.out),
             "num_envs": s.num_envs, "num_workers": s.num_workers, "first_seed": first_seed,
             "dataset_episodes": writer.num_episodes, "interrupted": interrupted, "action_noise": s.action_noise,
+            "action_noise_units": noise_units(writer.schema.action_noise_columns) if s.action_noise else None,
             "gave_up": tries >= max_tries and counts["queued"] < target,
             "error": None if error is None else f"{type(error).__name__}: {error}"}
 

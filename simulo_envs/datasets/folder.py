@@ -14,6 +14,7 @@ from typing import Callable, Optional
 from simulo_envs.datasets.errors import DatasetExistsError, SchemaMismatchError
 from simulo_envs.datasets import atomic
 from simulo_envs.datasets.schema import DatasetSchema
+from simulo_envs.output_paths import OutputError, check_output_dir
 
 LEROBOT_MARK = os.path.join("meta", "info.json")
 HDF5_MARK = "trajectory.json"
@@ -39,7 +40,8 @@ def check_output(path: str, fmt: str, schema: DatasetSchema, append: bool,
             a dataset of the other format, or a dataset while ``append`` is False.
         SchemaMismatchError: ``append`` to a dataset of another schema (the differences listed).
         DatasetLayoutError: (from ``read_schema``) the dataset there is damaged.
-        PermissionError: the folder (or its parent) is not writable.
+        PermissionError: the folder (or its parent) cannot be written (said as the other
+            outputs say it: ``output_paths.check_output_dir``).
     """
     if os.path.exists(path) and not os.path.isdir(path):
         raise DatasetExistsError(f"{path} is a file, not a dataset folder; nothing was written")
@@ -48,8 +50,7 @@ def check_output(path: str, fmt: str, schema: DatasetSchema, append: bool,
         if not os.path.isdir(parent):
             raise DatasetExistsError(f"cannot write a dataset to {path}: {parent} is a file, not a folder; "
                                      "nothing was written")
-        if not os.access(parent, os.W_OK | os.X_OK):
-            raise PermissionError(f"cannot write a dataset to {path}: {parent} is not writable")
+        _check_writable(path)
         return False
     found = detect_format(path)
     if found is None:
@@ -65,9 +66,18 @@ def check_output(path: str, fmt: str, schema: DatasetSchema, append: bool,
     if differences:
         raise SchemaMismatchError(f"{path} holds episodes of another schema; cannot append: "
                                   + "; ".join(differences) + " (dataset != new episodes); nothing was written")
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise PermissionError(f"cannot append to {path}: the folder is not writable")
+    _check_writable(path)
     return True
+
+
+def _check_writable(path: str) -> None:
+    """Try what the writer will do (``output_paths.check_output_dir``: create the folder's parents
+    and a file in it), so a read-only or special file system is refused before the first write, in
+    the words the other outputs use: ``cannot write dataset folder '<path>': <the system's reason>``."""
+    try:
+        check_output_dir(path, "dataset folder")
+    except OutputError as error:
+        raise PermissionError(f"{error}; nothing was written") from None
 
 
 def _existing_parent(path: str) -> str:

@@ -129,15 +129,14 @@ class NumpyStepMixin:
         finally:
             self.xp = torch  # the class's value; an instance attribute from here on (cheaper than del)
         finite = all_finite(obs) and all_finite(reward)
-        from_numpy, tensors = torch.from_numpy, {}
+        from_numpy, ndarray, tensors = torch.from_numpy, np.ndarray, {}
         for key, value in info.items():  # _as_tensors, its first two levels inline
-            kind = type(value)
-            if kind is np.ndarray:
+            if type(value) is ndarray:
                 tensors[key] = from_numpy(value)
-            elif kind is dict:  # e.g. the reward terms
+            elif type(value) is dict:  # e.g. the reward terms
                 inner = tensors[key] = {}
                 for name, term in value.items():
-                    inner[name] = from_numpy(term) if type(term) is np.ndarray else _as_tensor(term)
+                    inner[name] = from_numpy(term) if type(term) is ndarray else _as_tensor(term)
             else:
                 tensors[key] = _as_tensor(value)
         return tensors, from_numpy(obs), from_numpy(reward), from_numpy(terminated), finite

@@ -116,18 +116,12 @@ def flatten_obs(obs: dict):
     Called on every step: it allocates no reference cycle (no recursive closure), so the tensors
     it touches are freed by reference counting, never left to the garbage collector.
     """
-    leaves: list = []
-    for value in obs.values():  # the usual two levels inline ({"agent": {...}, "extra": {...}})
-        if type(value) is dict:
-            for leaf in value.values():
-                if type(leaf) is not np.ndarray and isinstance(leaf, dict):  # an array (the usual) is tested once
-                    _collect_leaves(leaf, leaves)
-                else:
-                    leaves.append(leaf if leaf.ndim == 2 else leaf.reshape(leaf.shape[0], -1))
-        elif isinstance(value, dict):
-            _collect_leaves(value, leaves)
-        else:
-            leaves.append(value if value.ndim == 2 else value.reshape(value.shape[0], -1))
+    try:  # the usual two levels of arrays ({"agent": {...}, "extra": {...}}) in one comprehension
+        leaves = [leaf if leaf.ndim == 2 else leaf.reshape(leaf.shape[0], -1)
+                  for group in obs.values() for leaf in dict.values(group)]
+    except (TypeError, AttributeError):  # a leaf at the first level (not a dict) or a deeper dict (no .ndim)
+        leaves = []
+        _collect_leaves(obs, leaves)
     if leaves and isinstance(leaves[0], np.ndarray):
         return concatenate(leaves, axis=1, dtype=np.float32)
     # torch.cat promotes bool and integer columns to the float32 of the others (one cast, not one

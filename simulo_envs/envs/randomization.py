@@ -193,6 +193,9 @@ class Randomizer:
         self._labels: dict[tuple, list] = {}  # joint names of per-joint records
         self._flat: Optional[np.ndarray] = None
         self._intervals: list[_Bound] = []
+        self.has_interval = False
+        """True if some entry applies every ``interval`` steps (read on every step: a plain attribute,
+        set with ``_intervals``, costs less than a property)."""
 
     @property
     def lights(self) -> Lights:
@@ -247,6 +250,7 @@ class Randomizer:
                 raise ValueError(f"Randomize({term.param!r}): {name} takes operation='set' (a factor on the authored shape)")
             self._bound.append(_Bound(term, target, param, ()))
         self._intervals = [b for b in self._bound if b.term.when == "interval"]
+        self.has_interval = bool(self._intervals)
         built = [b for b in self._bound if b.param.build_time]
         for b in built:
             b.shape = ()
@@ -321,11 +325,6 @@ class Randomizer:
         return _rebuild.seeded_reset_rebuilds(self.build_time_params, env_idx, self._env.num_envs, self._env.backend)
 
     # ------------------------------------------------------------------ applying
-    @property
-    def has_interval(self) -> bool:
-        """True if some entry applies every ``interval`` steps."""
-        return bool(self._intervals)
-
     def reset(self, env_ids: np.ndarray) -> None:
         """Draw and write the ``reset`` entries for ``env_ids`` only (int64 (k,))."""
         self._apply([b for b in self._bound if b.term.when == "reset"], env_ids)

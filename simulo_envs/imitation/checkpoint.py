@@ -36,7 +36,7 @@ from simulo_envs.imitation.policies import build_policy
 from simulo_envs.imitation.spec import PolicySpec
 
 __all__ = ["FORMAT", "CheckpointError", "save_checkpoint", "read_checkpoint", "is_imitation_checkpoint",
-           "load_policy_from", "export_policy"]
+           "check_resumable", "load_policy_from", "export_policy"]
 
 FORMAT = "simulo_envs.imitation"
 FORMAT_VERSION = 1
@@ -99,6 +99,19 @@ def read_checkpoint(path: str) -> dict:
     if missing:
         raise CheckpointError(f"{path!r} lacks {missing}")
     return raw
+
+
+def check_resumable(raw: dict, path: str) -> None:
+    """Refuse to resume from checkpoint ``raw`` (read from ``path``) when it holds acting weights
+    only (``export_policy``'s file, or a run's checkpoint older than its newest), not the training
+    state a run continues from.
+
+    Raises:
+        CheckpointError: naming the file and the checkpoint to resume from instead.
+    """
+    if "train_state" not in raw:
+        raise CheckpointError(f"{path!r} holds acting weights only (exported, or a run's older checkpoint); resume "
+                              "from the run's newest checkpoint (model_final.pt, or its highest model_<i>.pt)")
 
 
 def empty_normalizer(spec: PolicySpec) -> Normalizer:

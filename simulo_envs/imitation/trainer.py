@@ -40,8 +40,9 @@ from typing import Callable, Optional
 import torch
 
 from simulo_envs.envs.provenance import provenance
-from simulo_envs.output_paths import check_output_dir as check_writable_dir
-from simulo_envs.imitation.checkpoint import CheckpointError, export_policy, read_checkpoint, save_checkpoint
+from simulo_envs.output_paths import check_not_foreign_dir, check_output_dir as check_writable_dir
+from simulo_envs.imitation.checkpoint import (CheckpointError, check_resumable, export_policy, read_checkpoint,
+                                              save_checkpoint)
 from simulo_envs.imitation.config import ILConfig
 from simulo_envs.imitation.demos import Demonstrations, Windows
 from simulo_envs.imitation.encoders import Normalizer
@@ -53,6 +54,8 @@ from simulo_envs.training.interrupt import SIGNALS as STOP_SIGNALS, loop_started
 __all__ = ["train", "TrainResult", "OutputInUse", "check_output_dir"]
 
 LOCK = ".train_il.lock"
+RUN_FILES = ("model_*.pt", "progress.csv", "evaluations.csv")
+"""What a training writes into its output folder besides ``LOCK`` (a folder holding other files only is refused)."""
 
 
 class OutputInUse(RuntimeError):
@@ -77,9 +80,11 @@ def check_output_dir(out_dir: str, resume: bool) -> None:
 
     Raises:
         OutputInUse: checkpoints already there and not resuming; a live training holds its lock.
-        OutputError (a ValueError): the folder cannot be written (``output_paths.check_output_dir``).
+        OutputError (a ValueError): the folder cannot be written (``output_paths.check_output_dir``), or
+            holds files but none of a training (``output_paths.check_not_foreign_dir``).
     """
     check_writable_dir(out_dir, "output folder")
+    check_not_foreign_dir(out_dir, RUN_FILES, "output folder")
     if not os.path.isdir(out_dir):
         return
     lock = os.path.join(out_dir, LOCK)
@@ -94,7 +99,8 @@ def check_output_dir(out_dir: str, resume: bool) -> None:
             raise OutputInUse(f"{out_dir!r} is in use by a running training (process {pid})")
     existing = [n for n in os.listdir(out_dir) if n.startswith("model_") and n.endswith(".pt")]
     if existing and not resume:
-        raise OutputInUse(f"{out_dir!r} already holds a training ({len(existing)} checkpoints): resume it "
+        count = f"{len(existing)} checkpoint{'s' if len(existing) != 1 else ''}"
+        raise OutputInUse(f"{out_dir!r} already holds a training ({count}): resume it "
                           f"(--resume {os.path.join(out_dir, 'model_final.pt')}) or choose another --out")
 
 
@@ -179,9 +185,7 @@ def train(demos: Demonstrations, config: ILConfig, out_dir: str, seed: int = 0, 
     raw = None
     if resume is not None:
         raw = read_checkpoint(resume)
-        if "train_state" not in raw:
-            raise CheckpointError(f"{resume!r} holds acting weights only (exported, or a run's older checkpoint); resume "
-                                  "from the run's newest checkpoint (model_final.pt, or its highest model_<i>.pt)")
+        check_resumable(raw, resume)
         problem = spec_mismatch(PolicySpec.from_dict(raw["spec"]), demos.spec, what="dataset")
         trained = raw["demos"].get("seeds")
         if not problem and trained is not None and list(trained) != list(demos.seeds):

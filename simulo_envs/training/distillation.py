@@ -44,12 +44,14 @@ from rsl_rl.models import CNNModel
 from tensordict import TensorDict
 
 __all__ = ["DAggerDistillation", "ImageCNNModel", "distillation_config", "plan_distillation", "is_distillation",
-           "student_env_kwargs", "STUDENT_OBS_MODE", "TRAIN_OBS_MODE"]
+           "student_env_kwargs", "STUDENT_OBS_MODE", "TRAIN_OBS_MODE", "MIN_IMAGE_SIDE"]
 
 TRAIN_OBS_MODE = "rgb+state"
 """Training: images and proprioception for the student, the flat state for the teacher."""
 STUDENT_OBS_MODE = "rgb"
 """Evaluation: what the student reads, and nothing else."""
+MIN_IMAGE_SIDE = 16
+"""The smallest camera width and height [px] the student's CNN takes (three stride-2 layers)."""
 
 
 class ImageCNNModel(CNNModel):
@@ -241,8 +243,8 @@ def distillation_config(teacher_checkpoint: str, teacher_infos: dict, image_size
     if is_distillation(config):
         raise ValueError(f"{teacher_checkpoint!r} is a distilled student, not a state teacher")
     height, width = (int(v) for v in image_size)
-    if height < 16 or width < 16:
-        raise ValueError(f"image_size must be at least 16x16 px, got {height}x{width}")
+    if height < MIN_IMAGE_SIDE or width < MIN_IMAGE_SIDE:
+        raise ValueError(f"image_size (height, width) must be at least {MIN_IMAGE_SIDE} px each, got ({height}, {width})")
     teacher = copy.deepcopy(config["runner"]["actor"])
     env_kwargs = {**config.get("env_kwargs", {}), "obs_mode": TRAIN_OBS_MODE,
                   "sensor_configs": {"width": width, "height": height}}

@@ -27,9 +27,17 @@ import torch
 import torch.distributed as dist
 
 __all__ = ["StopOnSignals", "TrainingInterrupted", "max_over_ranks", "exit_status", "evaluation_stopped_by_ctrl_c",
-           "ctrl_c_while_starting", "loop_started"]
+           "ctrl_c_while_starting", "loop_started", "nothing_saved"]
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def nothing_saved(signal_name: str, when: str) -> str:
+    """The one line a training script prints when a stop signal ended it before it saved anything
+    in this session, e.g. ``interrupted by SIGINT while the training was starting: nothing new
+    saved; the same command starts it again``: one wording whatever the moment (``when``) and the
+    trainer."""
+    return f"interrupted by {signal_name} {when}: nothing new saved; the same command starts it again"
 
 
 _loop = {"started": False}
@@ -62,8 +70,7 @@ def ctrl_c_while_starting() -> Iterator[None]:
     except KeyboardInterrupt:
         if _loop["started"]:
             raise
-        print("\nstopped by Ctrl-C while the training was starting, before its first iteration: nothing new was "
-              "saved; the same command starts it again", file=sys.stderr, flush=True)
+        print(nothing_saved("SIGINT", "while the training was starting"), file=sys.stderr, flush=True)
         sys.exit(exit_status("SIGINT"))
 
 

@@ -63,7 +63,7 @@ import torch.distributed as dist
 
 from simulo_envs.envs.provenance import provenance
 from simulo_envs.training.distributed import check_device, close_process_group, rank_device, rank_info, rank_seeds
-from simulo_envs.training.interrupt import StopOnSignals, TrainingInterrupted
+from simulo_envs.training.interrupt import StopOnSignals, TrainingInterrupted, nothing_saved
 from simulo_envs.training.run_files import OutputError, claim_log_dir, delete_run_files, latest_checkpoint
 from simulo_envs.training import saved_runs as _saved_runs
 from simulo_envs.training.saved_runs import SetupError as _SetupError
@@ -247,8 +247,7 @@ def describe_result(result: TrainResult) -> str:
         kind = result.iteration_kind
         where = f"after {result.iterations} {kind} iteration{plural} ({result.env_steps:,} env steps)"
         if result.checkpoint is None:
-            return (f"interrupted by {result.interrupted} before the first {kind} iteration ended: nothing saved "
-                    f"(the same command starts it again in the same folder)")
+            return nothing_saved(result.interrupted, f"before the first {kind} iteration ended")
         return f"interrupted by {result.interrupted} {where}: saved {result.checkpoint}; continue with --resume"
     success = ("no training episode finished" if result.success_once is None
                else f"training success (last 100 episodes) {result.success_once:.2f}")

@@ -18,7 +18,7 @@ import os
 import re
 from typing import Optional
 
-from simulo_envs.output_paths import OutputError, check_output_dir, check_output_file
+from simulo_envs.output_paths import OutputError, check_not_foreign_dir, check_output_dir, check_output_file
 
 __all__ = ["OutputError", "check_output_dir", "check_output_file", "RUN_FILE_PATTERNS", "run_files_in",
            "CHECKPOINT_PATTERNS", "claim_log_dir", "unsaved_run_note", "delete_run_files", "free_numbered_dir",
@@ -63,7 +63,8 @@ def claim_log_dir(log_dir: str, resume: bool = False, overwrite: bool = False) -
     when resuming.
 
     Raises:
-        OutputError: the folder is not writable, or holds an earlier run with a checkpoint and
+        OutputError: the folder is not writable, holds files but none of a run
+            (``output_paths.check_not_foreign_dir``), or holds an earlier run with a checkpoint and
             neither flag is set (the message names ``--resume``, ``--overwrite`` and a free
             numbered folder), or ``resume`` without a checkpoint to continue from.
         ValueError: both ``resume`` and ``overwrite``.
@@ -71,6 +72,7 @@ def claim_log_dir(log_dir: str, resume: bool = False, overwrite: bool = False) -
     if resume and overwrite:
         raise ValueError("--resume continues the run in the log folder and --overwrite deletes it: give one")
     check_output_dir(log_dir, "log folder")
+    check_not_foreign_dir(log_dir, RUN_FILE_PATTERNS, "log folder")
     earlier = run_files_in(log_dir)
     saved = [name for name in earlier if any(fnmatch.fnmatch(name, p) for p in CHECKPOINT_PATTERNS)]
     if resume and not earlier:

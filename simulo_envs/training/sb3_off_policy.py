@@ -53,6 +53,7 @@ from stable_baselines3 import SAC, TD3
 from stable_baselines3.common.noise import NormalActionNoise
 
 from simulo_envs.training.sb3_train import EPISODE_KEYS, SB3Algorithm, SB3Result, SB3Run, episode_stats
+from simulo_envs.training.interrupt import nothing_saved
 from simulo_envs.training.run_files import progress_row
 from simulo_envs.training.task_lookup import resolve_task, train_config_for
 from simulo_envs.training.rsl_rl_train import TrainPlan
@@ -241,7 +242,7 @@ def describe_off_policy_result(result: SB3Result) -> str:
     grads = f"{result.gradient_steps:,} gradient steps"
     if result.interrupted is not None:
         if result.checkpoint is None:
-            return f"interrupted by {result.interrupted} before the first env step was stored: nothing saved"
+            return nothing_saved(result.interrupted, "before the first env step was stored")
         return (f"interrupted by {result.interrupted} after {result.env_steps:,} env steps ({grads}): saved "
                 f"{result.checkpoint}; continue with --resume (the replay buffer is refilled first)")
     success = ("no training episode finished" if result.success_once is None
