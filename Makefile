@@ -25,21 +25,23 @@ LEROBOT_PLUGINS := integrations/lerobot_env_simulo integrations/lerobot_robot_si
 
 setup: $(STAMP)
 
+# pip installs without compiling every installed module's bytecode (--no-compile: about 1 minute of
+# CPU for torch, sympy, diffusers, ...); the check below imports torch and simulo_envs with bytecode
+# writing on, and the tests write what else they import (TEST_ENV). torch is installed in the same pip
+# call as this package (one resolve).
 $(STAMP): pyproject.toml Makefile scripts/setup_vulkan.sh
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -m pip install -q --upgrade pip > $(VENV)/setup.log 2>&1 || (cat $(VENV)/setup.log; exit 1)
 	@if $(BIN)/python -c "import torch" 2>/dev/null; then \
-		echo "[setup] torch already installed"; \
+		echo "[setup] torch already installed"; torch=; \
 	elif command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then \
-		echo "[setup] CUDA GPU found: installing torch"; \
-		$(BIN)/pip install -q torch >> $(VENV)/setup.log 2>&1 || (cat $(VENV)/setup.log; exit 1); \
+		echo "[setup] CUDA GPU found: installing torch"; torch=torch; \
 	else \
-		echo "[setup] no CUDA GPU: installing $(TORCH_CPU) (CPU build)"; \
-		$(BIN)/pip install -q "$(TORCH_CPU)" >> $(VENV)/setup.log 2>&1 || (cat $(VENV)/setup.log; exit 1); \
-	fi
-	@echo "[setup] installing simulo-envs with its dev extras (log: $(VENV)/setup.log)"
-	@$(BIN)/pip install -q -e '.[dev]' >> $(VENV)/setup.log 2>&1 || (cat $(VENV)/setup.log; exit 1)
-	@$(BIN)/python -c "import torch, simulo_envs; print('[setup] torch', torch.__version__, '+ simulo_envs ready')" \
+		echo "[setup] no CUDA GPU: installing $(TORCH_CPU) (CPU build)"; torch="$(TORCH_CPU)"; \
+	fi; \
+	echo "[setup] installing simulo-envs with its dev extras (log: $(VENV)/setup.log)"; \
+	$(BIN)/pip install -q --no-compile $$torch -e '.[dev]' >> $(VENV)/setup.log 2>&1 || (cat $(VENV)/setup.log; exit 1)
+	@env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -c "import torch, simulo_envs; print('[setup] torch', torch.__version__, '+ simulo_envs ready')" \
 		|| (echo "[setup] simulo_envs failed to install" >&2; exit 1)
 	@bash scripts/setup_vulkan.sh $(BIN)/python
 	@touch $(STAMP)
@@ -84,6 +86,9 @@ demo: setup
 # The LeRobot plugins' tests (one pytest at a time, in their own venv) run beside it, so the cores
 # stay busy while either side waits for a command it runs; their output is kept in
 # build/test-lerobot.log and printed after the main suite's. TEST_LEROBOT_BESIDE=0 runs them after it.
+# Beside also means beside the build of .venv when it is (re)built: pip leaves a core idle while it
+# unpacks and writes files, and the plugins' tests need only .venv-lerobot, which is built first, alone
+# (both venvs install this package editable from this folder, which writes its metadata here).
 TEST_WORKERS       ?= logical
 TEST_WORKERS_MAX   ?= 4
 TEST_LEROBOT_BESIDE ?= 1
@@ -92,10 +97,10 @@ TEST_ARGS          ?=
 
 .PHONY: test-main test-lerobot-logged
 
-test-main:
+test-main: setup
 	$(TEST_ENV) $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --maxprocesses $(TEST_WORKERS_MAX) --dist loadfile --no-loadscope-reorder $(TEST_ARGS)
 
-test-lerobot-logged:
+test-lerobot-logged: lerobot-setup
 	@mkdir -p $(dir $(TEST_LEROBOT_LOG))
 	@echo "[test] the LeRobot plugins' tests run beside the main suite (output: $(TEST_LEROBOT_LOG))"
 	@($(LEROBOT_TESTS)) > $(TEST_LEROBOT_LOG) 2>&1 || (echo "[test] the LeRobot plugins' tests failed: $(TEST_LEROBOT_LOG)"; exit 1)
@@ -105,7 +110,8 @@ test: setup lerobot-setup
 	$(MAKE) --no-print-directory test-main
 	$(LEROBOT_TESTS)
 else
-test: setup lerobot-setup
+test:
+	@$(MAKE) -s --no-print-directory lerobot-setup
 	@$(MAKE) --no-print-directory -j2 test-main test-lerobot-logged; status=$$?; \
 		echo "============================ LeRobot plugins' tests ============================"; \
 		cat $(TEST_LEROBOT_LOG) 2>/dev/null; exit $$status

@@ -3,19 +3,67 @@
 SO100PickPlace-v1 (``tasks/so100_pick_place.py``) with the SO-101 (``agents/so101.py``): the
 same 25 mm cube and its spawn region, the goal point (x in 0.265 +- 0.03, y in 0 +- 0.08, z in
 [0.04, 0.10] env-local metres, drawn for people only), success (the cube's centre within 15 mm
-of the goal), fail (outside the reachable ring), reward terms, 80 steps and the 36-float state
-observation. The arm carries a wrist camera (``wrist_camera``) beside the task's front camera.
+of the goal), fail (outside the reachable ring), 80 steps and the 36-float state observation.
+The arm carries a wrist camera (``wrist_camera``) beside the task's front camera.
+
+Dense reward = ``reach + grasp + lift + place`` terms (weights in the config), ``success_reward``
+(5) on success, 0 on fail; ``normalized_dense = dense / success_reward`` in [0, 1]:
+
+- ``reach = 1 - tanh(reach_scale * |tcp - cube|)`` and ``grasp`` (1 while grasped): SO100PickPlace-v1's;
+- ``lift = grasped * (1 - tanh(lift_scale * max(goal z - cube z, 0)))``: SO100Lift-v1's lift term
+  with the goal's height as the target;
+- ``place = grasped * lifted * (1 - tanh(place_scale * |cube - goal|))``, where ``lifted``: the
+  cube's bottom at least ``lift_clearance`` above the floor. Isaac Lab's lift-to-goal reward
+  likewise tracks the goal only once the object is lifted.
+
+Every goal is above the floor. With SO100PickPlace-v1's reward (the place term paid while the
+cube was grasped, wherever it was) PPO policies settled on holding the cube pressed to the floor:
+that paid part of the place term, and lifting it paid little more. The lift term is the one that
+SO100Lift-v1's and SO101Lift-v1's policies learn to lift with. Every term is in
+``info["reward_terms"]``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from simulo_envs.envs.registration import register_env
+from simulo_envs.tasks.franka_pick_place import place_reward_terms
 from simulo_envs.tasks.so100_pick_place import SO100PickPlaceConfig, SO100PickPlaceEnv
+from simulo_envs.tensors import as_float32
 
 
-@register_env("SO101PickPlace-v1", max_episode_steps=SO100PickPlaceConfig.max_episode_steps)
+@dataclass(frozen=True)
+class SO101PickPlaceConfig(SO100PickPlaceConfig):
+    """SO100PickPlace-v1's tunables (the reach term's and ``place_scale``) plus the lift term
+    and the place term's lift gate; env-local metres. The weights sum to 4.5, below
+    ``success_reward`` (5): no step short of success pays as much."""
+
+    lift_scale: float = 20.0        # lift term = grasped * (1 - tanh(lift_scale * height to go to the goal's)) [1/m]
+    lift_weight: float = 1.0
+    lift_clearance: float = 0.01    # place term only while the cube's bottom is this far above the floor [m]
+    place_weight: float = 1.5
+
+
+@register_env("SO101PickPlace-v1", max_episode_steps=SO101PickPlaceConfig.max_episode_steps)
 class SO101PickPlaceEnv(SO100PickPlaceEnv):
     """Carry a cube to a goal point with the SO-101 (see the module docstring)."""
 
     SUPPORTED_ROBOTS = ("so101",)
     default_robot_uids = "so101"
+    cfg = SO101PickPlaceConfig()
+    xp_hooks = True  # the reward below computes with self.xp alone
+
+    def compute_dense_reward(self, obs, action, info: dict):
+        """reach + grasp + lift + place terms (module docstring), ``success_reward`` on success, 0
+        on fail; float32 (N,); the terms go to ``info["reward_terms"]``."""
+        k, xp = self.k, self.xp
+        grasped = as_float32(info["is_grasped"])
+        terms = place_reward_terms(xp, k, info["tcp_to_cube"], info["cube_to_goal"], grasped)
+        to_go = info["cube_to_goal"][:, 2]  # goal z - cube z [m]
+        lift = grasped * (1 - xp.tanh(xp.where(to_go > 0, to_go, 0.0) * k.lift_scale))
+        lifted = as_float32(self.local(info["cube_pose"])[:, 2] >= k.cube_size / 2 + k.lift_clearance)
+        info["reward_terms"] = {"reach": terms["reach"], "grasp": terms["grasp"], "lift": lift,
+                                "place": terms["place"] * lifted}
+        dense = xp.where(info["fail"], 0.0, self.weighted_sum(info["reward_terms"]))
+        return xp.where(info["success"], k.success_reward, dense)

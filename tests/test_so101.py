@@ -134,13 +134,23 @@ def test_the_scripted_expert_succeeds_and_grasps(env_id):
         done = torch.zeros(16, dtype=torch.bool)
         success = torch.zeros(16, dtype=torch.bool)
         grasped = torch.zeros(16, dtype=torch.bool)
+        held_on_floor = 0
         while not done.all():
             _, _, terminated, truncated, info = env.step(expert.act())
             grasped |= info["is_grasped"].cpu()
+            if env_id == "SO101PickPlace-v1":  # lift: towards the goal's height; place: once 10 mm up
+                terms, held = info["reward_terms"], info["is_grasped"]
+                to_go = info["cube_to_goal"][:, 2].clamp(min=0.0)
+                torch.testing.assert_close(terms["lift"], held * (1 - torch.tanh(20.0 * to_go)))
+                lifted = (info["cube_pose"][:, 2] - env.unwrapped._env_origins[:, 2] >= 0.0125 + 0.01)[held]
+                assert (terms["place"][held][~lifted] == 0).all() and (terms["place"][held][lifted] > 0).all()
+                assert (terms["place"][~held] == 0).all()
+                held_on_floor += int((~lifted).sum())
             ended = (terminated | truncated).cpu() & ~done
             success[ended] = info["success"].cpu()[ended]
             done |= ended
         assert int(success.sum()) >= 15, success.tolist()
         assert grasped[success].all()  # the grasp test saw every lift
+        assert held_on_floor > 0 or env_id != "SO101PickPlace-v1"  # the grasp closes on the floor first
     finally:
         env.close()
