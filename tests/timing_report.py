@@ -27,8 +27,9 @@ import pytest
 
 BUDGET_S = 600.0
 """CI's limit for ``make test`` on a fresh 2-core machine [s]."""
-GOAL_S = 480.0
-"""What the suite aims for on that machine, leaving room for the next features [s]."""
+GOAL_S = 360.0
+"""What ``make test`` aims for on that machine from a fresh clone, the build of ``.venv`` included
+(``.venv-lerobot`` built before: its first build is apart), leaving room for the next features [s]."""
 LONG_TEST_S = 20.0
 """CPU time above which an unmarked test is listed as over its share [s]."""
 SHOWN = 15

@@ -38,7 +38,6 @@ keep theirs. Drive-target writes do not change the state and clear nothing.
 from __future__ import annotations
 
 import itertools
-from collections import deque
 from typing import Optional
 
 import numpy as np
@@ -55,9 +54,6 @@ from simulo_envs.sim.render_config import RenderConfig
 from simulo_envs.sim.system_stepper import SystemStepper
 
 __all__ = ["PhysxCpuBackend", "env_bits"]
-
-_SET_DRIVE_TARGET = physx.PhysxArticulationJoint.set_drive_target
-"""SAPIEN's ``joint.set_drive_target(value)`` as a function of ``(joint, value)``, for ``map``."""
 
 
 class PhysxCpuBackend(PhysxCpuBuildMixin, PhysxCpuRenderMixin, BackendParamsMixin):
@@ -368,8 +364,9 @@ class PhysxCpuBackend(PhysxCpuBuildMixin, PhysxCpuRenderMixin, BackendParamsMixi
         values = targets.tolist()
         if env_ids is not None:
             joints = [joints[i] for i in env_ids.tolist()]
-        for env_joints, row in zip(joints, values):  # every step: map calls set_drive_target(joint, value)
-            deque(map(_SET_DRIVE_TARGET, env_joints, row), maxlen=0)  # for each joint, in C (no Python loop)
+        for env_joints, row in zip(joints, values):
+            for joint, value in zip(env_joints, row):
+                joint.set_drive_target(value)
         self._version += 1
 
     # ------------------------------------------------------------------ stepping
