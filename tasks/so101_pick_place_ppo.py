@@ -10,7 +10,8 @@ held the cube on the floor.
 
 Measured (``docs/training_so_arms.md``): seed 0 reaches 0.99 training success in its budget but
 0.78 over 100 evaluation episodes (the deterministic policy holds the cube 15-22 mm from the goal
-in most of its failures, the success radius being 15 mm): not yet the 0.90 aimed at.
+in most of its failures, the success radius being 15 mm); seed 1 holds the cube on the floor and
+scores 0.00: not yet the 0.90 aimed at.
 """
 
 import copy
