@@ -286,7 +286,7 @@ def test_a_resumed_randomization_compares_by_the_table_it_resolves_to_both_ways(
     for k, (env_id, trained, given, refused) in enumerate(cases):
         log_dir = _saved(tmp_path / str(k), env_id, env_kwargs={} if trained is None else {"randomization": trained})
         raw = {"spec": {"env_id": env_id, "obs": "state", "randomization": trained}, "seed": 0, "iteration": 10,
-               "config": {"policy": "bc", "iterations": 100}, "demos": {"episodes": 4}}
+               "config": {"policy": "bc", "iterations": 100}, "demos": {"episodes": 4}, "train_state": {}}
         monkeypatch.setattr(il_checkpoint, "read_checkpoint", lambda path: raw)
         args = argparse.Namespace(resume=os.path.join(log_dir, "model_10.pt"), policy=None, obs=None, seed=None,
                                   randomization=given, num_demos=None, checkpoint_every=None, camera=None, out=None)
