@@ -154,6 +154,7 @@ def take_resumed_run(args: argparse.Namespace, overrides: dict) -> None:
     if args.resume is None:
         args.policy, args.obs, args.seed = args.policy or "diffusion", args.obs or "state", args.seed or 0
         args.checkpoint_every = args.checkpoint_every or DEFAULT_CHECKPOINT_EVERY
+        args.resumed_iteration = None
         return
     from simulo_envs.imitation.checkpoint import check_resumable, read_checkpoint
     from simulo_envs.training.saved_runs import same_env_setting
@@ -262,7 +263,7 @@ def main(argv=None) -> int:
             return {"success_rate": summary["success_rate"], "success_at_end": summary["success_at_end"]}
 
         check_output_dir(out, resume=args.resume is not None)   # an occupied folder is refused before the plan
-        resumed = getattr(args, "resumed_iteration", None)
+        resumed = args.resumed_iteration   # None for a new run (take_resumed_run)
         print(f"training {config.policy} on {len(demos.episodes)} episodes ({demos.frames} frames) of "
               f"{demos.spec.describe()} -> {out}"
               + (f" (resumed at iteration {resumed:,} of {config.iterations:,})" if resumed is not None else ""),
