@@ -1,5 +1,6 @@
 """The committed RL policies still do their tasks: FrankaLift-v1 (``tasks/franka_lift_ppo.pt``),
 SO100Lift-v1 (``tasks/so100_lift_ppo.pt``), SO101Lift-v1 (``tasks/so101_lift_ppo.pt``),
+SO101PickPlace-v1 (``tasks/so101_pick_place_ppo.pt``),
 FrankaPush-v1 (``tasks/franka_push_ppo.pt``), FrankaPickPlace-v1 (``tasks/franka_pick_place_ppo.pt``),
 FrankaOpenDrawer-v1 (``tasks/franka_open_drawer_ppo.pt``), the SO100Lift-v1 image student distilled
 from the SO-100 policy (``tasks/so100_lift_student.pt``, 7 of the first 8 seeds, 0.92 over 100) and its
@@ -38,7 +39,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 @pytest.mark.parametrize(
     "checkpoint, env_id, shortest, longest",
     [("franka_lift_ppo.pt", "FrankaLift-v1", 5, 40), ("so100_lift_ppo.pt", "SO100Lift-v1", 8, 50),
-     ("so101_lift_ppo.pt", "SO101Lift-v1", 8, 50),
+     ("so101_lift_ppo.pt", "SO101Lift-v1", 8, 50), ("so101_pick_place_ppo.pt", "SO101PickPlace-v1", 8, 50),
      ("franka_pick_place_ppo.pt", "FrankaPickPlace-v1", 5, 50),
      ("franka_open_drawer_ppo.pt", "FrankaOpenDrawer-v1", 3, 30),
      ("so100_lift_student.pt", "SO100Lift-v1", 8, 50),    # the image student: 32x32 cameras + proprioception
