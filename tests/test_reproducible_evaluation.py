@@ -4,7 +4,10 @@ rebuilt before each batch, the policy acting env by env; README, "Reproducibilit
 
 When written, the committed SO-100 lift policy on seeds 10000..10003: returns 3.8917575,
 4.4276981, 3.6389546, 4.4380488 (successes after 11, 12, 10 and 12 steps) with 4 envs, 1 env and
-3 envs at a time alike, and in 2 worker processes.
+3 envs at a time alike, and in 2 worker processes. On another machine's CPU (AMD EPYC with
+AVX-512, 2026-12-07) the same episodes returned 3.8924861, 4.4025364, 3.6146577, 4.3979259 (the
+same successes and lengths, alike in every batch): floating-point results differ between CPUs,
+so the returns are compared to ``RETURN_TOLERANCE`` and the batches to each other bit for bit.
 """
 
 from __future__ import annotations
@@ -23,6 +26,10 @@ TASKS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
 
+RETURN_TOLERANCE = 0.1
+"""How far an episode's return may be from the committed figures on another CPU: 2.5x the largest
+difference measured between two machines (0.040, module docstring)."""
+
 
 def test_a_ppo_evaluation_gives_the_same_episodes_whatever_the_batch():
     checkpoint = os.path.join(TASKS, "so100_lift_ppo.pt")
@@ -32,7 +39,7 @@ def test_a_ppo_evaluation_gives_the_same_episodes_whatever_the_batch():
     assert [row[1] for row in together["per_episode"]] == [True] * 4
     assert [row[4] for row in together["per_episode"]] == [11, 12, 10, 12]
     assert [row[3] for row in together["per_episode"]] == pytest.approx([3.8917575, 4.4276981, 3.6389546, 4.4380488],
-                                                                        abs=1e-6)
+                                                                        abs=RETURN_TOLERANCE)
     for max_envs in (1, 3):
         alone = evaluate(checkpoint, episodes=4, seed=10_000, max_envs=max_envs)
         assert alone["per_episode"] == together["per_episode"], max_envs   # bit for bit
