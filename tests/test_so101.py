@@ -136,15 +136,22 @@ def test_the_scripted_expert_succeeds_and_grasps(env_id):
         grasped = torch.zeros(16, dtype=torch.bool)
         held_on_floor = 0
         while not done.all():
-            _, _, terminated, truncated, info = env.step(expert.act())
+            _, reward, terminated, truncated, info = env.step(expert.act())
             grasped |= info["is_grasped"].cpu()
-            if env_id == "SO101PickPlace-v1":  # lift: towards the goal's height; place: once 10 mm up
+            if env_id == "SO101PickPlace-v1":  # lift: linear up to the goal's height; place terms: once 10 mm up
                 terms, held = info["reward_terms"], info["is_grasped"]
-                to_go = info["cube_to_goal"][:, 2].clamp(min=0.0)
-                torch.testing.assert_close(terms["lift"], held * (1 - torch.tanh(20.0 * to_go)))
-                lifted = (info["cube_pose"][:, 2] - env.unwrapped._env_origins[:, 2] >= 0.0125 + 0.01)[held]
-                assert (terms["place"][held][~lifted] == 0).all() and (terms["place"][held][lifted] > 0).all()
-                assert (terms["place"][~held] == 0).all()
+                height = info["cube_pose"][:, 2] - env.unwrapped._env_origins[:, 2]
+                to_go = info["cube_to_goal"][:, 2]
+                lift = (1 - to_go.abs() / (height + to_go - 0.0125)).clamp(min=0.0)
+                torch.testing.assert_close(terms["lift"], held * lift)
+                lifted = (height >= 0.0125 + 0.01)[held]
+                fine = 1 - torch.tanh(50.0 * info["cube_to_goal"].norm(dim=1))
+                torch.testing.assert_close(terms["place_fine"][held][lifted], fine[held][lifted])
+                for name in ("place", "place_fine"):
+                    assert (terms[name][held][~lifted] == 0).all() and (terms[name][held][lifted] > 0).all()
+                    assert (terms[name][~held] == 0).all()
+                success_now = info["success"] & ~info["fail"]
+                assert (reward[success_now] == 1.0).all() and (reward[~success_now] <= 0.55 + 1e-6).all()
                 held_on_floor += int((~lifted).sum())
             ended = (terminated | truncated).cpu() & ~done
             success[ended] = info["success"].cpu()[ended]
