@@ -1,6 +1,10 @@
-"""Success of the scripted ``LiftExpert`` over consecutive seeds: one episode per seed.
+"""Success of a task's scripted expert over consecutive seeds: one episode per seed.
 
     python scripts/expert_seeds.py --env-id FrankaLiftRandomized-v1 --seeds 64 --first-seed 0
+    python scripts/expert_seeds.py --env-id SO101PickPlace-v1 --seeds 64 --json
+
+The expert is the task's own (``simulo_envs.policies.EXPERTS``, as ``demo.py --policy expert``
+picks it); a task without one is refused before any env is built.
 
 Env ``k`` of one batch of ``--seeds`` envs runs seed ``first_seed + k``: the batch is reset with
 ``reset(seed=first_seed, options={"reconfigure": True})``, so every draw of a randomized task,
@@ -19,14 +23,21 @@ import gymnasium as gym
 import torch
 
 import simulo_envs  # noqa: F401  (registers the tasks)
-from simulo_envs.policies import LiftExpert
+from simulo_envs.policies import EXPERTS
+from simulo_envs.training.task_lookup import expert_for, resolve_task
 
 
 def run(env_id: str, seeds: int, first_seed: int) -> dict:
-    """Run one expert episode per seed; return the summary (success_rate, failing seeds, ...)."""
+    """Run one expert episode per seed; return the summary (success_rate, failing seeds, ...).
+
+    Raises ValueError (before any env is built) when the task has no scripted expert."""
+    env_id, cls = resolve_task(env_id)
+    expert_cls = expert_for(cls)
+    if expert_cls is None:
+        raise ValueError(f"{env_id} has no scripted expert (experts: {', '.join(EXPERTS)})")
     env = gym.make(env_id, num_envs=seeds, control_mode="pd_ee_delta_pos")
     base = env.unwrapped
-    expert = LiftExpert(env)
+    expert = expert_cls(env)
     _, info = env.reset(seed=first_seed, options={"reconfigure": True})
     randomization = base.randomization
     names = randomization.privileged_names if randomization is not None else []
@@ -34,7 +45,7 @@ def run(env_id: str, seeds: int, first_seed: int) -> dict:
     done = torch.zeros(seeds, dtype=torch.bool)
     values = info.get("privileged")
     while not done.all():
-        _, _, terminated, truncated, info = env.step(expert.act())
+        _, _, terminated, truncated, info = env.step(expert.act(info))
         ended = (terminated | truncated).cpu() & ~done
         success[ended] = info["success"].cpu()[ended]
         done |= ended
@@ -60,7 +71,10 @@ def main() -> None:
         parser.error("--seeds must be >= 1")
     if args.first_seed < 0:
         parser.error("--first-seed must be >= 0")
-    summary = run(args.env_id, args.seeds, args.first_seed)
+    try:
+        summary = run(args.env_id, args.seeds, args.first_seed)
+    except ValueError as error:
+        parser.error(str(error))
     for seed, row in summary["failing_values"].items():
         print(f"seed {seed} failed: {row}")
     print(f"success rate {summary['success_rate']:.4f} over {args.seeds} seeds "

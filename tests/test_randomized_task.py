@@ -2,6 +2,7 @@
 ``info["privileged"]``, and the documented ranges hold."""
 
 import gymnasium as gym
+import pytest
 import torch
 
 import simulo_envs  # noqa: F401
@@ -48,3 +49,7 @@ def test_expert_seeds_script_runs_one_episode_per_seed():
     spec.loader.exec_module(script)
     summary = script.run("FrankaLiftRandomized-v1", 2, 0)
     assert summary["success_rate"] == 1.0 and summary["failing_seeds"] == [] and summary["seeds"] == 2
+    summary = script.run("SO101PickPlace-v1", 2, 0)   # the task's own expert, not the Franka lift's
+    assert summary["success_rate"] == 1.0 and summary["env_id"] == "SO101PickPlace-v1"
+    with pytest.raises(ValueError, match="FrankaReach-v1 has no scripted expert"):
+        script.run("FrankaReach-v1", 2, 0)
