@@ -27,14 +27,20 @@ from simulo_envs.policies import EXPERTS
 from simulo_envs.training.task_lookup import expert_for, resolve_task
 
 
-def run(env_id: str, seeds: int, first_seed: int) -> dict:
-    """Run one expert episode per seed; return the summary (success_rate, failing seeds, ...).
-
-    Raises ValueError (before any env is built) when the task has no scripted expert."""
+def task_and_expert(env_id: str) -> tuple[str, type]:
+    """The registered id of ``env_id`` and its task's scripted expert class. Raises KeyError for an
+    unknown id, ValueError for a task without a scripted expert."""
     env_id, cls = resolve_task(env_id)
     expert_cls = expert_for(cls)
     if expert_cls is None:
         raise ValueError(f"{env_id} has no scripted expert (experts: {', '.join(EXPERTS)})")
+    return env_id, expert_cls
+
+
+def run(env_id: str, seeds: int, first_seed: int) -> dict:
+    """Run one expert episode per seed; return the summary (success_rate, failing seeds, ...).
+    Raises as ``task_and_expert``, before any env is built."""
+    env_id, expert_cls = task_and_expert(env_id)
     env = gym.make(env_id, num_envs=seeds, control_mode="pd_ee_delta_pos")
     base = env.unwrapped
     expert = expert_cls(env)
@@ -72,9 +78,10 @@ def main() -> None:
     if args.first_seed < 0:
         parser.error("--first-seed must be >= 0")
     try:
-        summary = run(args.env_id, args.seeds, args.first_seed)
-    except ValueError as error:
-        parser.error(str(error))
+        task_and_expert(args.env_id)
+    except (KeyError, ValueError) as error:   # an unknown id (KeyError), a task without an expert
+        parser.error(str(error.args[0]))
+    summary = run(args.env_id, args.seeds, args.first_seed)
     for seed, row in summary["failing_values"].items():
         print(f"seed {seed} failed: {row}")
     print(f"success rate {summary['success_rate']:.4f} over {args.seeds} seeds "
