@@ -15,7 +15,8 @@ Python path) so the ids it registers can be run, or name it ``--env-id my_tasks:
 ``my_tasks:MyTaskClass`` (no ``PYTHONPATH`` needed).
 
 ``--variant NAME`` makes a task of the SO table-top suite in that variant (``train``, ``heldout``,
-``heldout_<axis>``; ``docs/writing_a_task.md``); without it the task's default.
+``heldout_<axis>``; ``docs/writing_a_task.md``); without it the task's default. A variant the task
+does not have, or any variant for a task without variants, is refused before anything runs.
 
 ``--num-workers P`` (or ``auto``: the usable cores) steps the envs in P worker processes
 (``docs/scale_out.md``); the expert then reads the state it needs from ``info``.
@@ -44,7 +45,8 @@ from simulo_envs.progress import ProgressBar
 from simulo_envs.wrappers.record import RecordEpisode
 from simulo_envs.output_paths import check_output_file, error_line
 from simulo_envs.workers.sharded import ShardedEnv, num_workers_arg, resolve_num_workers
-from simulo_envs.training.task_lookup import expert_for, import_task_modules, registered_kwargs, resolve_task
+from simulo_envs.training.task_lookup import (check_variant, expert_for, import_task_modules, registered_kwargs,
+                                             resolve_task)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -82,6 +84,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     try:
         import_task_modules(args.task_module)
         args.env_id, args.env_cls = resolve_task(args.env_id)
+        check_variant(args.env_id, args.env_cls, args.variant)
         if args.video is not None:
             check_output_file(args.video, "video file")
     except (LookupError, ValueError, TypeError, ImportError) as error:
