@@ -22,6 +22,9 @@ does not have, or any variant for a task without variants, is refused before any
 (``docs/scale_out.md``); the expert then reads the state it needs from ``info``.
 
 Finished envs are reset on their own (a partial reset) until ``--episodes`` episodes are done.
+Ctrl-C (SIGINT) or SIGTERM stops the run at once: one line says how many episodes finished and
+their success so far, no video is written (nor the folder it would have made left behind), and
+the exit status is 130 (SIGINT) or 143 (SIGTERM).
 With ``--json`` the last line is one JSON object: success_rate, episodes, steps_per_second
 (env steps per second of the stepping loop, all envs together).
 """
@@ -43,7 +46,8 @@ from simulo_envs.policies import EXPERTS
 from simulo_envs.sim import sim_backend_arg
 from simulo_envs.progress import ProgressBar
 from simulo_envs.wrappers.record import RecordEpisode
-from simulo_envs.output_paths import check_output_file, error_line
+from simulo_envs.output_paths import check_output_file, error_line, missing_folders, remove_empty_folders
+from simulo_envs.training.interrupt import episodes_interrupted, exit_status, note_finished, stop_at_once
 from simulo_envs.workers.sharded import ShardedEnv, num_workers_arg, resolve_num_workers
 from simulo_envs.training.task_lookup import (check_variant, expert_for, import_task_modules, registered_kwargs,
                                              resolve_task)
@@ -125,37 +129,47 @@ def run(env_id: str, num_envs: int, episodes: int, seed: int, policy: str = "exp
     returns = torch.zeros(num_envs, device=base.device)
     finished: list[dict] = []
     steps = 0
-    bar = ProgressBar(total=episodes, desc=f"{env_id} x{num_envs}", unit="episode", disable=not progress)
-    start = time.perf_counter()
-    while len(finished) < episodes:
-        if expert is not None:
-            action = expert.act(info)
-        else:
-            action = low + (high - low) * torch.rand(num_envs, low.shape[0], generator=generator).to(base.device)
-        _, reward, terminated, truncated, info = env.step(action)
-        steps += num_envs
-        returns += reward
-        done = (terminated | truncated).nonzero().flatten().tolist()
-        for i in done:
-            if len(finished) < episodes:
-                finished.append({"env": i, "return": float(returns[i]), "success": bool(info["success"][i]),
-                                 "length": int(info["elapsed_steps"][i])})
-                bar.update(1)
-        if done:
-            returns[done] = 0
-            info = env.reset(options={"env_idx": done})[1]  # every env's info: the expert's next input
-    elapsed = time.perf_counter() - start
-    bar.close()
-    successes = sum(e["success"] for e in finished)
-    summary = {"env_id": env_id, "policy": policy, "num_envs": num_envs, "episodes": len(finished),
-               "success_rate": successes / len(finished), "steps_per_second": steps / elapsed,
-               "wall_time_s": elapsed, "per_episode": finished}
-    if report is not None:
-        report(summary)
+    bar = None
     try:
+        bar = ProgressBar(total=episodes, desc=f"{env_id} x{num_envs}", unit="episode", disable=not progress)
+        start = time.perf_counter()
+        while len(finished) < episodes:
+            if expert is not None:
+                action = expert.act(info)
+            else:
+                draw = torch.rand(num_envs, low.shape[0], generator=generator).to(base.device)
+                action = low + (high - low) * draw
+            _, reward, terminated, truncated, info = env.step(action)
+            steps += num_envs
+            returns += reward
+            done = (terminated | truncated).nonzero().flatten().tolist()
+            for i in done:
+                if len(finished) < episodes:
+                    finished.append({"env": i, "return": float(returns[i]), "success": bool(info["success"][i]),
+                                     "length": int(info["elapsed_steps"][i])})
+                    bar.update(1)
+            if done:
+                returns[done] = 0
+                info = env.reset(options={"env_idx": done})[1]  # every env's info: the expert's next input
+        elapsed = time.perf_counter() - start
+        bar.close()
+        successes = sum(e["success"] for e in finished)
+        summary = {"env_id": env_id, "policy": policy, "num_envs": num_envs, "episodes": len(finished),
+                   "success_rate": successes / len(finished), "steps_per_second": steps / elapsed,
+                   "wall_time_s": elapsed, "per_episode": finished}
+        if report is not None:
+            report(summary)
         if video:
             env.flush_video(name=os.path.splitext(os.path.basename(video))[0])
+    except BaseException as stop:   # an error or a stop signal: no partial video, the finished episodes noted
+        if isinstance(stop, KeyboardInterrupt):
+            note_finished(stop, [e["success"] for e in finished])
+        if video:
+            env.discard()
+        raise
     finally:
+        if bar is not None:
+            bar.close()
         env.close()
     return summary
 
@@ -172,13 +186,21 @@ def main(argv=None) -> None:
               f"{summary['steps_per_second']:.0f} env steps/s; {summary['wall_time_s']:.1f} s")
         sys.stdout.flush()
 
+    made = missing_folders(os.path.dirname(os.path.abspath(args.video))) if args.video else []
     try:
-        summary = run(args.env_id, args.num_envs, episodes, args.seed, args.policy, video=args.video,
-                      sim_backend=args.sim_backend, num_workers=args.num_workers, report=report,
-                      variant=args.variant)
+        with stop_at_once():
+            summary = run(args.env_id, args.num_envs, episodes, args.seed, args.policy, video=args.video,
+                          sim_backend=args.sim_backend, num_workers=args.num_workers, report=report,
+                          variant=args.variant)
+    except KeyboardInterrupt as stop:   # Ctrl-C or SIGTERM: one line, the folder it made taken back
+        remove_empty_folders(made)
+        print(episodes_interrupted(stop, episodes) + (f"; no video written ({args.video})" if args.video else ""),
+              file=sys.stderr, flush=True)
+        sys.exit(exit_status(getattr(stop, "signal_name", "SIGINT")))
     except (OSError, RuntimeError) as error:
         if not args.video:
             raise
+        remove_empty_folders(made)
         sys.exit(f"demo.py: error: the video could not be written to {args.video}: {error}")
     if args.video:
         print(f"video: {os.path.abspath(args.video)}")

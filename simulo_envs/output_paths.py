@@ -14,7 +14,8 @@ import os
 import tempfile
 from typing import Iterable
 
-__all__ = ["error_line", "OutputError", "check_output_dir", "check_output_file", "check_not_foreign_dir"]
+__all__ = ["error_line", "OutputError", "check_output_dir", "check_output_file", "check_not_foreign_dir",
+           "missing_folders", "remove_empty_folders"]
 
 
 class OutputError(ValueError):
@@ -88,6 +89,30 @@ def check_output_file(path: str, what: str = "output file") -> str:
         except OSError as error:
             raise OutputError(f"cannot write {what} {path!r}: {error.strerror or error}") from None
     return path
+
+
+def missing_folders(path: str) -> list[str]:
+    """The folders that making folder ``path`` (with its parents) would create: ``path`` and its
+    missing parents, deepest first, as absolute paths; ``[]`` when it exists. Taken before a run,
+    they let ``remove_empty_folders`` take back what a run stopped midway made and left empty."""
+    folders = []
+    folder = os.path.abspath(path)
+    while not os.path.exists(folder) and os.path.dirname(folder) != folder:
+        folders.append(folder)
+        folder = os.path.dirname(folder)
+    return folders
+
+
+def remove_empty_folders(folders: Iterable[str]) -> None:
+    """Remove each of ``folders`` (deepest first, as ``missing_folders`` lists them) that exists
+    and is empty; stop at the first that holds something (it and its parents stay)."""
+    for folder in folders:
+        if not os.path.isdir(folder):
+            continue
+        try:
+            os.rmdir(folder)
+        except OSError:   # not empty (or not ours to remove): it and its parents stay
+            return
 
 
 def error_line(error: BaseException) -> str:

@@ -21,6 +21,7 @@ import torch
 from simulo_envs.datasets.scene_cli import check_policy_reads_cameras, check_policy_sees_randomization
 from simulo_envs.envs.provenance import file_sha256, provenance
 from simulo_envs.progress import ProgressBar
+from simulo_envs.training.interrupt import note_finished
 from simulo_envs.training.task_lookup import import_task_modules, registered_kwargs, resolve_task
 
 __all__ = ["read_checkpoint", "is_sb3_checkpoint", "load_policy", "evaluate", "record_policy_video"]
@@ -214,7 +215,9 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
     the one the checkpoint's task was trained with; ``BaseEnv``'s keyword). ``"per_episode"``
     lists ``(seed, success_once, success_at_end, return, length)`` of each episode, in seed order;
     ``"provenance"`` is what reproduces the result (``simulo_envs.envs.provenance``: software
-    versions, repository commit, the env's settings, the seeds, the checkpoint's SHA-256).
+    versions, repository commit, the env's settings, the seeds, the checkpoint's SHA-256). A
+    ``KeyboardInterrupt`` (or ``StopSignal``) passing through carries the successes of the
+    episodes finished before it (``interrupt.note_finished``).
 
     Raises:
         ValueError: ``episodes``, ``max_envs`` or ``max_episode_steps`` < 1; as ``load_policy``.
@@ -233,15 +236,22 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
                         seeds=range(seed, seed + episodes), checkpoint=os.path.abspath(checkpoint),
                         checkpoint_sha256=file_sha256(checkpoint), max_envs=max_envs, num_workers=num_workers,
                         full_episodes=bool(full_episodes))
-    bar = ProgressBar(total=episodes, unit="episode", desc=f"evaluating {infos['env_id']}", disable=not progress)
+    tally: list[bool] = []   # success of each finished episode, in the order they end
+    bar = None
     try:
+        bar = ProgressBar(total=episodes, unit="episode", desc=f"evaluating {infos['env_id']}",
+                          disable=not progress)
         while len(results) < episodes:
             if results:
                 env.reset(seed=seed + len(results), options={"reconfigure": True} if isolate else None)
             batch = min(env.num_envs, episodes - len(results))
-            results.extend(_run_episodes(env, policy, batch, bar))
+            results.extend(_run_episodes(env, policy, batch, bar, tally))
+    except KeyboardInterrupt as stop:   # Ctrl-C, or a script's StopSignal: what was done so far
+        note_finished(stop, tally)
+        raise
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()
         env.close()
     n = len(results)
     columns = list(zip(*results))
@@ -252,8 +262,9 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
             "per_episode": [[seed + k, *row] for k, row in enumerate(results)], "provenance": record}
 
 
-def _run_episodes(env, policy, count: int, bar) -> list[tuple[bool, bool, float, int]]:
-    """Step until envs ``0 .. count-1`` have each finished one episode; their statistics in env order."""
+def _run_episodes(env, policy, count: int, bar, tally: list) -> list[tuple[bool, bool, float, int]]:
+    """Step until envs ``0 .. count-1`` have each finished one episode; their statistics in env
+    order. ``tally`` gets the success of each episode as it ends."""
     finished = torch.zeros(env.num_envs, dtype=torch.bool)
     wanted = torch.arange(env.num_envs) < count
     rows: dict[int, tuple[bool, bool, float, int]] = {}
@@ -268,6 +279,7 @@ def _run_episodes(env, policy, count: int, bar) -> list[tuple[bool, bool, float,
                 for i in new.nonzero().flatten().tolist():
                     rows[i] = (bool(episode["success_once"][i]), bool(episode["success_at_end"][i]),
                                float(episode["return"][i]), int(episode["length"][i]))
+                    tally.append(rows[i][0])
                 finished |= info["_final_info"].cpu()
                 bar.update(int(new.sum()))
     return [rows[i] for i in range(count)]
@@ -311,5 +323,8 @@ def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed
                 if "_final_info" in info:
                     finished |= info["_final_info"].cpu()
         return recorder.flush_video(name=infos["env_id"].replace(":", "."))
+    except BaseException:   # an error or Ctrl-C midway: close() writes no partial video
+        recorder.discard()
+        raise
     finally:
         env.close()
