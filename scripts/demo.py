@@ -5,7 +5,8 @@
     python scripts/demo.py --policy expert --num-envs 16 --episodes 64 --seed 0 --json
 
 ``--video PATH.mp4`` records the rollout (``make demo`` writes ``videos/FrankaLift-v1.mp4``); its
-folder is checked writable before anything runs.
+folder is checked writable before anything runs, and made if missing when the folder above it
+exists (a path whose first folders do not exist, a typo, is refused).
 ``--policy expert`` is the task's scripted expert (``simulo_envs.policies.EXPERTS``, one per task
 but FrankaReach-v1; a task of your own that subclasses one of them gets its expert) and runs the
 env in ``pd_ee_delta_pos``; ``--policy random`` uses the env's default control mode.
@@ -64,7 +65,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--policy", choices=["expert", "random"], default="expert")
     parser.add_argument("--video", default=None, metavar="PATH.mp4",
-                        help="record the rollout (all envs tiled, 256x256 each) to this mp4")
+                        help="record the rollout (all envs tiled, 256x256 each) to this mp4 (its folder is made if "
+                             "missing, in an existing folder)")
     parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
     parser.add_argument("--variant", default=None, metavar="NAME",
                         help="the task's variant (SO table-top suite: train, heldout, heldout_<axis>); default: the task's")

@@ -56,7 +56,9 @@ image policy reads its own image size: another ``--camera-size`` is refused; a s
 image: ``--camera-size`` is refused for it (it would change nothing).
 
 ``--device`` and every output (``--video-dir``, ``--csv``) are checked before anything is
-evaluated; each result is printed as soon as it is computed, before the video and the CSV file
+evaluated: a missing ``--video-dir`` is made with its parents, the missing folder of ``--csv``
+only in an existing folder (``--csv results/x.csv`` makes ``results``; a path whose first folders
+do not exist, a typo, is refused), and no new folder at the file system's root. Each result is printed as soon as it is computed, before the video and the CSV file
 are written. A checkpoint trained on a GPU evaluates on ``--device cpu``.
 
 Ctrl-C (SIGINT) or SIGTERM stops the evaluation at once: one line says how many episodes of the
@@ -105,7 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "end says whether the success still holds at the last step")
     parser.add_argument("--task-module", action="append", default=[], metavar="MODULE",
                         help="import MODULE first (it registers your tasks); repeatable")
-    parser.add_argument("--video-dir", default=None, help="also write a video of the policy (4 envs, tiled) here")
+    parser.add_argument("--video-dir", default=None,
+                        help="also write a video of the policy (4 envs, tiled) here (made with its parents if missing)")
     parser.add_argument("--video-full-episodes", action="store_true",
                         help="film every episode to the time limit (the clip otherwise ends at each env's first success)")
     parser.add_argument("--max-episode-steps", type=int, default=None, metavar="N",
@@ -120,7 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "depend on --max-envs at float-rounding level (default: one system per env, exact)")
     add_scene_options(parser)
     parser.add_argument("--json", action="store_true", help="print each summary as one JSON line")
-    parser.add_argument("--csv", default=None, help="write one row per checkpoint to this CSV file")
+    parser.add_argument("--csv", default=None,
+                        help="write one row per checkpoint to this CSV file (its folder is made if missing, in an "
+                             "existing folder)")
     parser.add_argument("--no-progress", action="store_true")
     return parser
 
