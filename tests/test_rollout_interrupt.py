@@ -4,7 +4,6 @@ half-written (no CSV file or video, no folder the run made for them, no hidden p
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import signal
@@ -20,16 +19,9 @@ import simulo_envs.training.evaluation as evaluation  # noqa: E402
 from simulo_envs.output_paths import missing_folders, remove_empty_folders  # noqa: E402
 from simulo_envs.progress import ProgressBar  # noqa: E402
 from simulo_envs.training.interrupt import StopSignal, episodes_interrupted, note_finished  # noqa: E402
+from script_runs import ROOT, load_script  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CHECKPOINT = os.path.join(ROOT, "tasks", "franka_lift_ppo.pt")   # FrankaLift-v1: 9-step episodes, all succeed
-
-
-def load_script(name: str):
-    spec = importlib.util.spec_from_file_location(f"script_{name}", os.path.join(ROOT, "scripts", f"{name}.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def signal_after_episodes(monkeypatch, module, number: int, episodes: int) -> None:
@@ -87,7 +79,7 @@ def test_evaluate_stopped_by_a_signal_says_what_finished_and_writes_nothing(tmp_
 def test_demo_stopped_by_a_signal_leaves_no_video_nor_the_folder_it_made(tmp_path, capsys, monkeypatch):
     demo = load_script("demo")
     signal_after_episodes(monkeypatch, demo, signal.SIGTERM, 2)
-    video = tmp_path / "videos" / "deeper" / "demo.mp4"
+    video = tmp_path / "videos" / "demo.mp4"
     with pytest.raises(SystemExit) as stopped:
         demo.main(["--num-envs", "1", "--episodes", "5", "--policy", "random", "--env-id", "FrankaReach-v1",
                    "--video", str(video)])

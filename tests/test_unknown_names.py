@@ -5,9 +5,7 @@ of the scripts."""
 
 from __future__ import annotations
 
-import importlib.util
 import multiprocessing
-import os
 
 import gymnasium as gym
 import pytest
@@ -16,15 +14,8 @@ import simulo_envs
 from simulo_envs.envs.env_keywords import check_env_keywords, did_you_mean, env_keywords
 from simulo_envs.tasks.franka_reach import FrankaReachEnv
 from simulo_envs.workers.sharded import ShardedEnv
+from script_runs import load_script
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def load_script(name: str):
-    spec = importlib.util.spec_from_file_location(f"script_{name}", os.path.join(ROOT, "scripts", f"{name}.py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def usage_error(capsys, main, argv) -> str:

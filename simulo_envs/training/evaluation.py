@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import os
 import zipfile
 from typing import Any, Callable, Optional, Union
@@ -67,6 +68,31 @@ def read_checkpoint(checkpoint: str, device: str = "cpu") -> dict:
     if infos["env_id"] not in REGISTERED and ":" not in infos["env_id"] and module:
         import_task_modules([module])
     return infos
+
+
+_PROJECT_LIBRARIES = ("rsl_rl", "tensordict", "stable_baselines3")
+"""What the checkpoints of scripts/train.py and scripts/train_sb3.py need to run: the project's venv
+has them (``make setup``), the LeRobot venv does not."""
+
+
+def _in_project_venv(function: Callable) -> Callable:
+    """``function(checkpoint, ...)``, whose ``ModuleNotFoundError`` for one of ``_PROJECT_LIBRARIES``
+    (in the LeRobot venv, say) becomes an ``ImportError`` saying what the checkpoint is and that it
+    runs in the project's venv, as ``lerobot_policies.by_policy_folder`` says the opposite."""
+
+    @functools.wraps(function)
+    def run(checkpoint: str, *args, **kwargs):
+        try:
+            return function(checkpoint, *args, **kwargs)
+        except ModuleNotFoundError as error:
+            if (error.name or "").partition(".")[0] not in _PROJECT_LIBRARIES:
+                raise
+            kind = ("a Stable-Baselines3 checkpoint of scripts/train_sb3.py" if is_sb3_checkpoint(checkpoint) else
+                    "a PPO checkpoint of scripts/train.py")
+            raise ImportError(f"{checkpoint} is {kind}: evaluate it in the project's venv (`make setup`, then "
+                              f"`.venv/bin/python scripts/evaluate.py --checkpoint {checkpoint}`); here: "
+                              f"{error}") from None
+    return run
 
 
 def _policy(env, infos: dict, checkpoint: str, device: str) -> Callable:
@@ -189,6 +215,7 @@ def row_by_row(policy: Callable) -> Callable:
     return act
 
 
+@_in_project_venv
 def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int = 100, device: str = "cpu",
              progress: bool = False, full_episodes: bool = False,
              num_workers: Union[int, str] = 1, env_kwargs: Optional[dict] = None,
@@ -221,6 +248,8 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
 
     Raises:
         ValueError: ``episodes``, ``max_envs`` or ``max_episode_steps`` < 1; as ``load_policy``.
+        ImportError: rsl-rl-lib or Stable-Baselines3 is not installed here (the LeRobot venv): the
+            message says what the checkpoint is and how to run it in the project's venv.
     """
     for name, value in (("episodes", episodes), ("max_envs", max_envs)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -285,6 +314,7 @@ def _run_episodes(env, policy, count: int, bar, tally: list) -> list[tuple[bool,
     return [rows[i] for i in range(count)]
 
 
+@_in_project_venv
 def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed: int = 10_000,
                         device: str = "cpu", size: int = 256, full_episodes: bool = False,
                         env_kwargs: Optional[dict] = None, max_episode_steps: Optional[int] = None) -> str:
