@@ -20,3 +20,5 @@ from simulo_envs.tasks.so100_lift_ppo import TRAIN_CONFIG as _SO100_LIFT
 TRAIN_CONFIG = copy.deepcopy(_SO100_LIFT)
 TRAIN_CONFIG["total_timesteps"] = 966_400   # 151 iterations of 128 envs x 50 steps
 TRAIN_CONFIG["runner"]["algorithm"]["num_mini_batches"] = 8
+TRAIN_CONFIG["runner"]["actor"]["hidden_dims"] = [128, 128, 128]
+TRAIN_CONFIG["runner"]["critic"]["hidden_dims"] = [128, 128, 128]

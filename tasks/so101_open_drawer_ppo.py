@@ -23,3 +23,6 @@ import copy
 from simulo_envs.tasks.so101_lift_ppo import TRAIN_CONFIG as _SO101_LIFT
 
 TRAIN_CONFIG = copy.deepcopy(_SO101_LIFT)
+# measured with 3 x 256-unit networks, as SO101Lift-v1's recipe first had
+TRAIN_CONFIG["runner"]["actor"]["hidden_dims"] = [256, 256, 256]
+TRAIN_CONFIG["runner"]["critic"]["hidden_dims"] = [256, 256, 256]
