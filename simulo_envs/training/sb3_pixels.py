@@ -31,8 +31,11 @@ Networks (``PixelEncoder``, ``PixelSACPolicy``):
 
 Settings (``PIXEL_DEFAULTS``; the reasons, measured on this project's 2-core CPU, are in
 ``docs/visual_policies.md``, "Pixel SAC from scratch"): 32 x 32 images (the task's cube spans 2-3
-pixels in FrankaLift-v1's front camera; 16 x 16 leaves it one), a shift of 2 pixels (DrQ's 4 at
-84 pixels, scaled), minibatches of 256, 1/8 gradient step per env step (4 after each step of 32
+pixels in FrankaLift-v1's front camera; 16 x 16 leaves it one), two convolutions of 16 and 32
+channels (a third, or 32 channels first, costs 20-60 % more per gradient step, most of which is
+the encoder's), a shift of 2 pixels (DrQ's 4 at 84 pixels, scaled), minibatches of 128 (a
+gradient step on 256 costs about twice as much) and the state SAC's 1/4 gradient step per env
+step (8 after each step of 32
 envs), a replay buffer of 300,000 transitions (uint8 images: about 2 GB at 32 x 32), the rest as
 the state SAC (``OFF_POLICY_DEFAULTS``). Low resolution as the main lever for speed follows Squint
 (Almuzairee et al. 2025, "Squint: Fast Visual Reinforcement Learning for Sim-to-Real Robotics").
@@ -61,11 +64,11 @@ PROPRIO, STATE = "proprio", "state"
 PIXEL_DEFAULTS = {
     "camera_size": (32, 32),          # [px] width, height of every sensor camera
     "shift": 2,                       # random-shift pad [px] during gradient steps
-    "channels": (32, 32, 32),         # ConvEncoder: 3x3 stride-2 convolutions
+    "channels": (16, 32),             # ConvEncoder: 3x3 stride-2 convolutions
     "feature_dim": 50,                # per camera, after LayerNorm + tanh (DrQ's 50)
     "buffer_size": 300_000,           # transitions
-    "batch_size": 256,                # transitions per gradient step
-    "updates_per_env_step": 0.125,    # gradient steps per env step (update-to-data ratio)
+    "batch_size": 128,                # transitions per gradient step
+    "updates_per_env_step": 0.25,     # gradient steps per env step (update-to-data ratio)
 }
 """The pixel SAC settings (the module docstring gives their sources)."""
 
@@ -122,7 +125,7 @@ class PixelEncoder(BaseFeaturesExtractor):
     """
 
     def __init__(self, observation_space: spaces.Dict, cameras: Optional[Sequence[str]] = None, shift: int = 2,
-                 channels: Sequence[int] = (32, 32, 32), feature_dim: int = 50):
+                 channels: Sequence[int] = (16, 32), feature_dim: int = 50):
         if cameras is None:
             cameras = [key for key, space in observation_space.spaces.items() if space.dtype == np.uint8]
         for name in cameras:
@@ -217,7 +220,8 @@ class SB3PixelVecEnv(SB3VecEnv):
         if base.obs_mode not in self.OBS_MODES:
             raise ValueError(f"pixel SAC needs obs_mode in {self.OBS_MODES}, got {base.obs_mode!r}")
         self.with_state = base.obs_mode == "rgb+state_dict"
-        self.proprio_keys = tuple(base.image_obs_extra)
+        # (envs in worker processes: the task's class attribute, read from the class they run)
+        self.proprio_keys = tuple(base.image_obs_extra if hasattr(base, "image_obs_extra") else base.env_cls.image_obs_extra)
         space = self.venv.single_observation_space
         self.cameras = [name for name, textures in space["sensor_data"].spaces.items() if "rgb" in textures.spaces]
         width = {key: _width(leaf) for group in ("agent", "extra") for key, leaf in _leaves(space[group], group)}
