@@ -46,6 +46,16 @@ signal stop the training after the step of the envs under way (that step is not 
 counted). ``--resume`` continues from ``model.zip`` (the networks, optimizers and
 counts; the replay buffer is not saved, so it is refilled with 4,000 env steps of random actions
 first). ``scripts/evaluate.py`` reads the algorithm from ``model.zip``.
+
+``--algo sac --obs-mode rgb`` trains SAC from the task's camera images (``--camera-size W H``,
+default 32 x 32) and the robot's proprioception: a small convolutional encoder with LayerNorm and
+DrQ's random shift in gradient steps (``simulo_envs/training/sb3_pixels.py`` gives its settings and
+their sources); ``--asymmetric-critic`` lets the critics read the task's full state while the actor
+reads images. ``model.zip`` records it all, and ``scripts/evaluate.py`` runs the actor alone on
+images. Camera options without ``--obs-mode rgb``, and ``--obs-mode rgb`` with another algorithm,
+are refused before anything is built; a resumed run keeps what its policy reads.
+
+    python scripts/train_sb3.py --algo sac --obs-mode rgb --asymmetric-critic --env-id FrankaLift-v1 --max-minutes 60
 """
 
 from __future__ import annotations
