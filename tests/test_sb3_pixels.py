@@ -43,7 +43,8 @@ def policy(asymmetric: bool) -> PixelSACPolicy:
 def test_the_asymmetric_critic_reads_the_state_and_the_actor_the_images_and_proprioception():
     model = policy(asymmetric=True)
     model.set_training_mode(False)
-    assert isinstance(model.critic.features_extractor, StateExtractor) and model.critic.features_extractor.features_dim == 7
+    assert isinstance(model.critic.features_extractor, StateExtractor)
+    assert model.critic.features_extractor.features_dim == 7
     assert isinstance(model.critic_target.features_extractor, StateExtractor)
     assert model.actor.features_extractor.features_dim == 6 + 5   # one camera's features, then proprio
     obs, action = batch(0), torch.zeros(4, 2)
@@ -116,7 +117,8 @@ def test_a_tiny_pixel_run_saves_and_evaluates_from_images_alone(tmp_path, capsys
     assert out[1].startswith("trained 16 env steps and 4 gradient steps in ")   # after steps 5 .. 8 of the envs
     assert table(log_dir)[-1]["env_steps"] == "16"
     run = json.loads((log_dir / "run.json").read_text())
-    assert run["hyperparameters"]["buffer_size"] == 64 and "'critic_reads_state': True" in run["hyperparameters"]["policy_kwargs"]
+    settings = run["hyperparameters"]
+    assert settings["buffer_size"] == 64 and "'critic_reads_state': True" in settings["policy_kwargs"]
     path = str(log_dir / "model.zip")
     load_script("evaluate").main(["--checkpoint", path, "--episodes", "2", "--max-episode-steps", "5", "--json"])
     summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])

@@ -144,7 +144,8 @@ def load_policy(checkpoint: str, num_envs: int, seed: int, device: str = "cpu", 
     trained = config.get("env_kwargs", {}).get("sensor_configs")
     if env_kwargs and env_kwargs.get("sensor_configs") and config is not infos["train_config"] \
             and env_kwargs["sensor_configs"] != trained:
-        raise ValueError(f"the {'actor' if config.get('pixels') else 'student'} reads camera images of {trained}; it cannot be evaluated with "
+        reader = "actor" if config.get("pixels") else "student"
+        raise ValueError(f"the {reader} reads camera images of {trained}; it cannot be evaluated with "
                          f"{env_kwargs['sensor_configs']}")
     if env_kwargs:
         config = {**config, "env_kwargs": {**config.get("env_kwargs", {}), **env_kwargs}}

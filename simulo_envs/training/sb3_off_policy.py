@@ -130,7 +130,8 @@ class OffPolicyPlan(TrainPlan):
         pixels = self.config.get("pixels")
         what = "" if not pixels else (f" from {'x'.join(map(str, pixels['camera_size']))} camera images"
                                       f"{' (critics on the state)' if pixels['asymmetric_critic'] else ''}")
-        text = (f"{self.env_id}{what}: {self.env_steps:,} env steps = {self.iterations:,} steps of {self.num_envs} envs, "
+        text = (f"{self.env_id}{what}: {self.env_steps:,} env steps = {self.iterations:,} steps of {self.num_envs} "
+                f"envs, "
                 f"each followed by {g} gradient step{'s' if g != 1 else ''} of {d['batch_size']} transitions from "
                 f"env step {d['learning_starts']:,} on")
         return text + self.rounding()

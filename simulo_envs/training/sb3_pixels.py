@@ -221,7 +221,8 @@ class SB3PixelVecEnv(SB3VecEnv):
             raise ValueError(f"pixel SAC needs obs_mode in {self.OBS_MODES}, got {base.obs_mode!r}")
         self.with_state = base.obs_mode == "rgb+state_dict"
         # (envs in worker processes: the task's class attribute, read from the class they run)
-        self.proprio_keys = tuple(base.image_obs_extra if hasattr(base, "image_obs_extra") else base.env_cls.image_obs_extra)
+        task = base if hasattr(base, "image_obs_extra") else base.env_cls
+        self.proprio_keys = tuple(task.image_obs_extra)
         space = self.venv.single_observation_space
         self.cameras = [name for name, textures in space["sensor_data"].spaces.items() if "rgb" in textures.spaces]
         width = {key: _width(leaf) for group in ("agent", "extra") for key, leaf in _leaves(space[group], group)}
