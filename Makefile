@@ -52,7 +52,8 @@ lerobot-setup: $(LEROBOT_STAMP)
 
 $(LEROBOT_STAMP): pyproject.toml Makefile $(addsuffix /pyproject.toml,$(LEROBOT_PLUGINS))
 	@test -x $(LEROBOT_BIN)/python || PYENV_VERSION=$(LEROBOT_PYENV) $(LEROBOT_PYTHON) -m venv $(LEROBOT_VENV) \
-		|| (echo "[lerobot-setup] LeRobot 0.6 needs Python 3.12: put python3.12 on PATH or set LEROBOT_PYTHON" >&2; exit 1)
+		|| (echo "[lerobot-setup] LeRobot 0.6 needs Python 3.12: put python3.12 on PATH or set LEROBOT_PYTHON" >&2; \
+		    echo "[lerobot-setup] (make test-main runs the main test suite alone, without the LeRobot venv)" >&2; exit 1)
 	@echo "[lerobot-setup] installing LeRobot 0.6.1, torch 2.11, simulo-envs and the plugins into $(LEROBOT_VENV) (log: $(LEROBOT_VENV)/setup.log)"
 	@$(LEROBOT_BIN)/python -m pip install -q --upgrade pip > $(LEROBOT_VENV)/setup.log 2>&1 || (cat $(LEROBOT_VENV)/setup.log; exit 1)
 	@$(LEROBOT_BIN)/pip install -q $(LEROBOT_PINS) -e '.[datasets]' $(addprefix -e ,$(LEROBOT_PLUGINS)) 'pytest>=8' \

@@ -43,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--splits", nargs="+", default=["train", "heldout"], choices=sorted(FIRST_SEEDS))
     parser.add_argument("--episodes", type=int, default=50, help="episodes per task and split")
     parser.add_argument("--device", default="cpu", help="where a checkpoint's policy runs")
-    parser.add_argument("--out", default=None, help="write benchmark_suite.json and benchmark_suite.md here")
+    parser.add_argument("--out", default=None,
+                        help="write benchmark_suite.json and benchmark_suite.md here (made with its parents if missing)")
     return parser
 
 

@@ -67,7 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     cli.add_camera_size_option(parser)
     add_randomization_option(parser)
     parser.add_argument("--format", choices=("lerobot", "hdf5"), default="lerobot")
-    parser.add_argument("--out", required=True, help="dataset folder (new or empty; with --append, a dataset)")
+    parser.add_argument("--out", required=True,
+                        help="dataset folder (new or empty; with --append, a dataset; made with its parents if missing)")
     parser.add_argument("--append", action="store_true", help="add episodes to the dataset in --out")
     parser.add_argument("--keep-failures", action="store_true", help="also write episodes that fail")
     parser.add_argument("--max-tries", type=int, default=None,

@@ -5,7 +5,8 @@
     python scripts/demo.py --policy expert --num-envs 16 --episodes 64 --seed 0 --json
 
 ``--video PATH.mp4`` records the rollout (``make demo`` writes ``videos/FrankaLift-v1.mp4``); its
-folder is checked writable before anything runs.
+folder is checked writable before anything runs, and made if missing when the folder above it
+exists (a path whose first folders do not exist, a typo, is refused).
 ``--policy expert`` is the task's scripted expert (``simulo_envs.policies.EXPERTS``, one per task
 but FrankaReach-v1; a task of your own that subclasses one of them gets its expert) and runs the
 env in ``pd_ee_delta_pos``; ``--policy random`` uses the env's default control mode.
@@ -15,12 +16,16 @@ Python path) so the ids it registers can be run, or name it ``--env-id my_tasks:
 ``my_tasks:MyTaskClass`` (no ``PYTHONPATH`` needed).
 
 ``--variant NAME`` makes a task of the SO table-top suite in that variant (``train``, ``heldout``,
-``heldout_<axis>``; ``docs/writing_a_task.md``); without it the task's default.
+``heldout_<axis>``; ``docs/writing_a_task.md``); without it the task's default. A variant the task
+does not have, or any variant for a task without variants, is refused before anything runs.
 
 ``--num-workers P`` (or ``auto``: the usable cores) steps the envs in P worker processes
 (``docs/scale_out.md``); the expert then reads the state it needs from ``info``.
 
 Finished envs are reset on their own (a partial reset) until ``--episodes`` episodes are done.
+Ctrl-C (SIGINT) or SIGTERM stops the run at once: one line says how many episodes finished and
+their success so far, no video is written (nor the folder it would have made left behind), and
+the exit status is 130 (SIGINT) or 143 (SIGTERM).
 With ``--json`` the last line is one JSON object: success_rate, episodes, steps_per_second
 (env steps per second of the stepping loop, all envs together).
 """
@@ -42,9 +47,11 @@ from simulo_envs.policies import EXPERTS
 from simulo_envs.sim import sim_backend_arg
 from simulo_envs.progress import ProgressBar
 from simulo_envs.wrappers.record import RecordEpisode
-from simulo_envs.output_paths import check_output_file, error_line
+from simulo_envs.output_paths import check_output_file, error_line, missing_folders, remove_empty_folders
+from simulo_envs.training.interrupt import episodes_interrupted, exit_status, note_finished, stop_at_once
 from simulo_envs.workers.sharded import ShardedEnv, num_workers_arg, resolve_num_workers
-from simulo_envs.training.task_lookup import expert_for, import_task_modules, registered_kwargs, resolve_task
+from simulo_envs.training.task_lookup import (check_variant, expert_for, import_task_modules, registered_kwargs,
+                                             resolve_task)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -58,7 +65,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--policy", choices=["expert", "random"], default="expert")
     parser.add_argument("--video", default=None, metavar="PATH.mp4",
-                        help="record the rollout (all envs tiled, 256x256 each) to this mp4")
+                        help="record the rollout (all envs tiled, 256x256 each) to this mp4 (its folder is made if "
+                             "missing, in an existing folder)")
     parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
     parser.add_argument("--variant", default=None, metavar="NAME",
                         help="the task's variant (SO table-top suite: train, heldout, heldout_<axis>); default: the task's")
@@ -82,6 +90,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     try:
         import_task_modules(args.task_module)
         args.env_id, args.env_cls = resolve_task(args.env_id)
+        check_variant(args.env_id, args.env_cls, args.variant)
         if args.video is not None:
             check_output_file(args.video, "video file")
     except (LookupError, ValueError, TypeError, ImportError) as error:
@@ -122,37 +131,47 @@ def run(env_id: str, num_envs: int, episodes: int, seed: int, policy: str = "exp
     returns = torch.zeros(num_envs, device=base.device)
     finished: list[dict] = []
     steps = 0
-    bar = ProgressBar(total=episodes, desc=f"{env_id} x{num_envs}", unit="episode", disable=not progress)
-    start = time.perf_counter()
-    while len(finished) < episodes:
-        if expert is not None:
-            action = expert.act(info)
-        else:
-            action = low + (high - low) * torch.rand(num_envs, low.shape[0], generator=generator).to(base.device)
-        _, reward, terminated, truncated, info = env.step(action)
-        steps += num_envs
-        returns += reward
-        done = (terminated | truncated).nonzero().flatten().tolist()
-        for i in done:
-            if len(finished) < episodes:
-                finished.append({"env": i, "return": float(returns[i]), "success": bool(info["success"][i]),
-                                 "length": int(info["elapsed_steps"][i])})
-                bar.update(1)
-        if done:
-            returns[done] = 0
-            info = env.reset(options={"env_idx": done})[1]  # every env's info: the expert's next input
-    elapsed = time.perf_counter() - start
-    bar.close()
-    successes = sum(e["success"] for e in finished)
-    summary = {"env_id": env_id, "policy": policy, "num_envs": num_envs, "episodes": len(finished),
-               "success_rate": successes / len(finished), "steps_per_second": steps / elapsed,
-               "wall_time_s": elapsed, "per_episode": finished}
-    if report is not None:
-        report(summary)
+    bar = None
     try:
+        bar = ProgressBar(total=episodes, desc=f"{env_id} x{num_envs}", unit="episode", disable=not progress)
+        start = time.perf_counter()
+        while len(finished) < episodes:
+            if expert is not None:
+                action = expert.act(info)
+            else:
+                draw = torch.rand(num_envs, low.shape[0], generator=generator).to(base.device)
+                action = low + (high - low) * draw
+            _, reward, terminated, truncated, info = env.step(action)
+            steps += num_envs
+            returns += reward
+            done = (terminated | truncated).nonzero().flatten().tolist()
+            for i in done:
+                if len(finished) < episodes:
+                    finished.append({"env": i, "return": float(returns[i]), "success": bool(info["success"][i]),
+                                     "length": int(info["elapsed_steps"][i])})
+                    bar.update(1)
+            if done:
+                returns[done] = 0
+                info = env.reset(options={"env_idx": done})[1]  # every env's info: the expert's next input
+        elapsed = time.perf_counter() - start
+        bar.close()
+        successes = sum(e["success"] for e in finished)
+        summary = {"env_id": env_id, "policy": policy, "num_envs": num_envs, "episodes": len(finished),
+                   "success_rate": successes / len(finished), "steps_per_second": steps / elapsed,
+                   "wall_time_s": elapsed, "per_episode": finished}
+        if report is not None:
+            report(summary)
         if video:
             env.flush_video(name=os.path.splitext(os.path.basename(video))[0])
+    except BaseException as stop:   # an error or a stop signal: no partial video, the finished episodes noted
+        if isinstance(stop, KeyboardInterrupt):
+            note_finished(stop, [e["success"] for e in finished])
+        if video:
+            env.discard()
+        raise
     finally:
+        if bar is not None:
+            bar.close()
         env.close()
     return summary
 
@@ -169,13 +188,21 @@ def main(argv=None) -> None:
               f"{summary['steps_per_second']:.0f} env steps/s; {summary['wall_time_s']:.1f} s")
         sys.stdout.flush()
 
+    made = missing_folders(os.path.dirname(os.path.abspath(args.video))) if args.video else []
     try:
-        summary = run(args.env_id, args.num_envs, episodes, args.seed, args.policy, video=args.video,
-                      sim_backend=args.sim_backend, num_workers=args.num_workers, report=report,
-                      variant=args.variant)
+        with stop_at_once():
+            summary = run(args.env_id, args.num_envs, episodes, args.seed, args.policy, video=args.video,
+                          sim_backend=args.sim_backend, num_workers=args.num_workers, report=report,
+                          variant=args.variant)
+    except KeyboardInterrupt as stop:   # Ctrl-C or SIGTERM: one line, the folder it made taken back
+        remove_empty_folders(made)
+        print(episodes_interrupted(stop, episodes) + (f"; no video written ({args.video})" if args.video else ""),
+              file=sys.stderr, flush=True)
+        sys.exit(exit_status(getattr(stop, "signal_name", "SIGINT")))
     except (OSError, RuntimeError) as error:
         if not args.video:
             raise
+        remove_empty_folders(made)
         sys.exit(f"demo.py: error: the video could not be written to {args.video}: {error}")
     if args.video:
         print(f"video: {os.path.abspath(args.video)}")

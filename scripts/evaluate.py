@@ -56,8 +56,15 @@ image policy reads its own image size: another ``--camera-size`` is refused; a s
 image: ``--camera-size`` is refused for it (it would change nothing).
 
 ``--device`` and every output (``--video-dir``, ``--csv``) are checked before anything is
-evaluated; each result is printed as soon as it is computed, before the video and the CSV file
+evaluated: a missing ``--video-dir`` is made with its parents, the missing folder of ``--csv``
+only in an existing folder (``--csv results/x.csv`` makes ``results``; a path whose first folders
+do not exist, a typo, is refused), and no new folder at the file system's root. Each result is printed as soon as it is computed, before the video and the CSV file
 are written. A checkpoint trained on a GPU evaluates on ``--device cpu``.
+
+Ctrl-C (SIGINT) or SIGTERM stops the evaluation at once: one line says how many episodes of the
+checkpoint being evaluated finished and their success so far, the video and the CSV file are not
+written (nor a folder made for them left behind), and the exit status is 130 (SIGINT) or 143
+(SIGTERM). The results of checkpoints finished before were printed already.
 """
 
 from __future__ import annotations
@@ -76,7 +83,9 @@ from simulo_envs.imitation.dispatch import by_policy_type
 from simulo_envs.training.lerobot_policies import by_policy_folder
 from simulo_envs.training.distributed import check_device
 from simulo_envs.training.evaluation import evaluate, record_policy_video
-from simulo_envs.output_paths import check_output_dir, check_output_file, error_line
+from simulo_envs.output_paths import (check_output_dir, check_output_file, error_line, missing_folders,
+                                      remove_empty_folders)
+from simulo_envs.training.interrupt import episodes_interrupted, exit_status, stop_at_once
 from simulo_envs.workers.sharded import num_workers_arg
 from simulo_envs.training.task_lookup import import_task_modules
 
@@ -98,7 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "end says whether the success still holds at the last step")
     parser.add_argument("--task-module", action="append", default=[], metavar="MODULE",
                         help="import MODULE first (it registers your tasks); repeatable")
-    parser.add_argument("--video-dir", default=None, help="also write a video of the policy (4 envs, tiled) here")
+    parser.add_argument("--video-dir", default=None,
+                        help="also write a video of the policy (4 envs, tiled) here (made with its parents if missing)")
     parser.add_argument("--video-full-episodes", action="store_true",
                         help="film every episode to the time limit (the clip otherwise ends at each env's first success)")
     parser.add_argument("--max-episode-steps", type=int, default=None, metavar="N",
@@ -113,7 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
                              "depend on --max-envs at float-rounding level (default: one system per env, exact)")
     add_scene_options(parser)
     parser.add_argument("--json", action="store_true", help="print each summary as one JSON line")
-    parser.add_argument("--csv", default=None, help="write one row per checkpoint to this CSV file")
+    parser.add_argument("--csv", default=None,
+                        help="write one row per checkpoint to this CSV file (its folder is made if missing, in an "
+                             "existing folder)")
     parser.add_argument("--no-progress", action="store_true")
     return parser
 
@@ -134,9 +146,37 @@ def main(argv=None) -> None:
         parser.error(str(error))
     torch.set_num_threads(1)
     checkpoints = sorted(args.checkpoint, key=_iteration_order)
+    made = missing_folders(args.video_dir) if args.video_dir else []
+    where = {"checkpoint": checkpoints[0], "step": "evaluation"}
+    try:
+        with stop_at_once():
+            _evaluate_all(parser, args, checkpoints, where)
+    except KeyboardInterrupt as stop:   # Ctrl-C or SIGTERM: one line, nothing half-written
+        remove_empty_folders(made)
+        name = getattr(stop, "signal_name", "SIGINT")
+        if where["step"] == "video" and args.json:   # the result first, as without a video
+            print(json.dumps(where["summary"]), flush=True)
+        if where["step"] in ("video", "csv"):
+            doing = "filming the video" if where["step"] == "video" else "writing the CSV file"
+            line = f"interrupted by {name} while {doing}"
+        else:
+            line = episodes_interrupted(stop, args.episodes)
+            if len(checkpoints) > 1:
+                line = line.replace(" episodes", f" episodes of {where['checkpoint']}", 1)
+        written = [path for path in (args.video_dir, args.csv) if path]
+        print(line + (f"; nothing written to {' or '.join(written)}" if written else ""), file=sys.stderr, flush=True)
+        sys.exit(exit_status(name))
+
+
+def _evaluate_all(parser: argparse.ArgumentParser, args: argparse.Namespace, checkpoints: list[str],
+                  where: dict) -> None:
+    """Evaluate ``checkpoints`` in turn, print each result, film the last one (``--video-dir``) and
+    write the CSV file (``--csv``); ``where`` says which checkpoint and step run (for the line a
+    stop signal prints)."""
     summaries = []
     for checkpoint in checkpoints:
-        step = "evaluation"
+        step = where["step"] = "evaluation"
+        where["checkpoint"] = checkpoint
         try:
             if not summaries:
                 import_task_modules(args.task_module)
@@ -147,12 +187,13 @@ def main(argv=None) -> None:
                                isolate=not args.shared_physics, env_kwargs=scene_kwargs(args) or None, **limit)
             summary["checkpoint"] = checkpoint
             summaries.append(summary)
+            where["summary"] = summary
             filming = args.video_dir and checkpoint == checkpoints[-1]
             if not (filming and args.json):
                 print(json.dumps(summary) if args.json else _describe(summary, several=len(checkpoints) > 1),
                       flush=True)
             if filming:
-                step = "video"
+                step = where["step"] = "video"
                 summary["video"] = record_policy_video(checkpoint, args.video_dir, seed=args.seed, device=args.device,
                                                        full_episodes=args.full_episodes or args.video_full_episodes,
                                                        env_kwargs=scene_kwargs(args) or None, **limit)
@@ -165,6 +206,7 @@ def main(argv=None) -> None:
                 message = f"the video could not be written to {args.video_dir}: {message}"
             parser.error(f"{checkpoint}: {message}" if len(checkpoints) > 1 else message)
     if args.csv:
+        where["step"] = "csv"
         try:
             _write_csv(args.csv, summaries)
         except OSError as error:
@@ -194,10 +236,17 @@ def _write_csv(path: str, summaries: list[dict]) -> None:
         columns += ["iteration", "wall_s", "cpu_s"]
         summaries = [{**s, "iteration": s.get("iterations"), "wall_s": s.get("train_wall_s"),
                       "cpu_s": s.get("train_cpu_s")} for s in summaries]
-    with open(path, "w", newline="") as handle:
-        table = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
-        table.writeheader()
-        table.writerows(summaries)
+    writing = os.path.join(os.path.dirname(os.path.abspath(path)), f".{os.path.basename(path)}.writing")
+    try:   # the file appears whole or not at all
+        with open(writing, "w", newline="") as handle:
+            table = csv.DictWriter(handle, fieldnames=columns, extrasaction="ignore")
+            table.writeheader()
+            table.writerows(summaries)
+        os.replace(writing, path)
+    except BaseException:
+        if os.path.exists(writing):
+            os.remove(writing)
+        raise
 
 
 if __name__ == "__main__":

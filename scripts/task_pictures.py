@@ -85,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="tasks to picture (default: every SO-101 suite task)")
     parser.add_argument("--variant", default="train", choices=VARIANTS, help="the tasks' variant (default train)")
     parser.add_argument("--seed", type=int, default=0, help="the episode's seed")
-    parser.add_argument("--out", default=os.path.join("docs", "task_pictures"), help="folder for the pictures")
+    parser.add_argument("--out", default=os.path.join("docs", "task_pictures"),
+                        help="folder for the pictures (made with its parents if missing)")
     return parser
 
 

@@ -96,7 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--total-timesteps", type=int, default=None,
                         help="env steps, all envs together (an upper bound: whole PPO iterations)")
     parser.add_argument("--seed", type=int, default=None, help="default 0; with --resume, the run's")
-    parser.add_argument("--log-dir", default=None, help="default runs/<env-id>/seed<seed>; one run per folder")
+    parser.add_argument("--log-dir", default=None,
+                        help="default runs/<env-id>/seed<seed>; one run per folder; made with its parents if missing")
     parser.add_argument("--resume", action="store_true",
                         help="continue the run in --log-dir from its latest checkpoint")
     parser.add_argument("--overwrite", action="store_true",

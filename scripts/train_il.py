@@ -77,7 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="rgb: a camera of the dataset to read (repeatable; default: every camera it holds, "
                              "e.g. front and wrist)")
     parser.add_argument("--num-demos", type=int, default=None, help="train on the first N episodes only")
-    parser.add_argument("--out", default=None, help="output folder (default runs/il/<env>/<policy>_<obs>_seed<seed>)")
+    parser.add_argument("--out", default=None,
+                        help="output folder (default runs/il/<env>/<policy>_<obs>_seed<seed>; made with its parents "
+                             "if missing)")
     parser.add_argument("--seed", type=int, default=None, help="default 0; with --resume, the run's")
     parser.add_argument("--iterations", type=int, default=None,
                         help="gradient steps (default: the config's; with --resume, the run's: a larger one trains "
@@ -95,7 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--eval-seed", type=int, default=10_000)
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a hyperparameter")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
-    parser.add_argument("--export", default=None, metavar="FILE", help="also write the final acting weights here")
+    parser.add_argument("--export", default=None, metavar="FILE",
+                        help="also write the final acting weights here (its folder is made if missing, in an "
+                             "existing folder)")
     add_scene_options(parser)
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")

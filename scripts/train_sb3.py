@@ -102,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="keep the task's terminations in training (with --resume: the run's choice)")
     parser.add_argument("--eval-episodes", type=int, default=100, help="0: no evaluation")
     parser.add_argument("--eval-seed", type=int, default=10_000)
-    parser.add_argument("--log-dir", default=None, help="default runs/sb3/<env-id>/seed<seed>; one run per folder")
+    parser.add_argument("--log-dir", default=None,
+                        help="default runs/sb3/<env-id>/seed<seed>; one run per folder; made with its parents if missing")
     parser.add_argument("--resume", action="store_true", help="continue the run in --log-dir from its model.zip")
     parser.add_argument("--overwrite", action="store_true", help="delete an earlier run in --log-dir and start again")
     parser.add_argument("--device", default="cpu", help="where SB3's networks run (cpu, cuda, cuda:N)")

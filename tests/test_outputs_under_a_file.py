@@ -41,12 +41,12 @@ def test_a_dataset_under_a_file_says_the_parent_is_a_file(a_file, capsys):
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
 def test_a_dataset_on_a_file_system_that_refuses_it_says_so_like_the_other_outputs(capsys):
-    # It said the system's reason alone ("No such file or directory: /proc/..."): /proc takes no
-    # new folder, for root too.
+    # It said the system's reason alone ("No such file or directory: /proc/..."), then that reason
+    # for a folder that exists: /proc takes no new folder, for root too, and is named not writable.
     error = _refused("collect_demos", ["--env-id", "FrankaLift-v1", "--num-episodes", "1",
                                        "--out", "/proc/simulo-dataset"], capsys)
-    assert error.strip().endswith("error: cannot write dataset folder '/proc/simulo-dataset': No such file or directory; "
-                          "nothing was written")
+    assert error.strip().endswith("error: cannot write dataset folder '/proc/simulo-dataset': '/proc' is not writable; "
+                                  "nothing was written")
 
 
 def test_a_folder_given_as_a_checkpoint_is_named_a_folder(tmp_path, capsys):

@@ -4,11 +4,13 @@ their evaluation itself runs in the LeRobot venv (integrations/lerobot_env_simul
 from __future__ import annotations
 
 import json
+import os
+import sys
 
 import pytest
 
 from simulo_envs.training.lerobot_policies import by_policy_folder, is_policy_folder, policy_env, policy_folder, policy_task
-from script_runs import load_script
+from script_runs import ROOT, load_script
 
 
 def _folder(path, config=None):
@@ -47,6 +49,22 @@ def test_evaluate_without_lerobot_says_where_a_policy_folder_runs(tmp_path, caps
     assert exit_info.value.code == 2
     error = capsys.readouterr().err
     assert "is a LeRobot policy folder" in error and ".venv-lerobot/bin/python scripts/evaluate.py" in error
+
+
+def test_a_ppo_checkpoint_where_rsl_rl_is_missing_says_it_runs_in_the_projects_venv(capsys, monkeypatch):
+    """The opposite direction: in the LeRobot venv, which has no rsl-rl-lib, a PPO checkpoint is
+    named for what it is. ``import rsl_rl`` fails here as it does there (None in sys.modules)."""
+    monkeypatch.setitem(sys.modules, "rsl_rl", None)
+    for name in [name for name in sys.modules if name.startswith("rsl_rl.") or name in (
+            "simulo_envs.training.rsl_rl_env", "simulo_envs.wrappers.rsl_rl")]:
+        monkeypatch.delitem(sys.modules, name)
+    checkpoint = os.path.join(ROOT, "tasks", "so101_pick_place_ppo.pt")
+    with pytest.raises(SystemExit) as exit_info:
+        load_script("evaluate").main(["--checkpoint", checkpoint, "--episodes", "2"])
+    assert exit_info.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].split(": error: ")[1].startswith(
+        f"{checkpoint} is a PPO checkpoint of scripts/train.py: evaluate it in the project's venv (`make setup`, "
+        f"then `.venv/bin/python scripts/evaluate.py --checkpoint {checkpoint}`); here: ")
 
 
 def _dataset(path, env_id="SO101Lift-v1"):

@@ -146,6 +146,26 @@ def test_unwritable_outputs_fail_before_any_work(tmp_path, capsys, no_work):
     env.close()
 
 
+def test_missing_folders_are_made_only_where_the_option_says_and_never_at_the_root(tmp_path, capsys, no_work):
+    """A folder option makes its folder with its parents; a file option makes its own folder only
+    in an existing one; neither makes a new folder at the file system's root (a typo)."""
+    top = f"/simulo-missing-{os.getpid()}"
+    assert check_output_dir(str(tmp_path / "a" / "b")) and check_output_file(str(tmp_path / "a" / "x.csv"))
+    with pytest.raises(OutputError, match=rf"cannot write CSV file '{tmp_path}/a/b/x.csv': its folder '{tmp_path}/a/b': "
+                                          rf"'{tmp_path}/a' does not exist \(a file's folder is made only in an existing "
+                                          rf"folder\): create it first if it is meant"):
+        check_output_file(str(tmp_path / "a" / "b" / "x.csv"), "CSV file")
+    with pytest.raises(OutputError, match=rf"cannot write video folder '{top}/videos': '{top}' does not exist, and no "
+                                          rf"folder is made at the file system's root"):
+        check_output_dir(f"{top}/videos", "video folder")
+    assert f"its folder '{top}/dir': '{top}' does not exist, and no folder is made at the file system's root" in \
+        error_line(capsys, load_script("evaluate").main, ["--checkpoint", "x.pt", "--csv", f"{top}/dir/x.csv"])
+    assert not os.path.exists(top) and os.listdir(tmp_path) == []
+    if os.path.isdir("/proc/self"):   # a folder that exists but takes no file: named as not writable
+        assert error_line(capsys, load_script("evaluate").main, ["--checkpoint", "x.pt", "--csv", "/proc/x.csv"]) \
+            .endswith("error: cannot write CSV file '/proc/x.csv': its folder '/proc': it is not writable")
+
+
 def test_camera_options_a_state_policy_would_ignore_are_refused_before_any_work(tmp_path, capsys):
     """A state policy reads no image: a camera size or a choice of cameras would be recorded and
     change nothing, so every script refuses them in the options' own words, before any work."""

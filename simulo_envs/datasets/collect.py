@@ -57,7 +57,7 @@ from simulo_envs.datasets.robot_units import lerobot_spec_of, real_robot_frames
 from simulo_envs.datasets.rollout import run_expert
 from simulo_envs.datasets.schema import schema_from_env
 from simulo_envs.envs.provenance import provenance
-from simulo_envs.envs.registration import REGISTERED
+from simulo_envs.envs.registration import REGISTERED, unknown_env_id
 from simulo_envs.policies import EXPERTS
 from simulo_envs.progress import ProgressBar
 from simulo_envs.workers.start_method import worker_context
@@ -125,7 +125,7 @@ def check_settings(s: CollectSettings) -> None:
             camera sizes or recorded cameras for an obs mode without cameras.
     """
     if s.env_id not in REGISTERED:
-        raise KeyError(f"unknown env id {s.env_id!r}; registered: {sorted(REGISTERED)}")
+        raise unknown_env_id(s.env_id)
     if s.env_id not in EXPERTS:
         raise KeyError(f"{s.env_id} has no scripted expert; envs with one: {sorted(EXPERTS)}")
     for name in ("num_episodes", "num_envs", "num_workers"):

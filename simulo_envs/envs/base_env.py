@@ -22,18 +22,17 @@ Truncation is counted per env inside the env (``max_episode_steps``, settable): 
 num_envs=N)`` applies the registered limit per env, ``gym.make(..., max_episode_steps=k)`` sets it
 (-1: none); Gymnasium's one-counter ``TimeLimit`` never stays on a batched env (``simulo_envs/vector/gym_spec.py``).
 
-Where the parts live: construction and keyword checks here (``env_options.py``, ``sensors.py``);
-building the scene ``reconfigure.py``; ``reset`` ``reset.py``; ``step``, its outputs and the
-per-env step counter (``elapsed_steps``, ``set_elapsed_steps``, ``max_episode_steps``) ``step.py``
-(CPU fast path ``fast_step.py``); observation assembly ``observations.py``; the mixins named in
-``BaseEnv``'s bases for state, rendering, the viewer and the seed's remaining names; the
-components the env holds for domain randomization (``env.randomization``, ``randomization.py``)
-and faults (``env.faults``, ``faults.py``). Each attribute has one owner that alone writes it
+Where the parts live: construction and keyword checks here (``env_keywords.py``, ``env_options.py``,
+``sensors.py``); building the scene ``reconfigure.py``; ``reset`` ``reset.py``; ``step``, its outputs
+and the per-env step counter (``elapsed_steps``, ``set_elapsed_steps``, ``max_episode_steps``)
+``step.py`` (CPU fast path ``fast_step.py``); observation assembly ``observations.py``; the mixins
+named in ``BaseEnv``'s bases for state, rendering, the viewer and the seed's remaining names; the
+components for domain randomization (``env.randomization``, ``randomization.py``) and faults
+(``env.faults``, ``faults.py``). Each attribute has one owner that alone writes it
 (docs/architecture.md, "Who owns BaseEnv's state").
 
-Reset options: ``reset`` accepts the keys declared in ``reset_option_keys`` over the class
-hierarchy (``BaseEnv``: ``env_idx``, ``reconfigure``; a task adds the keys its
-``_initialize_episode`` reads); any other key raises ValueError naming them (``reset_options.py``).
+Reset options: the keys declared in ``reset_option_keys`` over the class hierarchy (a task adds
+those its ``_initialize_episode`` reads); any other key raises ValueError (``reset_options.py``).
 """
 
 from __future__ import annotations
@@ -49,6 +48,7 @@ from gymnasium.vector.utils import batch_space
 
 from simulo_envs.cloner.plan import CloneCfg
 from simulo_envs.envs.actions import dict_action_bounds
+from simulo_envs.envs.env_keywords import check_env_keywords
 from simulo_envs.envs.env_options import check_env_options
 from simulo_envs.envs.fast_step import NumpyStepMixin
 from simulo_envs.envs.instructions import task_instruction
@@ -103,11 +103,9 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
             ``CameraConfig``: pose, width, height, fov, near, far, shader_pack).
         sim_config: a dict of ``SimConfig`` fields overriding the task's defaults, or a ``SimConfig``.
         sim_backend: ``"auto"``, ``"physx_cpu"``, ``"physx_cuda"`` / ``"physx_cuda:N"`` (tensors on
-            ``cuda:N``) or ``"physx_cuda_emulated"`` (the GPU code path on the CPU, for tests);
-            see ``simulo_envs.sim``.
+            ``cuda:N``) or ``"physx_cuda_emulated"`` (the GPU code path on the CPU, for tests): ``simulo_envs.sim``.
         max_episode_steps: per-env truncation limit [env steps]; None takes the task's default
-            (``default_max_episode_steps``); -1: no limit (Gymnasium's convention). Settable later
-            through the ``max_episode_steps`` property.
+            (``default_max_episode_steps``); -1: no limit (Gymnasium's convention); settable later.
         enhanced_determinism: every reset draws fresh episode seeds from the per-env main streams
             (so each episode replays alone from ``_episode_seed``); by default an unseeded reset
             continues the episode streams (``simulo_envs/envs/rng.py``).
@@ -125,7 +123,8 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
             in ``simulo_envs/envs/env_options.py``.
 
     Raises:
-        ValueError: an unknown mode or bad ``num_envs`` / ``sim_config`` / camera override.
+        ValueError: an unknown keyword (named, with the closest accepted one: ``env_keywords.py``),
+            an unknown mode or bad ``num_envs`` / ``sim_config`` / camera override.
         RuntimeError: rendering asked for (``render_mode`` or a visual ``obs_mode``) where no
             Vulkan driver exists; the message says what to install. Raised before anything is built.
     """
@@ -231,6 +230,10 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
     # Written by the ``_load_agent`` hook at each scene build:
     agent: Any
     """The robot agent (``simulo_envs.agents``), built by ``_load_agent``."""
+
+    def __new__(cls, *args, **kwargs):
+        check_env_keywords(cls, kwargs)   # before any __init__ runs, a task's own too (env_keywords.py)
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -471,9 +474,7 @@ class BaseEnv(ReconfigureMixin, ResetMixin, StepMixin, ObservationMixin, NumpySt
         the episode overrides it."""
         return [task_instruction(type(self))] * self.num_envs
 
-    # The control- and simulation-step hooks (``_before_control_step`` ...) are in ``step.py``.
-
-    # ------------------------------------------------------------------ render, close
+    # ------------------------------------------------------------------ render, close (step hooks: step.py)
     def render(self):
         """See ``RenderingMixin.render``. Raises RuntimeError once the env is closed."""
         self._require_open()

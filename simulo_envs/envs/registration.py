@@ -13,6 +13,8 @@ from typing import Callable, Optional
 
 import gymnasium as gym
 
+from simulo_envs.envs.env_keywords import did_you_mean
+
 REGISTERED: dict[str, type] = {}
 """Registered id -> task class (a ``BaseEnv`` subclass)."""
 
@@ -90,8 +92,17 @@ def make(env_id: str, **kwargs) -> gym.Env:
     ``make("FrankaLift-v1", num_envs=4, max_episode_steps=50)``.
 
     Raises:
-        KeyError: ``env_id`` is not one of ours (the message lists the registered ids).
+        KeyError: ``env_id`` is not one of ours (the message names the closest registered id
+            and lists them all: ``unknown_env_id``).
     """
     if env_id not in REGISTERED:
-        raise KeyError(f"unknown env id {env_id!r}; registered: {sorted(REGISTERED)}")
+        raise unknown_env_id(env_id)
     return REGISTERED[env_id](**kwargs)
+
+
+def unknown_env_id(env_id: str, advice: str = "") -> KeyError:
+    """The error for an id that is not registered: ``unknown env id 'SO101PickPlce-v1' (did you
+    mean 'SO101PickPlace-v1'?); registered: ...``, then ``advice`` (what else to try)."""
+    close = did_you_mean(env_id, REGISTERED)
+    hint = f" (did you mean {close!r}?)" if close else ""
+    return KeyError(f"unknown env id {env_id!r}{hint}; registered: {', '.join(sorted(REGISTERED))}{advice}")

@@ -11,8 +11,9 @@ mixin adds its own key (e.g. a state-restoring reset) without repeating anyone e
 
 from __future__ import annotations
 
-import difflib
 from functools import lru_cache
+
+from simulo_envs.envs.env_keywords import did_you_mean
 
 __all__ = ["known_reset_option_keys", "check_reset_option_keys"]
 
@@ -42,8 +43,7 @@ def check_reset_option_keys(cls: type, options: dict) -> None:
     unknown = [key for key in options if key not in known]
     if not unknown:
         return
-    hints = [f"{key!r} -> did you mean {close[0]!r}?" for key in unknown if isinstance(key, str)
-             for close in [difflib.get_close_matches(key, known, n=1)] if close]
+    hints = [f"{key!r} -> did you mean {close!r}?" for key in unknown for close in [did_you_mean(key, known)] if close]
     raise ValueError(
         f"reset: unknown options key(s) {unknown}; {cls.__name__} accepts {list(known)}"
         + (f" ({'; '.join(hints)})" if hints else "")

@@ -33,6 +33,7 @@ from simulo_envs.imitation.checkpoint import load_policy_from, read_checkpoint
 from simulo_envs.imitation.spec import PolicySpec, env_kwargs, policy_inputs
 from simulo_envs.imitation.spec import env_kwargs as _spec_env_kwargs
 from simulo_envs.progress import ProgressBar
+from simulo_envs.training.interrupt import note_finished
 
 __all__ = ["ChunkRunner", "make_eval_env", "eval_env_kwargs", "evaluate", "record_policy_video", "check_action_space"]
 
@@ -226,14 +227,21 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
                         seeds=range(seed, seed + episodes),
                         checkpoint=os.path.abspath(checkpoint), checkpoint_sha256=file_sha256(checkpoint),
                         max_envs=max_envs, num_workers=num_workers, full_episodes=bool(full_episodes))
-    bar = ProgressBar(total=episodes, unit="episode", desc=f"evaluating {spec.env_id}", disable=not progress)
+    tally: list[bool] = []   # success of each finished episode, in the order they end
+    bar = None
     try:
+        bar = ProgressBar(total=episodes, unit="episode", desc=f"evaluating {spec.env_id}",
+                          disable=not progress)
         while len(results) < episodes:
             batch = min(env.num_envs, episodes - len(results))
             results.extend(_run_episodes(env, policy, spec, seed + len(results), batch, bar, isolate,
-                                         rebuild=isolate and bool(results)))
+                                         rebuild=isolate and bool(results), tally=tally))
+    except KeyboardInterrupt as stop:   # Ctrl-C, or a script's StopSignal: what was done so far
+        note_finished(stop, tally)
+        raise
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()
         env.close()
     n = len(results)
     columns = list(zip(*results))
@@ -247,11 +255,11 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
 
 
 def _run_episodes(env, policy, spec: PolicySpec, seed: int, count: int, bar, per_env: bool = False,
-                  rebuild: bool = False) -> list[tuple]:
+                  rebuild: bool = False, tally: Optional[list] = None) -> list[tuple]:
     """Reset every env (env ``i`` seeded ``seed + i``; the scene rebuilt with ``rebuild``) and step
     until envs ``0 .. count-1`` have each finished one episode; their ``(success_once,
     success_at_end, return, length)`` in env order. ``per_env``: each env plans alone, its noise
-    seeded by its episode's seed (``ChunkRunner``)."""
+    seeded by its episode's seed (``ChunkRunner``). ``tally`` gets the success of each episode as it ends."""
     obs, _ = env.reset(seed=seed, options={"reconfigure": True} if rebuild else None)
     seeds = [seed + i for i in range(env.num_envs)] if per_env else None
     runner = ChunkRunner(policy, env.num_envs, torch.Generator().manual_seed(seed), seeds=seeds)
@@ -269,6 +277,8 @@ def _run_episodes(env, policy, spec: PolicySpec, seed: int, count: int, bar, per
             for i in (done & ~finished & wanted).nonzero().flatten().tolist():
                 rows[i] = (bool(episode["success_once"][i]), bool(episode["success_at_end"][i]),
                            float(episode["return"][i]), int(episode["length"][i]))
+                if tally is not None:
+                    tally.append(rows[i][0])
                 bar.update(1)
             finished |= done
     return [rows[i] for i in range(count)]
@@ -298,6 +308,9 @@ def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed
         check_action_space(env, spec)
         _run_episodes(env, policy, spec, seed, num_envs, _NoBar())
         return recorder.flush_video(name=spec.env_id)
+    except BaseException:   # an error or Ctrl-C midway: close() writes no partial video
+        recorder.discard()
+        raise
     finally:
         env.close()
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import os
 import zipfile
 from typing import Any, Callable, Optional, Union
@@ -21,6 +22,7 @@ import torch
 from simulo_envs.datasets.scene_cli import check_policy_reads_cameras, check_policy_sees_randomization
 from simulo_envs.envs.provenance import file_sha256, provenance
 from simulo_envs.progress import ProgressBar
+from simulo_envs.training.interrupt import note_finished
 from simulo_envs.training.task_lookup import import_task_modules, registered_kwargs, resolve_task
 
 __all__ = ["read_checkpoint", "is_sb3_checkpoint", "load_policy", "evaluate", "record_policy_video"]
@@ -66,6 +68,31 @@ def read_checkpoint(checkpoint: str, device: str = "cpu") -> dict:
     if infos["env_id"] not in REGISTERED and ":" not in infos["env_id"] and module:
         import_task_modules([module])
     return infos
+
+
+_PROJECT_LIBRARIES = ("rsl_rl", "tensordict", "stable_baselines3")
+"""What the checkpoints of scripts/train.py and scripts/train_sb3.py need to run: the project's venv
+has them (``make setup``), the LeRobot venv does not."""
+
+
+def _in_project_venv(function: Callable) -> Callable:
+    """``function(checkpoint, ...)``, whose ``ModuleNotFoundError`` for one of ``_PROJECT_LIBRARIES``
+    (in the LeRobot venv, say) becomes an ``ImportError`` saying what the checkpoint is and that it
+    runs in the project's venv, as ``lerobot_policies.by_policy_folder`` says the opposite."""
+
+    @functools.wraps(function)
+    def run(checkpoint: str, *args, **kwargs):
+        try:
+            return function(checkpoint, *args, **kwargs)
+        except ModuleNotFoundError as error:
+            if (error.name or "").partition(".")[0] not in _PROJECT_LIBRARIES:
+                raise
+            kind = ("a Stable-Baselines3 checkpoint of scripts/train_sb3.py" if is_sb3_checkpoint(checkpoint) else
+                    "a PPO checkpoint of scripts/train.py")
+            raise ImportError(f"{checkpoint} is {kind}: evaluate it in the project's venv (`make setup`, then "
+                              f"`.venv/bin/python scripts/evaluate.py --checkpoint {checkpoint}`); here: "
+                              f"{error}") from None
+    return run
 
 
 def _policy(env, infos: dict, checkpoint: str, device: str) -> Callable:
@@ -195,6 +222,7 @@ def row_by_row(policy: Callable) -> Callable:
     return act
 
 
+@_in_project_venv
 def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int = 100, device: str = "cpu",
              progress: bool = False, full_episodes: bool = False,
              num_workers: Union[int, str] = 1, env_kwargs: Optional[dict] = None,
@@ -221,10 +249,14 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
     the one the checkpoint's task was trained with; ``BaseEnv``'s keyword). ``"per_episode"``
     lists ``(seed, success_once, success_at_end, return, length)`` of each episode, in seed order;
     ``"provenance"`` is what reproduces the result (``simulo_envs.envs.provenance``: software
-    versions, repository commit, the env's settings, the seeds, the checkpoint's SHA-256).
+    versions, repository commit, the env's settings, the seeds, the checkpoint's SHA-256). A
+    ``KeyboardInterrupt`` (or ``StopSignal``) passing through carries the successes of the
+    episodes finished before it (``interrupt.note_finished``).
 
     Raises:
         ValueError: ``episodes``, ``max_envs`` or ``max_episode_steps`` < 1; as ``load_policy``.
+        ImportError: rsl-rl-lib or Stable-Baselines3 is not installed here (the LeRobot venv): the
+            message says what the checkpoint is and how to run it in the project's venv.
     """
     for name, value in (("episodes", episodes), ("max_envs", max_envs)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -240,15 +272,22 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
                         seeds=range(seed, seed + episodes), checkpoint=os.path.abspath(checkpoint),
                         checkpoint_sha256=file_sha256(checkpoint), max_envs=max_envs, num_workers=num_workers,
                         full_episodes=bool(full_episodes))
-    bar = ProgressBar(total=episodes, unit="episode", desc=f"evaluating {infos['env_id']}", disable=not progress)
+    tally: list[bool] = []   # success of each finished episode, in the order they end
+    bar = None
     try:
+        bar = ProgressBar(total=episodes, unit="episode", desc=f"evaluating {infos['env_id']}",
+                          disable=not progress)
         while len(results) < episodes:
             if results:
                 env.reset(seed=seed + len(results), options={"reconfigure": True} if isolate else None)
             batch = min(env.num_envs, episodes - len(results))
-            results.extend(_run_episodes(env, policy, batch, bar))
+            results.extend(_run_episodes(env, policy, batch, bar, tally))
+    except KeyboardInterrupt as stop:   # Ctrl-C, or a script's StopSignal: what was done so far
+        note_finished(stop, tally)
+        raise
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()
         env.close()
     n = len(results)
     columns = list(zip(*results))
@@ -259,8 +298,9 @@ def evaluate(checkpoint: str, episodes: int, seed: int = 10_000, max_envs: int =
             "per_episode": [[seed + k, *row] for k, row in enumerate(results)], "provenance": record}
 
 
-def _run_episodes(env, policy, count: int, bar) -> list[tuple[bool, bool, float, int]]:
-    """Step until envs ``0 .. count-1`` have each finished one episode; their statistics in env order."""
+def _run_episodes(env, policy, count: int, bar, tally: list) -> list[tuple[bool, bool, float, int]]:
+    """Step until envs ``0 .. count-1`` have each finished one episode; their statistics in env
+    order. ``tally`` gets the success of each episode as it ends."""
     finished = torch.zeros(env.num_envs, dtype=torch.bool)
     wanted = torch.arange(env.num_envs) < count
     rows: dict[int, tuple[bool, bool, float, int]] = {}
@@ -275,11 +315,13 @@ def _run_episodes(env, policy, count: int, bar) -> list[tuple[bool, bool, float,
                 for i in new.nonzero().flatten().tolist():
                     rows[i] = (bool(episode["success_once"][i]), bool(episode["success_at_end"][i]),
                                float(episode["return"][i]), int(episode["length"][i]))
+                    tally.append(rows[i][0])
                 finished |= info["_final_info"].cpu()
                 bar.update(int(new.sum()))
     return [rows[i] for i in range(count)]
 
 
+@_in_project_venv
 def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed: int = 10_000,
                         device: str = "cpu", size: int = 256, full_episodes: bool = False,
                         env_kwargs: Optional[dict] = None, max_episode_steps: Optional[int] = None) -> str:
@@ -318,5 +360,8 @@ def record_policy_video(checkpoint: str, video_dir: str, num_envs: int = 4, seed
                 if "_final_info" in info:
                     finished |= info["_final_info"].cpu()
         return recorder.flush_video(name=infos["env_id"].replace(":", "."))
+    except BaseException:   # an error or Ctrl-C midway: close() writes no partial video
+        recorder.discard()
+        raise
     finally:
         env.close()

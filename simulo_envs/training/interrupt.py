@@ -9,6 +9,13 @@ forwards the signal a terminal already sent to every process of its group, so ea
 Ctrl-C twice. A second Ctrl-C after that raises ``KeyboardInterrupt`` at once (give up saving); a
 second SIGTERM is ignored (the sender's own timeout, ``torchrun``'s 30 s, then kills the process).
 
+Scripts that roll out episodes (``scripts/evaluate.py``, ``scripts/demo.py``) stop at once instead
+(``stop_at_once``): the signal raises ``StopSignal`` (a ``KeyboardInterrupt``) where the program is,
+the rollout notes the episodes finished so far on it (``note_finished``), its ``finally`` blocks
+close the envs without writing a partial video, and the script prints one line
+(``episodes_interrupted``) and exits with the signal's status; it writes no file it had not
+finished.
+
 Worker processes of a vector env ignore both signals (``simulo_envs/workers/worker.py``): the
 training process closes them. The exit status of an interrupted script is ``128 + signal
 number`` (130 for SIGINT, 143 for SIGTERM), the shell's convention.
@@ -27,7 +34,8 @@ import torch
 import torch.distributed as dist
 
 __all__ = ["StopOnSignals", "TrainingInterrupted", "max_over_ranks", "exit_status", "evaluation_stopped_by_ctrl_c",
-           "ctrl_c_while_starting", "loop_started", "nothing_saved"]
+           "ctrl_c_while_starting", "loop_started", "nothing_saved", "StopSignal", "stop_at_once", "note_finished",
+           "episodes_interrupted"]
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -154,3 +162,61 @@ def evaluation_stopped_by_ctrl_c(checkpoint: str) -> Iterator[None]:
         print(f"\nevaluation stopped by Ctrl-C; the model is saved: python scripts/evaluate.py --checkpoint "
               f"{checkpoint} evaluates it", file=sys.stderr, flush=True)
         sys.exit(exit_status("SIGINT"))
+
+
+class StopSignal(KeyboardInterrupt):
+    """Raised where the program is when SIGINT or SIGTERM arrives inside ``stop_at_once``;
+    ``signal_name`` says which. A ``KeyboardInterrupt``, so every ``finally`` and ``except
+    KeyboardInterrupt`` on the way treats a SIGTERM as it treats a Ctrl-C."""
+
+    def __init__(self, signal_name: str):
+        super().__init__(signal_name)
+        self.signal_name = signal_name
+
+
+@contextlib.contextmanager
+def stop_at_once() -> Iterator[None]:
+    """While inside (in the main thread), SIGINT and SIGTERM raise ``StopSignal``. The handlers
+    are installed whatever they were before: a command started in the background of a
+    non-interactive shell (``cmd &``) inherits SIGINT ignored, and would otherwise not stop on
+    ``kill -INT``. Signals arriving after the first, while the ``finally`` blocks close the envs,
+    are ignored. The handlers before are given back on exit. Outside the main thread it does
+    nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    raised = []
+
+    def handle(number: int, frame) -> None:
+        if not raised:
+            raised.append(number)
+            raise StopSignal(signal.Signals(number).name)
+
+    previous = {number: signal.signal(number, handle) for number in SIGNALS}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def note_finished(stop: BaseException, successes) -> None:
+    """Note on ``stop`` (a ``KeyboardInterrupt`` or ``StopSignal`` passing through a rollout) the
+    success (bool) of each episode finished before it, as ``stop.finished``, for
+    ``episodes_interrupted``. The first note (the innermost rollout's) is kept."""
+    if getattr(stop, "finished", None) is None:
+        stop.finished = [bool(success) for success in successes]
+
+
+def episodes_interrupted(stop: BaseException, total: int) -> str:
+    """The line a script prints when ``stop`` ended its rollout of ``total`` episodes: ``interrupted
+    by SIGINT after 3 of 10 episodes: success so far 2 of 3 (66.7%)``; without a note of the finished
+    episodes (``note_finished``), ``interrupted by SIGINT before the 10 episodes ended``."""
+    name = getattr(stop, "signal_name", "SIGINT")
+    finished = getattr(stop, "finished", None)
+    if finished is None:
+        return f"interrupted by {name} before the {total} episodes ended"
+    line = f"interrupted by {name} after {len(finished)} of {total} episodes"
+    if finished:
+        line += f": success so far {sum(finished)} of {len(finished)} ({sum(finished) / len(finished):.1%})"
+    return line

@@ -59,6 +59,7 @@ from simulo_envs.agents import REGISTERED_AGENTS
 from simulo_envs.env_ids import normalize_env_ids
 from simulo_envs.envs.actions import clip_action
 from simulo_envs.envs.base_env import episode_seeds
+from simulo_envs.envs.env_keywords import check_env_keywords
 from simulo_envs.envs.reset_options import check_reset_option_keys
 from simulo_envs.tensors import as_step_counts
 from simulo_envs.workers.shard_link import (SEGMENT_PREFIX, ShardResources, WorkerError, WorkerLinkMixin,
@@ -84,7 +85,8 @@ class ShardedEnv(ShardFieldsMixin, WorkerLinkMixin, gym.Env):
         start_timeout: seconds the workers may take to build their envs.
 
     Raises:
-        ValueError: bad ``num_envs``/``num_workers``; a non-CPU ``sim_backend``.
+        ValueError: bad ``num_envs``/``num_workers``; a non-CPU ``sim_backend``; a keyword
+            ``env_cls`` does not take (before any worker starts).
         NotImplementedError: several robots (a ``Dict`` action space). Errors of the
             env's own construction (bad ``obs_mode``, ...) are raised as the env raises them.
         WorkerError: a worker died or timed out while starting.
@@ -95,6 +97,7 @@ class ShardedEnv(ShardFieldsMixin, WorkerLinkMixin, gym.Env):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs must be an int >= 1, got {num_envs!r}")
         env_kwargs = dict(env_kwargs or {})
+        check_env_keywords(env_cls, {"num_envs": num_envs, **env_kwargs})   # here, not in every worker
         if str(env_kwargs.get("sim_backend", "auto")).startswith("physx_cuda"):
             raise ValueError("worker processes run CPU envs (physx_cpu); a GPU backend steps every env in one process")
         uids = env_kwargs.get("robot_uids") or getattr(env_cls, "default_robot_uids", None)

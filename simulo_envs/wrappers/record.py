@@ -146,9 +146,17 @@ class RecordEpisode(gym.Wrapper):
         return self.env.close()
 
     # ------------------------------------------------------------------ files
+    def discard(self) -> None:
+        """Drop the frames and the trajectory episode not written yet, so that ``close`` writes
+        nothing of a rollout stopped midway (an error, Ctrl-C); files already written stay."""
+        self._frames = []
+        self._video_steps = 0
+        self._traj = None
+
     def flush_video(self, name: Optional[str] = None) -> Optional[str]:
         """Write the frames gathered so far as an mp4 and start a new video; returns its path
-        (None when there were no frames)."""
+        (None when there were no frames). The file appears whole or not at all (written under a
+        hidden name, then renamed)."""
         if not self._frames:
             return None
         import imageio.v2 as imageio
@@ -159,9 +167,17 @@ class RecordEpisode(gym.Wrapper):
                 name += f"_part{self._video_part}"
         self._video_part = self._video_part + 1 if self._video_steps else 0
         path = os.path.join(self.output_dir, f"{name}.mp4")
-        with imageio.get_writer(path, fps=self.video_fps, codec="libx264", quality=8, macro_block_size=1) as writer:
-            for frame in self._frames:
-                writer.append_data(frame)
+        writing = os.path.join(self.output_dir, f".{name}.writing.mp4")   # renamed once whole
+        try:
+            with imageio.get_writer(writing, fps=self.video_fps, codec="libx264", quality=8,
+                                    macro_block_size=1) as writer:
+                for frame in self._frames:
+                    writer.append_data(frame)
+            os.replace(writing, path)
+        except BaseException:   # an error, Ctrl-C: no partial file, under either name
+            if os.path.exists(writing):
+                os.remove(writing)
+            raise
         self.video_paths.append(path)
         self._frames = []
         self._video_steps = 0
