@@ -46,6 +46,16 @@ signal stop the training after the step of the envs under way (that step is not 
 counted). ``--resume`` continues from ``model.zip`` (the networks, optimizers and
 counts; the replay buffer is not saved, so it is refilled with 4,000 env steps of random actions
 first). ``scripts/evaluate.py`` reads the algorithm from ``model.zip``.
+
+``--algo sac --obs-mode rgb`` trains SAC from the task's camera images (``--camera-size W H``,
+default 32 x 32) and the robot's proprioception: a small convolutional encoder with LayerNorm and
+DrQ's random shift in gradient steps (``simulo_envs/training/sb3_pixels.py`` gives its settings and
+their sources); ``--asymmetric-critic`` lets the critics read the task's full state while the actor
+reads images. ``model.zip`` records it all, and ``scripts/evaluate.py`` runs the actor alone on
+images. Camera options without ``--obs-mode rgb``, and ``--obs-mode rgb`` with another algorithm,
+are refused before anything is built; a resumed run keeps what its policy reads.
+
+    python scripts/train_sb3.py --algo sac --obs-mode rgb --asymmetric-critic --env-id FrankaLift-v1 --max-minutes 60
 """
 
 from __future__ import annotations
@@ -102,6 +112,14 @@ def build_parser() -> argparse.ArgumentParser:
                              "docs/scale_out.md)")
     parser.add_argument("--sim-backend", default=None, type=sim_backend_arg,
                         help="auto, physx_cpu, physx_cuda[:N] or physx_cuda_emulated (default: the task's config)")
+    parser.add_argument("--obs-mode", choices=("state", "rgb"), default=None,
+                        help="what the policy reads: the flat state (default) or, SAC only, the task's camera "
+                             "images and the robot's proprioception (with --resume: the run's)")
+    parser.add_argument("--camera-size", type=int, nargs=2, metavar=("W", "H"), default=None,
+                        help="with --obs-mode rgb: every sensor camera's width and height [px] (default 32 32)")
+    parser.add_argument("--asymmetric-critic", action="store_true",
+                        help="with --obs-mode rgb: the critics read the task's full state while the actor reads "
+                             "images (evaluation runs the actor alone, from images)")
     parser.add_argument("--torch-threads", type=int, default=1)
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--json", action="store_true", help="print the evaluation as one JSON line")
@@ -118,6 +136,16 @@ def main(argv=None) -> None:
             parser.error(f"--{name.replace('_', '-')} must be >= {0 if name == 'eval_episodes' else 1}")
     if args.resume and args.overwrite:
         parser.error("--resume continues the run in the log folder and --overwrite deletes it: give one")
+    pixel_options = [name for name, given in (("--camera-size", args.camera_size is not None),
+                                              ("--asymmetric-critic", args.asymmetric_critic)) if given]
+    if args.resume and (args.obs_mode or pixel_options):
+        parser.error(f"--resume: a resumed run keeps what its policy reads; leave out "
+                     f"{' and '.join((['--obs-mode'] if args.obs_mode else []) + pixel_options)}")
+    if pixel_options and args.obs_mode != "rgb":
+        parser.error(f"{' and '.join(pixel_options)} need{'s' if len(pixel_options) == 1 else ''} --obs-mode rgb "
+                     f"(a state policy reads no camera image)")
+    if args.obs_mode == "rgb" and (args.algo or "ppo") != "sac":
+        parser.error(f"--obs-mode rgb trains SAC only (add --algo sac), not {(args.algo or 'ppo').upper()}")
     torch.set_num_threads(args.torch_threads)
     log_dir = args.log_dir or os.path.join("runs", "sb3", (args.env_id or DEFAULT_ENV_ID).replace(":", "."),
                                            f"seed{args.seed or 0}")
@@ -131,7 +159,14 @@ def main(argv=None) -> None:
             run = take_saved_run(log_dir, given, env_kwargs, library="sb3")
             args.env_id, args.algo, args.seed, args.num_envs = run.env_id, run.algo, run.seed, run.num_envs
             args.terminations = run.terminations
+            pixels = _saved_pixels(log_dir, env_kwargs)
             args.total_timesteps = run.total_timesteps if args.total_timesteps is None else args.total_timesteps
+        else:
+            pixels = None
+        if args.obs_mode == "rgb":
+            from simulo_envs.training.sb3_pixels import pixel_settings
+
+            pixels = pixel_settings(args.camera_size, args.asymmetric_critic)
         args.env_id, args.algo, args.seed = args.env_id or DEFAULT_ENV_ID, args.algo or "ppo", args.seed or 0
         vector_kwargs = {} if args.num_workers is None else {"num_workers": args.num_workers}
         if args.algo == "ppo":
@@ -140,7 +175,7 @@ def main(argv=None) -> None:
             from simulo_envs.training.sb3_off_policy import plan_off_policy
 
             plan = plan_off_policy(args.algo, args.env_id, args.num_envs, args.total_timesteps, env_kwargs,
-                                   vector_kwargs)
+                                   vector_kwargs, pixels)
         note = unsaved_run_note(log_dir, claim_log_dir(log_dir, resume=args.resume, overwrite=args.overwrite),
                                 args.overwrite)
         if args.resume:   # a spent budget or another algorithm is refused before the plan is printed
@@ -193,6 +228,18 @@ def main(argv=None) -> None:
         write_json(path, summary, "evaluation file")
     except OutputError as error:
         sys.exit(f"{parser.prog}: error: {error}")
+
+
+def _saved_pixels(log_dir: str, env_kwargs: dict):
+    """A resumed pixel run's settings (its ``model.zip``'s ``"pixels"``; None for a state run), with
+    the env keywords they set taken out of ``env_kwargs`` (the plan sets them again)."""
+    from simulo_envs.training.saved_runs import read_sb3_infos
+
+    pixels = read_sb3_infos(os.path.join(log_dir, "model.zip"))["train_config"].get("pixels")
+    if pixels:
+        for key in ("obs_mode", "sensor_configs"):
+            env_kwargs.pop(key, None)
+    return pixels
 
 
 if __name__ == "__main__":

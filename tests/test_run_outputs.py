@@ -176,8 +176,8 @@ def test_camera_options_a_state_policy_would_ignore_are_refused_before_any_work(
                          (["--cameras", "base_camera"], "--cameras base_camera")):
         assert error_line(capsys, train, [*ARGS, "--log-dir", str(tmp_path / "rl"), *extra]).endswith(
             f"error: {given}: {state_policy}")
-    assert "unrecognized arguments: --camera-size 32 24" in error_line(
-        capsys, load_script("train_sb3").main, [*ARGS, "--camera-size", "32", "24"])
+    assert error_line(capsys, load_script("train_sb3").main, [*ARGS, "--camera-size", "32", "24"]).endswith(
+        "error: --camera-size needs --obs-mode rgb (a state policy reads no camera image)")
     line = error_line(capsys, load_script("train_il").main, ["--dataset", str(tmp_path / "demos"), "--camera-size",
                                                              "32", "24", "--camera", "front", "--camera", "wrist",
                                                              "--out", str(tmp_path / "il")])

@@ -127,16 +127,22 @@ def _student_policy(env, infos: dict, checkpoint: str, device: str) -> Callable:
 
 def _check_scene_options(infos: dict, env_kwargs: Optional[dict]) -> None:
     """Refuse a visual ``randomization`` or camera sizes (``sensor_configs``) in ``env_kwargs`` for
-    a checkpoint whose policy reads no image (every one but a distilled student's)."""
-    reads_images = "student" in infos["train_config"].get("runner", {})
+    a checkpoint whose policy reads no image (every one but a distilled student's and a pixel SAC's)."""
+    reads_images = "student" in infos["train_config"].get("runner", {}) or bool(infos["train_config"].get("pixels"))
     check_policy_reads_cameras({"--camera-size": (env_kwargs or {}).get("sensor_configs")}, reads_images,
                                evaluating=True)
     check_policy_sees_randomization((env_kwargs or {}).get("randomization"), evaluating=True, reads_images=reads_images)
 
 
 def _eval_config(config: dict) -> dict:
-    """``config`` as an evaluation env is built from it: a distilled student's in
-    ``obs_mode="rgb"`` (what the student reads, without the teacher's state)."""
+    """``config`` as an evaluation env is built from it: a distilled student's and a pixel SAC's
+    in ``obs_mode="rgb"`` (what the student or the actor reads, without the state the teacher or
+    the critics read)."""
+    if config.get("pixels"):
+        from simulo_envs.training.sb3_pixels import pixel_env_kwargs
+
+        return {**config, "env_kwargs": {**config.get("env_kwargs", {}),
+                                         **pixel_env_kwargs(config["pixels"], evaluation=True)}}
     if "student" not in config.get("runner", {}):
         return config
     from simulo_envs.training.distillation import student_env_kwargs
@@ -165,7 +171,8 @@ def load_policy(checkpoint: str, num_envs: int, seed: int, device: str = "cpu", 
     trained = config.get("env_kwargs", {}).get("sensor_configs")
     if env_kwargs and env_kwargs.get("sensor_configs") and config is not infos["train_config"] \
             and env_kwargs["sensor_configs"] != trained:
-        raise ValueError(f"the student reads camera images of {trained}; it cannot be evaluated with "
+        reader = "actor" if config.get("pixels") else "student"
+        raise ValueError(f"the {reader} reads camera images of {trained}; it cannot be evaluated with "
                          f"{env_kwargs['sensor_configs']}")
     if env_kwargs:
         config = {**config, "env_kwargs": {**config.get("env_kwargs", {}), **env_kwargs}}

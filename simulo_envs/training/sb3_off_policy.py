@@ -52,6 +52,7 @@ import numpy as np
 from stable_baselines3 import SAC, TD3
 from stable_baselines3.common.noise import NormalActionNoise
 
+from simulo_envs.training.sb3_pixels import pixel_env_kwargs, pixel_sac_kwargs
 from simulo_envs.training.sb3_train import EPISODE_KEYS, SB3Algorithm, SB3Result, SB3Run, episode_stats
 from simulo_envs.training.interrupt import nothing_saved
 from simulo_envs.training.run_files import progress_row
@@ -91,6 +92,8 @@ def sb3_off_policy_kwargs(algo: str, config: dict, num_envs: int, action_space: 
         "train_freq": (1, "step"), "gradient_steps": gradient_steps_per_iteration(num_envs),
         "policy_kwargs": {"net_arch": list(d["net_arch"])},
     }
+    if algo == "sac" and config.get("pixels"):   # SAC from camera images (sb3_pixels.py)
+        return {**pixel_sac_kwargs(common, config["pixels"], num_envs), "ent_coef": "auto", "target_entropy": "auto"}
     if algo == "sac":
         return {**common, "ent_coef": "auto", "target_entropy": "auto"}
     if algo == "td3":
@@ -101,10 +104,11 @@ def sb3_off_policy_kwargs(algo: str, config: dict, num_envs: int, action_space: 
     raise ValueError(f"off-policy algo must be 'sac' or 'td3', got {algo!r}")
 
 
-def gradient_steps_per_iteration(num_envs: int) -> int:
-    """Gradient steps after each step of ``num_envs`` envs: ``updates_per_env_step * num_envs``
-    rounded, at least 1."""
-    return max(1, round(OFF_POLICY_DEFAULTS["updates_per_env_step"] * num_envs))
+def gradient_steps_per_iteration(num_envs: int, updates_per_env_step: Optional[float] = None) -> int:
+    """Gradient steps after each step of ``num_envs`` envs: ``updates_per_env_step`` (default
+    ``OFF_POLICY_DEFAULTS``') times ``num_envs``, rounded, at least 1."""
+    ratio = OFF_POLICY_DEFAULTS["updates_per_env_step"] if updates_per_env_step is None else updates_per_env_step
+    return max(1, round(ratio * num_envs))
 
 
 @dataclass(frozen=True)
@@ -121,26 +125,40 @@ class OffPolicyPlan(TrainPlan):
 
     def describe(self) -> str:
         """One line: what will be trained, and how the budget was rounded."""
-        g, d = gradient_steps_per_iteration(self.num_envs), OFF_POLICY_DEFAULTS
-        text = (f"{self.env_id}: {self.env_steps:,} env steps = {self.iterations:,} steps of {self.num_envs} envs, "
+        d = {**OFF_POLICY_DEFAULTS, **(self.config.get("pixels") or {})}
+        g = gradient_steps_per_iteration(self.num_envs, d["updates_per_env_step"])
+        pixels = self.config.get("pixels")
+        what = "" if not pixels else (f" from {'x'.join(map(str, pixels['camera_size']))} camera images"
+                                      f"{' (critics on the state)' if pixels['asymmetric_critic'] else ''}")
+        text = (f"{self.env_id}{what}: {self.env_steps:,} env steps = {self.iterations:,} steps of {self.num_envs} "
+                f"envs, "
                 f"each followed by {g} gradient step{'s' if g != 1 else ''} of {d['batch_size']} transitions from "
                 f"env step {d['learning_starts']:,} on")
         return text + self.rounding()
 
 
 def plan_off_policy(algo: str, env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional[int] = None,
-                    env_kwargs: Optional[dict] = None, vector_kwargs: Optional[dict] = None) -> OffPolicyPlan:
+                    env_kwargs: Optional[dict] = None, vector_kwargs: Optional[dict] = None,
+                    pixels: Optional[dict] = None) -> OffPolicyPlan:
     """Check a SAC / TD3 training request and size it; nothing is built. ``num_envs`` defaults to
     ``OFF_POLICY_NUM_ENVS``, ``total_timesteps`` to the task's config's budget (rounded down to
-    whole steps of the envs).
+    whole steps of the envs). ``pixels`` (``sb3_pixels.pixel_settings``; SAC only): train from
+    camera images; it goes into the config as ``"pixels"``, with its ``obs_mode`` and camera size
+    in the env keywords.
 
     Raises:
         ValueError: ``algo`` not ``"sac"`` / ``"td3"``; ``num_envs`` or ``total_timesteps`` not an
-            int >= 1, or fewer env steps than one step of the envs.
+            int >= 1, or fewer env steps than one step of the envs; ``pixels`` with TD3, or with
+            ``obs_mode`` or camera sizes in ``env_kwargs``.
         KeyError / ImportError / TypeError / LookupError: as ``train_config_for``.
     """
     if algo not in OFF_POLICY_ALGORITHMS:
         raise ValueError(f"off-policy algo must be one of {', '.join(OFF_POLICY_ALGORITHMS)}, got {algo!r}")
+    if pixels and algo != "sac":
+        raise ValueError(f"training from camera images is built for SAC only, not {algo.upper()}")
+    clash = sorted({"obs_mode", "sensor_configs"} & set(env_kwargs or {})) if pixels else []
+    if clash:
+        raise ValueError(f"the pixel settings choose the env's {' and '.join(clash)}; do not give them as well")
     config = train_config_for(env_id)
     env_id, env_cls = resolve_task(env_id)
     num_envs = OFF_POLICY_NUM_ENVS if num_envs is None else num_envs
@@ -154,6 +172,9 @@ def plan_off_policy(algo: str, env_id: str, num_envs: Optional[int] = None, tota
                          f"least {num_envs:,}, or use fewer envs")
     config["num_envs"], config["total_timesteps"] = int(num_envs), iterations * int(num_envs)
     config["env_kwargs"] = {**config.get("env_kwargs", {}), **(env_kwargs or {})}
+    if pixels:
+        config["pixels"] = dict(pixels)
+        config["env_kwargs"].update(pixel_env_kwargs(pixels))
     config["vector_kwargs"] = {**config.get("vector_kwargs", {}), **(vector_kwargs or {})}
     return OffPolicyPlan(env_id, env_cls, config, int(num_envs), 1, 1, iterations, int(total), algo)
 

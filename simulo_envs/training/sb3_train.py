@@ -207,8 +207,14 @@ def sb3_policy(path: str, device: str = "cpu"):
     """The deterministic policy of an SB3 ``model.zip`` (PPO, SAC or TD3, as ``read_sb3_infos``
     finds it): the evaluation env's observations (a TensorDict with ``"policy"``) -> float32
     actions on the observations' device. PPO: the Gaussian's mean; SAC: the squashed mean; TD3:
-    the actor's action, without exploration noise."""
-    model = SB3_CLASSES[_saved_runs.read_sb3_infos(path)["algo"]].load(path, device=device)
+    the actor's action, without exploration noise; a pixel SAC's actor reads the camera groups and
+    ``"proprio"`` (``sb3_pixels.pixel_policy``)."""
+    infos = _saved_runs.read_sb3_infos(path)
+    model = SB3_CLASSES[infos["algo"]].load(path, device=device)
+    if infos["train_config"].get("pixels"):   # the image actor alone (sb3_pixels.py)
+        from simulo_envs.training.sb3_pixels import pixel_policy
+
+        return pixel_policy(model)
 
     def act(obs) -> torch.Tensor:
         flat = obs["policy"]
@@ -299,12 +305,18 @@ def train_sb3(plan: TrainPlan, seed: int = 0, log_dir: str = "runs/sb3", device:
         except (ValueError, TypeError, KeyError, RuntimeError) as error:
             raise SetupError(f"cannot build {plan.env_id} with {env_kwargs}: "
                              f"{error.args[0] if error.args else error!r}") from error
-        env = SB3VecEnv(venv)
+        if config.get("pixels"):   # SAC from camera images: Dict observations (sb3_pixels.py)
+            from simulo_envs.training.sb3_pixels import SB3PixelVecEnv
+
+            env = SB3PixelVecEnv(venv)
+        else:
+            env = SB3VecEnv(venv)
         try:
             env.seed(seed)
             kwargs = algorithm.kwargs(config, plan.num_envs, env.action_space)
+            policy = kwargs.pop("policy", "MlpPolicy")
             if infos is None:
-                model = algorithm.cls("MlpPolicy", env, seed=seed, device=device, verbose=0, **kwargs)
+                model = algorithm.cls(policy, env, seed=seed, device=device, verbose=0, **kwargs)
             else:
                 model = algorithm.cls.load(path, env=env, device=device)
             delete_run_files(log_dir, earlier)

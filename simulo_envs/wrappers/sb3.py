@@ -75,6 +75,11 @@ class SB3VecEnv(VecEnv):
         self._reset_seeds()
         self._reset_options()
         self._episode_start[:] = time.perf_counter()
+        return self.observations_to_numpy(obs)
+
+    def observations_to_numpy(self, obs: Any) -> Any:
+        """The env's observations (a tensor or nested dict of tensors, ``(N, ...)``) as SB3 gets
+        them: float32 numpy copies. A subclass may give another layout (pixel SAC's Dict)."""
         return obs_to_numpy(obs)
 
     def step_async(self, actions: np.ndarray) -> None:
@@ -88,7 +93,7 @@ class SB3VecEnv(VecEnv):
         infos: list[dict[str, Any]] = [{} for _ in range(self.num_envs)]
         if dones.any():
             now = time.perf_counter()
-            final_obs = obs_to_numpy(info["final_obs"])
+            final_obs = self.observations_to_numpy(info["final_obs"])
             episode = {k: v.cpu().numpy() for k, v in info["final_info"]["episode"].items()}
             timeouts = (truncated & ~terminated).cpu().numpy()
             for i in np.flatnonzero(dones).tolist():
@@ -101,7 +106,7 @@ class SB3VecEnv(VecEnv):
                     entry["is_success"] = bool(episode["success_once"][i])
                     entry["success_at_end"] = bool(episode["success_at_end"][i])
                 self._episode_start[i] = now
-        return obs_to_numpy(obs), reward.to(torch.float32).cpu().numpy(), dones, infos
+        return self.observations_to_numpy(obs), reward.to(torch.float32).cpu().numpy(), dones, infos
 
     def close(self) -> None:
         """Close the env."""
