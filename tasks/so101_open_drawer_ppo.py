@@ -1,6 +1,6 @@
 """PPO recipe for SO101OpenDrawer-v1 (rsl-rl-lib 5.5.1 layout; ``simulo_envs/training/rsl_rl_train.py``).
 
-What it is: SO101Lift-v1's recipe unchanged (``tasks/so101_lift_ppo.py``: ``pd_ee_delta_pos``,
+What it is: SO101Lift-v1's recipe with its earlier 3 x 256-unit networks (``tasks/so101_lift_ppo.py``: ``pd_ee_delta_pos``,
 ``normalized_dense`` reward, 128 envs x 50 steps per iteration, episodes ending on success or fail
 with partial resets, ``FinalValuePPO`` bootstrapping every end, gamma 0.8, 8 minibatches per
 epoch, a budget of 966,400 env steps).
@@ -23,3 +23,6 @@ import copy
 from simulo_envs.tasks.so101_lift_ppo import TRAIN_CONFIG as _SO101_LIFT
 
 TRAIN_CONFIG = copy.deepcopy(_SO101_LIFT)
+# measured with 3 x 256-unit networks, as SO101Lift-v1's recipe first had
+TRAIN_CONFIG["runner"]["actor"]["hidden_dims"] = [256, 256, 256]
+TRAIN_CONFIG["runner"]["critic"]["hidden_dims"] = [256, 256, 256]
