@@ -57,6 +57,27 @@ def test_student_groups_hold_images_and_proprioception_only():
             env.close()
 
 
+@pytest.mark.e2e
+def test_student_groups_from_envs_in_worker_processes_match_the_in_process_ones():
+    """"rgb+state" with the envs in 2 worker processes: the proprio columns are read from the
+    workers (the task class's extras) and the groups equal the in-process env's."""
+    from simulo_envs.workers.sharded import ShardedEnv
+
+    both = _env("rgb+state")
+    sharded = RslRlVecEnv(ShardedEnv(REGISTERED["SO100Lift-v1"], 2, 2, {
+        "obs_mode": "rgb+state", "control_mode": "pd_ee_delta_pos", "sensor_configs": SMALL}))
+    try:
+        assert torch.equal(sharded.proprio_columns, both.proprio_columns)
+        assert sharded.proprio_columns.tolist()[-7:] == list(range(12, 19))   # tcp_pose after qpos, qvel
+        sharded.reset(seed=5)
+        obs, ref = sharded.get_observations(), both.get_observations()
+        assert set(obs.keys()) == set(ref.keys())
+        assert torch.allclose(obs["proprio"], ref["proprio"], atol=1e-6)
+    finally:
+        sharded.close()
+        both.close()
+
+
 def test_random_shift_moves_whole_images_within_the_pad():
     torch.manual_seed(0)
     image = torch.arange(2 * 3 * 8 * 8, dtype=torch.float32).reshape(2, 3, 8, 8)

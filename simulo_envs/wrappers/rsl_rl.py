@@ -114,11 +114,15 @@ class RslRlVecEnv(VecEnv):
     @staticmethod
     def _proprio_columns(base) -> Optional[torch.Tensor]:
         """The flat-state columns of the ``agent`` leaves and the ``image_obs_extra`` extras (the
-        ``"rgb"`` observation's state), for an env in ``"rgb+state"``; None otherwise."""
+        ``"rgb"`` observation's state), for an env in ``"rgb+state"`` (a ``BaseEnv``, or a
+        ``ShardedEnv`` whose workers are asked); None otherwise."""
         if base.obs_mode == "state" or obs_mode_state(base.obs_mode) is None:
             return None
-        raw = base.get_obs(unflattened=True)
-        keep, columns, start = set(base.image_obs_extra), [], 0
+        if hasattr(base, "get_obs"):
+            raw, extras = base.get_obs(unflattened=True), base.image_obs_extra
+        else:   # envs in worker processes (ShardedEnv): ask them; the extras are the task class's
+            raw, extras = base.call("get_obs", unflattened=True), base.env_cls.image_obs_extra
+        keep, columns, start = set(extras), [], 0
         for part in ("agent", "extra"):
             for key, leaf in _leaves(raw[part]):
                 width = int(leaf.reshape(leaf.shape[0], -1).shape[1]) if leaf.ndim > 1 else 1
