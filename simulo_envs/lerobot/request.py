@@ -29,12 +29,12 @@ whose cameras depend on the built scene is checked right after construction inst
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from simulo_envs.envs.env_keywords import did_you_mean
 from simulo_envs.envs.env_options import check_robot_uids
 from simulo_envs.envs.registration import REGISTERED
 from simulo_envs.envs.sensors import apply_overrides
@@ -111,8 +111,8 @@ def _task_class(task) -> type:
         raise TypeError(f"task must be a registered task id (a str), got {type(task).__name__}")
     if task in REGISTERED:
         return REGISTERED[task]
-    close = difflib.get_close_matches(task, list(REGISTERED), n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    close = did_you_mean(task, REGISTERED)
+    hint = f" (did you mean {close!r}?)" if close else ""
     raise ValueError(f"unknown task {task!r}{hint}; registered tasks: {', '.join(sorted(REGISTERED))}")
 
 
@@ -213,6 +213,6 @@ def check_camera_names(task: str, pairs, known: Sequence[str]) -> None:
     """Raise ValueError for the first camera of ``pairs`` that ``known`` lacks."""
     for name, ours in pairs:
         if ours not in known:
-            close = difflib.get_close_matches(ours, list(known), n=1) or [k for k in known if k.startswith(ours)][:1]
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            close = did_you_mean(ours, known) or next((k for k in known if k.startswith(ours)), None)
+            hint = f" (did you mean {close!r}?)" if close else ""
             raise ValueError(f"camera {ours!r}{hint}: {task} has the sensor cameras {list(known)}")
