@@ -15,7 +15,9 @@ trains a student that reads camera images and the robot's proprioception, on its
 the teacher's actions as labels (rsl-rl-lib's distillation with DAgger's mixing and aggregation,
 ``simulo_envs/training/distillation.py``); the task is the teacher's. ``--camera-size W H`` sets
 every sensor camera's resolution (default 64 x 64 for a student), ``--cameras`` the ones the
-student reads (default all).
+student reads (default all). ``--robot-uids`` picks another robot the task supports: a Panda task's
+``panda_wristcam`` carries a ``hand_camera`` (``simulo_envs/agents/panda.py``) beside the task's
+front camera.
 
     python scripts/train.py --teacher tasks/so100_lift_ppo.pt --camera-size 32 32 --max-minutes 20
 
@@ -122,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="distil this PPO checkpoint into an image student (its task; --env-id is ignored)")
     parser.add_argument("--cameras", nargs="+", default=None, metavar="NAME",
                         help="with --teacher: the cameras the student reads (default: all of the task's)")
+    parser.add_argument("--robot-uids", default=None, metavar="UID",
+                        help="the robot the task builds, one it supports (default: its own); 'panda_wristcam' is the "
+                             "Panda with a hand camera, for an image student of a Panda task")
     add_scene_options(parser)
     parser.add_argument("--sim-backend", default=None, type=sim_backend_arg,
                         help="auto, physx_cpu, physx_cuda[:N] or physx_cuda_emulated (default: the task's config)")
@@ -184,6 +189,8 @@ def main(argv=None) -> None:
         device = check_device(rank_device(check_device(args.device), rank))
         env_kwargs = {} if args.sim_backend is None else {"sim_backend": args.sim_backend}
         env_kwargs.update(scene_kwargs(args))
+        if args.robot_uids is not None:
+            env_kwargs["robot_uids"] = args.robot_uids
         cameras_given = {"--camera-size": args.camera_size, "--cameras": args.cameras}
         if args.resume:
             args.log_dir = take_saved_run(args, env_kwargs)
