@@ -2,11 +2,11 @@
 to agent classes (ManiSkill's registry of the same name)."""
 
 from simulo_envs.agents.base_agent import BaseAgent, JawGrasp, LeRobotJoints
-from simulo_envs.agents.panda import Panda
+from simulo_envs.agents.panda import Panda, PandaWristCam
 from simulo_envs.agents.so100 import SO100
 from simulo_envs.agents.so101 import SO101
 
-REGISTERED_AGENTS: dict[str, type] = {Panda.uid: Panda, SO100.uid: SO100, SO101.uid: SO101}
+REGISTERED_AGENTS: dict[str, type] = {Panda.uid: Panda, PandaWristCam.uid: PandaWristCam, SO100.uid: SO100, SO101.uid: SO101}
 """Agent uid -> agent class; ``BaseEnv(robot_uids=...)`` picks from it. Add yours with
 ``register_agent``."""
 
@@ -55,4 +55,4 @@ def load_agents(scene, robot_uids, control_mode=None, initial_poses=None):
     return next(iter(agents.values())) if len(agents) == 1 else MultiAgent(agents)
 
 
-__all__ = ["BaseAgent", "JawGrasp", "LeRobotJoints", "Panda", "SO100", "SO101", "REGISTERED_AGENTS", "register_agent", "load_agents"]
+__all__ = ["BaseAgent", "JawGrasp", "LeRobotJoints", "Panda", "PandaWristCam", "SO100", "SO101", "REGISTERED_AGENTS", "register_agent", "load_agents"]

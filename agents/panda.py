@@ -26,6 +26,12 @@ tracked without sag.
 
 Gripper (both modes): one action in [-1, 1] -> both finger targets in [-0.01, 0.04] m
 (-1 closed, +1 open; the -0.01 m target keeps a squeezing force on thin objects, as ManiSkill does).
+
+Cameras: ``Panda`` carries none (the tasks add a front one). ``PandaWristCam``
+(``robot_uids="panda_wristcam"``, ManiSkill's uid) is the same arm with a ``hand_camera`` riding on
+``panda_hand`` where ManiSkill's ``panda_v3.urdf`` mounts its RealSense (``HAND_CAMERA``); the
+camera has no body here, so the arm's links, masses and contacts are ``Panda``'s exactly and a
+policy trained with either robot's state acts the same with the other.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from __future__ import annotations
 import math
 
 from simulo_envs.agents.base_agent import BaseAgent, JawGrasp, mani_skill_asset
+from simulo_envs.authoring.camera import CameraConfig, look_at
 from simulo_envs.controllers import EEPoseConfig, JointPosConfig
 from simulo_envs.robot import JointDrive, LinkMaterial
 
@@ -67,6 +74,14 @@ CONTROLLER_CONFIGS = {
     "pd_ee_pose": {"arm": EEPoseConfig(ARM_JOINTS, TCP_LINK, mode="pose"), "gripper": _GRIPPER},
 }
 DEFAULT_CONTROL_MODE = "pd_joint_delta_pos"
+
+HAND_CAMERA = CameraConfig("hand_camera", look_at((0.0465, -0.02, 0.036), (0.0465, -0.02, 1.0), up=(1.0, 0.0, 0.0)),
+                           128, 128, math.pi / 2, near=0.01, mount="panda_hand")
+"""The hand camera (pose in ``panda_hand``, whose +z points from the hand to the fingertips):
+ManiSkill 3.0.1's ``panda_wristcam`` camera, ``camera_link`` of ``panda_v3.urdf`` (the RealSense
+joint at (0.035, 0, 0.036) m, rpy (0, -pi/2, pi), then (0, 0.02, 0.0115) m): 4.65 cm from the
+fingers' plane, looking along +z past the fingertips, image up along the hand's +x; its 90 deg
+field of view and 128 x 128 px are ManiSkill's too."""
 
 
 def panda_urdf_path() -> str:
@@ -105,3 +120,11 @@ class Panda(BaseAgent):
     default_control_mode = DEFAULT_CONTROL_MODE
     # The left finger opens along its +y axis, the right one along -y.
     grasp = JawGrasp((LEFT_FINGER, RIGHT_FINGER), ((0.0, 1.0, 0.0), (0.0, -1.0, 0.0)), GRASP_MIN_FORCE, GRASP_MAX_ANGLE)
+
+
+class PandaWristCam(Panda):
+    """The Panda with ``HAND_CAMERA`` on its hand (module docstring, "Cameras"); the same
+    arguments and errors as ``Panda``."""
+
+    uid = "panda_wristcam"
+    sensor_configs = (HAND_CAMERA,)

@@ -25,12 +25,16 @@ import os
 import sys
 import time
 
-import torch
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # start_signals.py beside this file
+from start_signals import after_the_work, loading  # noqa: E402
 
-import simulo_envs  # noqa: F401  (registers the tasks)
-from simulo_envs.output_paths import check_output_dir
-from simulo_envs.training.suite_benchmark import (FIRST_SEEDS, checkpoint_task, markdown_table, resolve_split_list,
-                                                  run_checkpoint, run_expert, suite_tasks, summarize)
+with loading(__name__):   # a stop signal while torch, SAPIEN and the tasks load: one line, no traceback
+    import torch
+
+    import simulo_envs  # noqa: F401  (registers the tasks)
+    from simulo_envs.output_paths import check_output_dir
+    from simulo_envs.training.suite_benchmark import (FIRST_SEEDS, checkpoint_task, markdown_table, resolve_split_list,
+                                                      run_checkpoint, run_expert, suite_tasks, summarize)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -102,4 +106,6 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    after_the_work("the tables are printed and written")
+    sys.exit(status)

@@ -41,15 +41,20 @@ summary, or with ``--json`` one JSON object (episodes, success_rate, frames, sec
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
-from simulo_envs.datasets.scene_cli import add_randomization_option, scene_kwargs
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # start_signals.py beside this file
+from start_signals import after_the_work, loading  # noqa: E402
 
-import torch
+with loading(__name__):   # a stop signal while torch, SAPIEN and the tasks load: one line, no traceback
+    from simulo_envs.datasets.scene_cli import add_randomization_option, scene_kwargs
 
-import simulo_envs  # noqa: F401  (registers the tasks)
-from simulo_envs.datasets import cli
-from simulo_envs.datasets.collect import EXPERT_CONTROL_MODE, CollectSettings, collect
+    import torch
+
+    import simulo_envs  # noqa: F401  (registers the tasks)
+    from simulo_envs.datasets import cli
+    from simulo_envs.datasets.collect import EXPERT_CONTROL_MODE, CollectSettings, collect
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -121,4 +126,6 @@ def describe(s: dict) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    after_the_work("the demonstrations are written")
+    sys.exit(status)

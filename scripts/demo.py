@@ -25,7 +25,8 @@ does not have, or any variant for a task without variants, is refused before any
 Finished envs are reset on their own (a partial reset) until ``--episodes`` episodes are done.
 Ctrl-C (SIGINT) or SIGTERM stops the run at once: one line says how many episodes finished and
 their success so far, no video is written (nor the folder it would have made left behind), and
-the exit status is 130 (SIGINT) or 143 (SIGTERM).
+the exit status is 130 (SIGINT) or 143 (SIGTERM); while the libraries load (the first seconds) the
+line says nothing was run (``scripts/start_signals.py``).
 With ``--json`` the last line is one JSON object: success_rate, episodes, steps_per_second
 (env steps per second of the stepping loop, all envs together).
 """
@@ -38,20 +39,24 @@ import os
 import sys
 import time
 
-import gymnasium as gym
-import torch
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # start_signals.py beside this file
+from start_signals import after_the_work, loading  # noqa: E402
 
-import simulo_envs  # noqa: F401  (registers the tasks)
-from simulo_envs.envs.registration import REGISTERED
-from simulo_envs.policies import EXPERTS
-from simulo_envs.sim import sim_backend_arg
-from simulo_envs.progress import ProgressBar
-from simulo_envs.wrappers.record import RecordEpisode
-from simulo_envs.output_paths import check_output_file, error_line, missing_folders, remove_empty_folders
-from simulo_envs.training.interrupt import episodes_interrupted, exit_status, note_finished, stop_at_once
-from simulo_envs.workers.sharded import ShardedEnv, num_workers_arg, resolve_num_workers
-from simulo_envs.training.task_lookup import (check_variant, expert_for, import_task_modules, registered_kwargs,
-                                             resolve_task)
+with loading(__name__):   # a stop signal while torch, SAPIEN and the tasks load: one line, no traceback
+    import gymnasium as gym
+    import torch
+
+    import simulo_envs  # noqa: F401  (registers the tasks)
+    from simulo_envs.envs.registration import REGISTERED
+    from simulo_envs.policies import EXPERTS
+    from simulo_envs.sim import sim_backend_arg
+    from simulo_envs.progress import ProgressBar
+    from simulo_envs.wrappers.record import RecordEpisode
+    from simulo_envs.output_paths import check_output_file, error_line, missing_folders, remove_empty_folders
+    from simulo_envs.training.interrupt import episodes_interrupted, exit_status, note_finished, stop_at_once
+    from simulo_envs.workers.sharded import ShardedEnv, num_workers_arg, resolve_num_workers
+    from simulo_envs.training.task_lookup import (check_variant, expert_for, import_task_modules, registered_kwargs,
+                                                 resolve_task)
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -211,4 +216,6 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    status = main()
+    after_the_work("every episode is done and every file written")
+    sys.exit(status)

@@ -64,7 +64,10 @@ are written. A checkpoint trained on a GPU evaluates on ``--device cpu``.
 Ctrl-C (SIGINT) or SIGTERM stops the evaluation at once: one line says how many episodes of the
 checkpoint being evaluated finished and their success so far, the video and the CSV file are not
 written (nor a folder made for them left behind), and the exit status is 130 (SIGINT) or 143
-(SIGTERM). The results of checkpoints finished before were printed already.
+(SIGTERM). The results of checkpoints finished before were printed already. In the first seconds,
+while torch, SAPIEN and the tasks load, a stop signal prints ``interrupted by SIGINT while loading:
+nothing was run or written``; once every result is printed and written, one says so and the
+process ends at once (``scripts/start_signals.py``).
 """
 
 from __future__ import annotations
@@ -75,19 +78,23 @@ import json
 import os
 import sys
 
-import torch
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # start_signals.py beside this file
+from start_signals import after_the_work, loading  # noqa: E402
 
-import simulo_envs  # noqa: F401  (registers the tasks)
-from simulo_envs.datasets.scene_cli import add_scene_options, scene_kwargs
-from simulo_envs.imitation.dispatch import by_policy_type
-from simulo_envs.training.lerobot_policies import by_policy_folder
-from simulo_envs.training.distributed import check_device
-from simulo_envs.training.evaluation import evaluate, record_policy_video
-from simulo_envs.output_paths import (check_output_dir, check_output_file, error_line, missing_folders,
-                                      remove_empty_folders)
-from simulo_envs.training.interrupt import episodes_interrupted, exit_status, stop_at_once
-from simulo_envs.workers.sharded import num_workers_arg
-from simulo_envs.training.task_lookup import import_task_modules
+with loading(__name__):   # a stop signal while torch, SAPIEN and the tasks load: one line, no traceback
+    import torch
+
+    import simulo_envs  # noqa: F401  (registers the tasks)
+    from simulo_envs.datasets.scene_cli import add_scene_options, scene_kwargs
+    from simulo_envs.imitation.dispatch import by_policy_type
+    from simulo_envs.training.lerobot_policies import by_policy_folder
+    from simulo_envs.training.distributed import check_device
+    from simulo_envs.training.evaluation import evaluate, record_policy_video
+    from simulo_envs.output_paths import (check_output_dir, check_output_file, error_line, missing_folders,
+                                          remove_empty_folders)
+    from simulo_envs.training.interrupt import episodes_interrupted, exit_status, stop_at_once
+    from simulo_envs.workers.sharded import num_workers_arg
+    from simulo_envs.training.task_lookup import import_task_modules
 
 evaluate, record_policy_video = by_policy_type(evaluate, record_policy_video)   # imitation checkpoints too
 evaluate, record_policy_video = by_policy_folder(evaluate, record_policy_video)  # and LeRobot policy folders
@@ -250,4 +257,6 @@ def _write_csv(path: str, summaries: list[dict]) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    after_the_work("every result is printed and written")
+    sys.exit(status)

@@ -15,7 +15,9 @@ trains a student that reads camera images and the robot's proprioception, on its
 the teacher's actions as labels (rsl-rl-lib's distillation with DAgger's mixing and aggregation,
 ``simulo_envs/training/distillation.py``); the task is the teacher's. ``--camera-size W H`` sets
 every sensor camera's resolution (default 64 x 64 for a student), ``--cameras`` the ones the
-student reads (default all).
+student reads (default all). ``--robot-uids`` picks another robot the task supports: a Panda task's
+``panda_wristcam`` carries a ``hand_camera`` (``simulo_envs/agents/panda.py``) beside the task's
+front camera.
 
     python scripts/train.py --teacher tasks/so100_lift_ppo.pt --camera-size 32 32 --max-minutes 20
 
@@ -55,7 +57,7 @@ Ctrl-C (SIGINT) or SIGTERM stops the training at a safe point (the next env step
 the end of the iteration, every rank together); rank 0 saves ``model_<iteration>.pt`` of the last
 whole iteration, one line says where, and the exit status is 130 (SIGINT) or 143 (SIGTERM).
 ``--resume`` continues from there. A second Ctrl-C stops at once, without saving. A Ctrl-C while the
-training starts (after the plan line, libraries loading) ends it with one line and status 130: nothing
+training starts (while the libraries load, or after the plan line) ends it with one line and status 130: nothing
 saved, the same command starts it again.
 """
 
@@ -65,21 +67,25 @@ import argparse
 import os
 import sys
 
-import torch
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # start_signals.py beside this file
+from start_signals import after_the_work, loading  # noqa: E402
 
-import simulo_envs  # noqa: F401  (registers the tasks)
-from simulo_envs.datasets.scene_cli import (add_scene_options, check_policy_reads_cameras, check_policy_sees_randomization,
-                                           scene_kwargs)
-from simulo_envs.sim import sim_backend_arg
-from simulo_envs.output_paths import error_line
-from simulo_envs.training.distributed import check_device, rank_device, rank_info
-from simulo_envs.training.evaluation import evaluate
-from simulo_envs.training.interrupt import ctrl_c_while_starting, evaluation_stopped_by_ctrl_c, exit_status
-from simulo_envs.training.run_files import (OutputError, claim_log_dir, drop_stale_evaluation, unsaved_run_note,
-                                            write_json)
-from simulo_envs.training.saved_runs import SetupError, take_saved_run as take_saved_run_of
-from simulo_envs.workers.sharded import num_workers_arg
-from simulo_envs.training.rsl_rl_train import describe_result, import_task_modules, plan_training, resume_infos, train
+with loading(__name__):   # a stop signal while torch, SAPIEN and the tasks load: one line, no traceback
+    import torch
+
+    import simulo_envs  # noqa: F401  (registers the tasks)
+    from simulo_envs.datasets.scene_cli import (add_scene_options, check_policy_reads_cameras, check_policy_sees_randomization,
+                                               scene_kwargs)
+    from simulo_envs.sim import sim_backend_arg
+    from simulo_envs.output_paths import error_line
+    from simulo_envs.training.distributed import check_device, rank_device, rank_info
+    from simulo_envs.training.evaluation import evaluate
+    from simulo_envs.training.interrupt import ctrl_c_while_starting, evaluation_stopped_by_ctrl_c, exit_status
+    from simulo_envs.training.run_files import (OutputError, claim_log_dir, drop_stale_evaluation, unsaved_run_note,
+                                                write_json)
+    from simulo_envs.training.saved_runs import SetupError, take_saved_run as take_saved_run_of
+    from simulo_envs.workers.sharded import num_workers_arg
+    from simulo_envs.training.rsl_rl_train import describe_result, import_task_modules, plan_training, resume_infos, train
 
 
 DEFAULT_ENV_ID = "FrankaReach-v1"
@@ -118,6 +124,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="distil this PPO checkpoint into an image student (its task; --env-id is ignored)")
     parser.add_argument("--cameras", nargs="+", default=None, metavar="NAME",
                         help="with --teacher: the cameras the student reads (default: all of the task's)")
+    parser.add_argument("--robot-uids", default=None, metavar="UID",
+                        help="the robot the task builds, one it supports (default: its own); 'panda_wristcam' is the "
+                             "Panda with a hand camera, for an image student of a Panda task")
     add_scene_options(parser)
     parser.add_argument("--sim-backend", default=None, type=sim_backend_arg,
                         help="auto, physx_cpu, physx_cuda[:N] or physx_cuda_emulated (default: the task's config)")
@@ -180,6 +189,8 @@ def main(argv=None) -> None:
         device = check_device(rank_device(check_device(args.device), rank))
         env_kwargs = {} if args.sim_backend is None else {"sim_backend": args.sim_backend}
         env_kwargs.update(scene_kwargs(args))
+        if args.robot_uids is not None:
+            env_kwargs["robot_uids"] = args.robot_uids
         cameras_given = {"--camera-size": args.camera_size, "--cameras": args.cameras}
         if args.resume:
             args.log_dir = take_saved_run(args, env_kwargs)
@@ -246,4 +257,6 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    status = main()
+    after_the_work("everything is saved")
+    sys.exit(status)

@@ -51,15 +51,19 @@ import os
 import shlex
 import sys
 
-import torch
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # start_signals.py beside this file
+from start_signals import after_the_work, loading  # noqa: E402
 
-import simulo_envs  # noqa: F401  (registers the tasks)
-from simulo_envs.datasets.scene_cli import add_scene_options, check_policy_reads_cameras, check_policy_sees_randomization
-from simulo_envs.imitation import CheckpointError, DemonstrationError, default_config, export_policy
-from simulo_envs.output_paths import check_output_file, error_line
-from simulo_envs.imitation.config import POLICIES, ILConfig
-from simulo_envs.imitation.spec import OBS_MODES
-from simulo_envs.training.interrupt import ctrl_c_while_starting
+with loading(__name__):   # a stop signal while torch, SAPIEN and the tasks load: one line, no traceback
+    import torch
+
+    import simulo_envs  # noqa: F401  (registers the tasks)
+    from simulo_envs.datasets.scene_cli import add_scene_options, check_policy_reads_cameras, check_policy_sees_randomization
+    from simulo_envs.imitation import CheckpointError, DemonstrationError, default_config, export_policy
+    from simulo_envs.output_paths import check_output_file, error_line
+    from simulo_envs.imitation.config import POLICIES, ILConfig
+    from simulo_envs.imitation.spec import OBS_MODES
+    from simulo_envs.training.interrupt import ctrl_c_while_starting
 
 HYPERPARAMETERS = sorted(field.name for field in dataclasses.fields(ILConfig))
 
@@ -299,4 +303,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    status = main()
+    after_the_work("everything is saved")
+    sys.exit(status)

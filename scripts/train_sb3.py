@@ -65,18 +65,22 @@ import json
 import os
 import sys
 
-import torch
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # start_signals.py beside this file
+from start_signals import after_the_work, loading  # noqa: E402
 
-import simulo_envs  # noqa: F401  (registers the tasks)
-from simulo_envs.training.distributed import check_device
-from simulo_envs.sim import sim_backend_arg
-from simulo_envs.output_paths import error_line
-from simulo_envs.training.interrupt import ctrl_c_while_starting, evaluation_stopped_by_ctrl_c, exit_status
-from simulo_envs.training.run_files import (OutputError, claim_log_dir, drop_stale_evaluation, unsaved_run_note,
-                                            write_json)
-from simulo_envs.training.saved_runs import SetupError, take_saved_run
-from simulo_envs.workers.sharded import num_workers_arg
-from simulo_envs.training.rsl_rl_train import describe_result, import_task_modules, plan_training
+with loading(__name__):   # a stop signal while torch, SAPIEN and the tasks load: one line, no traceback
+    import torch
+
+    import simulo_envs  # noqa: F401  (registers the tasks)
+    from simulo_envs.training.distributed import check_device
+    from simulo_envs.sim import sim_backend_arg
+    from simulo_envs.output_paths import error_line
+    from simulo_envs.training.interrupt import ctrl_c_while_starting, evaluation_stopped_by_ctrl_c, exit_status
+    from simulo_envs.training.run_files import (OutputError, claim_log_dir, drop_stale_evaluation, unsaved_run_note,
+                                                write_json)
+    from simulo_envs.training.saved_runs import SetupError, take_saved_run
+    from simulo_envs.workers.sharded import num_workers_arg
+    from simulo_envs.training.rsl_rl_train import describe_result, import_task_modules, plan_training
 
 ALGOS = ("ppo", "sac", "td3")
 DEFAULT_ENV_ID = "FrankaLift-v1"
@@ -243,4 +247,6 @@ def _saved_pixels(log_dir: str, env_kwargs: dict):
 
 
 if __name__ == "__main__":
-    main()
+    status = main()
+    after_the_work("everything is saved")
+    sys.exit(status)

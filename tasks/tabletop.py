@@ -55,7 +55,7 @@ class TableTopEnv(BaseEnv):
     origin on a ground plane; a task sets ``cfg`` (a frozen dataclass of its numbers) and
     ``default_max_episode_steps`` and writes the hooks (module docstring)."""
 
-    SUPPORTED_ROBOTS = ("panda",)
+    SUPPORTED_ROBOTS = ("panda", "panda_wristcam")  # the second: a hand camera too
     default_robot_uids = "panda"  # built by BaseEnv._load_agent
     default_control_mode = "pd_joint_delta_pos"
     cfg = TableTopConfig()

@@ -25,6 +25,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SO100_TEACHER = os.path.join(ROOT, "tasks", "so100_lift_ppo.pt")
+FRANKA_TEACHER = os.path.join(ROOT, "tasks", "franka_lift_ppo.pt")
 SMALL = {"width": 16, "height": 16}
 
 
@@ -239,3 +240,22 @@ def test_a_student_log_folder_that_cannot_be_written_is_refused_before_any_work(
     assert stopped.value.code == 2
     assert "is a file, not a folder" in capsys.readouterr().err
     assert sorted(os.listdir(tmp_path)) == ["taken"]
+
+
+def test_a_franka_student_reads_the_hand_camera_of_the_panda_that_carries_one(tmp_path, capsys):
+    """``--robot-uids panda_wristcam``: the student's cameras are the task's front one and the
+    hand camera, recorded with the robot in the env keywords; a robot the task lacks is refused
+    in the option's words before anything is written."""
+    from script_runs import load_script
+
+    plan = plan_distillation(FRANKA_TEACHER, (16, 16), num_envs=2, total_timesteps=50,
+                             env_kwargs={"robot_uids": "panda_wristcam"})
+    assert plan.config["cameras"] == ["base_camera", "hand_camera"]
+    assert plan.config["runner"]["obs_groups"]["student"] == ["base_camera", "hand_camera", "proprio"]
+    assert plan.config["env_kwargs"]["robot_uids"] == "panda_wristcam"
+    with pytest.raises(SystemExit) as refused:
+        load_script("train").main(["--teacher", FRANKA_TEACHER, "--robot-uids", "so100", "--camera-size", "16", "16",
+                                   "--log-dir", str(tmp_path / "run")])
+    assert refused.value.code == 2
+    assert "robot_uids='so100': FrankaLiftEnv supports ['panda', 'panda_wristcam']" in capsys.readouterr().err
+    assert os.listdir(tmp_path) == []

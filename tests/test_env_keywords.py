@@ -48,11 +48,11 @@ def test_robot_uids_picks_the_agent_by_name_and_refuses_others():
         assert env.robot_uids == "panda" and env.agent.uid == "panda"
     finally:
         env.close()
-    with pytest.raises(ValueError, match=r"unknown agent 'fetch'; registered agents: \['panda', 'so100', 'so101'\]"):
+    with pytest.raises(ValueError, match=r"unknown agent 'fetch'; registered agents: \['panda', 'panda_wristcam', 'so100', 'so101'\]"):
         make(num_envs=1, robot_uids="fetch")
-    with pytest.raises(ValueError, match=r"supports \['panda'\]"):
+    with pytest.raises(ValueError, match=r"supports \['panda', 'panda_wristcam'\]"):
         make(num_envs=1, robot_uids=("panda", "panda"))
-    assert FrankaLiftEnv.SUPPORTED_ROBOTS == ("panda",)
+    assert FrankaLiftEnv.SUPPORTED_ROBOTS == ("panda", "panda_wristcam")
 
 
 # ---------------------------------------------------------------- reconfiguration_freq

@@ -140,3 +140,13 @@ def test_bad_algo_and_budget_fail_at_parse_time(tmp_path, capsys):
     assert refused.value.code == 2
     assert "total_timesteps 3 is less than one step of the 4 envs: ask for at least 4" in capsys.readouterr().err
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+def test_a_budget_that_ends_before_the_first_update_is_named_in_the_plan():
+    plan = sb3_off_policy.plan_off_policy("sac", "FrankaReach-v1", num_envs=4, total_timesteps=100)
+    assert plan.describe().startswith(
+        "FrankaReach-v1: 100 env steps = 25 steps of 4 envs, each followed by 1 gradient step of 32 transitions from "
+        "env step 100 on (this budget ends before the first gradient step: random actions only, nothing learned; "
+        "give --total-timesteps above 100 to train)")
+    assert "nothing learned" not in sb3_off_policy.plan_off_policy("sac", "FrankaReach-v1", num_envs=4,
+                                                                   total_timesteps=104).describe()

@@ -106,5 +106,5 @@ def test_a_signal_saves_model_zip_and_resume_finishes_the_run(tmp_path, capsys, 
         main(["--no-progress", "--log-dir", str(log_dir), "--resume", "--total-timesteps", "450"])
     captured = capsys.readouterr()
     assert refused.value.code == 2 and captured.out == ""
-    assert ("already trained 400 env steps of the 400 planned (budget 450 rounded down to whole iterations); give "
+    assert ("already trained 400 env steps, at least the budget of 400 (budget 450 rounded down to whole iterations); give "
             "--total-timesteps 500 or more to train further") in captured.err

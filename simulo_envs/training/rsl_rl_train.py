@@ -165,8 +165,8 @@ class TrainPlan:
             return
         done = max(int(infos["iterations"]), self.iterations)
         more = (done + 1) * (self.env_steps // max(self.iterations, 1))
-        raise _SetupError(f"--resume: {path!r} already trained {infos['env_steps']:,} env steps of the "
-                         f"{self.env_steps:,} planned{self.rounding()}; give --total-timesteps {more:,} or more to "
+        raise _SetupError(f"--resume: {path!r} already trained {infos['env_steps']:,} env steps, at least "
+                         f"the budget of {self.env_steps:,}{self.rounding()}; give --total-timesteps {more:,} or more to "
                          f"train further")
 
 

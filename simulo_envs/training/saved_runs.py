@@ -49,7 +49,8 @@ def sb3_classes() -> dict:
 
 
 
-ENV_OPTIONS = {"sim_backend": "--sim-backend", "randomization": "--randomization", "sensor_configs": "--camera-size"}
+ENV_OPTIONS = {"sim_backend": "--sim-backend", "randomization": "--randomization", "sensor_configs": "--camera-size",
+               "robot_uids": "--robot-uids"}
 """The command-line option that sets each env keyword a training records (``scene_cli``, ``--sim-backend``)."""
 
 

@@ -134,6 +134,9 @@ class OffPolicyPlan(TrainPlan):
                 f"envs, "
                 f"each followed by {g} gradient step{'s' if g != 1 else ''} of {d['batch_size']} transitions from "
                 f"env step {d['learning_starts']:,} on")
+        if self.env_steps <= d["learning_starts"]:   # a smoke-test budget: say it learns nothing
+            text += (f" (this budget ends before the first gradient step: random actions only, nothing learned; "
+                     f"give --total-timesteps above {d['learning_starts']:,} to train)")
         return text + self.rounding()
 
 

@@ -1,0 +1,57 @@
+"""A stop signal while a script loads its libraries, or after its work is done: one line, the
+shell's exit status, no traceback (scripts/start_signals.py)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from script_runs import ROOT
+
+SCRIPTS = os.path.join(ROOT, "scripts")
+sys.path.insert(0, SCRIPTS)
+import start_signals  # noqa: E402
+
+
+def catches(pid: int, number: int) -> bool:
+    """Whether process ``pid`` has a handler of its own for signal ``number`` (/proc's SigCgt mask)."""
+    with open(f"/proc/{pid}/status") as status:
+        mask = next(int(line.split()[1], 16) for line in status if line.startswith("SigCgt:"))
+    return bool(mask >> (number - 1) & 1)
+
+
+@pytest.mark.parametrize("script, number", [("evaluate.py", signal.SIGINT), ("train.py", signal.SIGTERM)])
+def test_a_stop_signal_while_the_libraries_load_prints_one_line(script, number):
+    process = subprocess.Popen([sys.executable, os.path.join(SCRIPTS, script), "--help"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not catches(process.pid, signal.SIGTERM):   # Python catches SIGTERM only inside `loading`
+        assert process.poll() is None and time.monotonic() < deadline, "the script never reached its imports"
+        time.sleep(0.002)
+    process.send_signal(number)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 128 + number and out == ""
+    assert err == f"interrupted by {signal.Signals(number).name} while loading: nothing was run or written\n"
+
+
+def test_a_stop_signal_after_the_work_says_what_was_kept():
+    code = ("import os, signal, sys, time; sys.path.insert(0, sys.argv[1]); import start_signals; print('result'); "
+            "start_signals.after_the_work('every result is printed and written'); "
+            "os.kill(os.getpid(), signal.SIGINT); time.sleep(30)")
+    done = subprocess.run([sys.executable, "-c", code, SCRIPTS], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 130 and done.stdout == "result\n"
+    assert done.stderr == "interrupted by SIGINT after the work was done: every result is printed and written\n"
+
+
+def test_loading_changes_no_handler_of_a_module_that_is_imported():
+    before = [signal.getsignal(number) for number in start_signals.SIGNALS]
+    with start_signals.loading("script_evaluate"):
+        assert [signal.getsignal(number) for number in start_signals.SIGNALS] == before
+    with start_signals.loading("__main__"):
+        assert signal.getsignal(signal.SIGTERM) not in before
+    assert [signal.getsignal(number) for number in start_signals.SIGNALS] == before
