@@ -117,3 +117,20 @@ def test_the_first_visual_preset_keeps_its_meaning_for_the_checkpoints_that_name
         randomization_table(FrankaReachEnv, "visual_v1")
     infos = torch.load(os.path.join(ROOT, "tasks", "so100_lift_student_randomized.pt"), weights_only=False)["infos"]
     assert infos["train_config"]["env_kwargs"]["randomization"] == "visual_v1"
+
+
+def test_the_students_of_the_full_preset_and_of_the_so101_name_what_they_were_trained_on():
+    # scripts/evaluate.py rebuilds a student's scenes from its checkpoint: the full-preset student is
+    # evaluated under "visual" by default, the SO-101 student on its own arm with both cameras at 32 x 32.
+    def config(name):
+        return torch.load(os.path.join(ROOT, "tasks", name), weights_only=False)["infos"]
+
+    visual = config("so100_lift_student_visual.pt")
+    assert visual["env_id"] == "SO100Lift-v1" and visual["env_steps"] == 48_000
+    assert visual["train_config"]["env_kwargs"]["randomization"] == "visual"
+    so101 = config("so101_lift_student.pt")
+    assert so101["env_id"] == "SO101Lift-v1" and so101["env_steps"] == 16_000
+    assert so101["train_config"]["teacher"]["checkpoint"] == "tasks/so101_lift_ppo.pt"
+    assert so101["train_config"]["cameras"] == ["base_camera", "wrist_camera"]
+    assert so101["train_config"]["env_kwargs"]["sensor_configs"] == SMALL
+    assert "randomization" not in so101["train_config"]["env_kwargs"]
