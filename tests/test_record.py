@@ -123,3 +123,24 @@ def test_partial_resets_and_step_none_replay_exactly(tmp_path):
     with pytest.raises(ValueError, match="recorded on FrankaLift-v1"):
         next(replay(env.trajectory_path, other))
     other.close()
+
+
+def test_a_reset_with_no_step_since_the_last_leaves_no_frame(tmp_path):
+    """Without save_on_reset a video goes on across full resets; a reset right after another (a
+    vector env's own reset, then the seeded one) replaces its frame: the clip starts on the
+    seeded scene."""
+    env = RecordEpisode(gym.make("FrankaLift-v1", num_envs=1, render_mode="rgb_array", randomization="visual",
+                                 human_render_camera_configs=dict(width=SIZE, height=SIZE)),
+                        str(tmp_path), save_on_reset=False)   # the floor's colour differs between seeds
+    u = env.unwrapped
+    env.reset(seed=3)
+    stale = u.render_rgb_array()[0].numpy().astype(int)
+    env.reset(seed=0)
+    fresh = u.render_rgb_array()[0].numpy().astype(int)
+    env.step(torch.zeros(1, *u.single_action_space.shape))
+    path = env.flush_video()
+    env.close()
+    frames = iio.imread(path).astype(int)
+    assert len(frames) == 2
+    assert np.abs(fresh - stale).mean() > 2  # the two scenes do differ
+    assert np.abs(frames[0] - fresh).mean() < np.abs(frames[0] - stale).mean() / 2

@@ -120,3 +120,26 @@ def test_bad_camera_values_raise_and_change_nothing(write, match):
 def test_bad_camera_entries_are_refused_before_any_draw(entry, match):
     with pytest.raises(ValueError, match=match):
         _make("FrankaLift-v1", 1, (entry,), obs_mode="rgb")
+
+
+def test_image_noise_of_an_env_ignores_the_other_envs_resets():
+    """Env k's noisy pictures depend on its seed and its steps alone: a partial reset of another
+    env (which captures every env again) and asking for the noisy pictures change none of them."""
+    table = (Randomize("sensor_cameras.base_camera.noise_std", Uniform(0.05, 0.06)),)
+    two, one = _make("SO100Lift-v1", 2, table, obs_mode="rgb"), _make("SO100Lift-v1", 1, table, obs_mode="rgb")
+    try:
+        obs2, _ = two.reset(seed=[5, 9])
+        obs1, _ = one.reset(seed=9)
+        for _ in range(2):
+            two.reset(options={"env_idx": [0]})
+            two.get_sensor_images(image_noise=True)
+            obs2, *_ = two.step(torch.zeros((2, *one.single_action_space.shape)))
+            obs1, *_ = one.step(torch.zeros((1, *one.single_action_space.shape)))
+            np.testing.assert_array_equal(obs2["sensor_data"]["base_camera"]["rgb"][1],
+                                          obs1["sensor_data"]["base_camera"]["rgb"][0])
+        again = one.get_sensor_images(image_noise=True)["base_camera"]["rgb"]
+        np.testing.assert_array_equal(again, obs1["sensor_data"]["base_camera"]["rgb"])  # the same step's picture
+        assert not torch.equal(obs1["sensor_data"]["base_camera"]["rgb"], one.get_sensor_images()["base_camera"]["rgb"])
+    finally:
+        two.close()
+        one.close()

@@ -19,11 +19,15 @@ stay clean (``get_sensor_images(image_noise=True)`` gives the noisy pictures, fo
 a policy saw). An env whose settings are all neutral is left bit for bit as rendered, and costs
 nothing.
 
-Randomness: ``n`` comes from each env's own noise stream (``numpy.random.Generator``, PCG64),
-restarted with the env's randomization stream from ``SeedSequence([episode seed, NOISE_TAG])``
-(``Randomizer.seed``): a separate stream, so the number of pictures taken never changes a
-randomization draw. Every capture draws, per env in env order, one array per noisy camera in
-camera order; env ``k`` seeded ``s`` gets the same pictures whatever ``num_envs``.
+Randomness: ``n`` depends on the env's own seed and on where its episode is, nothing else: the
+picture of env ``k``'s camera ``c`` (its place among the observation's cameras) at step ``t`` of
+its ``e``-th episode since its seed ``s`` (``reset(seed=...)``, a reconfiguration, or a fresh
+episode seed) draws ``n`` from ``numpy.random.default_rng([s, NOISE_TAG, e, t, c])`` (PCG64). So
+env ``k`` seeded ``s`` gets the same pictures whatever ``num_envs``, whichever other envs reset or
+take pictures meanwhile (a partial reset captures every env again), and a second picture of the
+same step (``get_sensor_images(image_noise=True)``) is the one the observation had. A stream
+continued from picture to picture would advance with every capture, which other envs' resets
+cause.
 """
 
 from __future__ import annotations
@@ -44,19 +48,24 @@ class ImageNoise:
     docstring); held by the env's ``Randomizer``, written through ``SensorCamera.set_image_noise``.
 
     Args:
-        num_envs: number of envs; the streams start from OS entropy until ``seed`` is called.
+        num_envs: number of envs; their seeds come from OS entropy until ``seed`` is called.
     """
 
     def __init__(self, num_envs: int):
         self.num_envs = num_envs
-        entropy = np.random.SeedSequence().generate_state(num_envs)
-        self._gens = [np.random.default_rng([int(e), NOISE_TAG]) for e in entropy]
+        self._seeds = [int(e) for e in np.random.SeedSequence().generate_state(num_envs)]
+        self._episodes = np.zeros(num_envs, dtype=np.int64)  # episodes begun since each env's seed
         self._settings: dict[str, dict[str, np.ndarray]] = {}
 
     def seed(self, env_ids: Sequence[int], seeds: Sequence[int]) -> None:
-        """Restart the noise streams of ``env_ids`` from ``seeds`` (one int >= 0 each)."""
+        """Give ``env_ids`` the seeds ``seeds`` (one int >= 0 each); their episode count restarts."""
         for i, s in zip(np.asarray(env_ids).tolist(), seeds):
-            self._gens[int(i)] = np.random.default_rng([int(s), NOISE_TAG])
+            self._seeds[int(i)] = int(s)
+            self._episodes[int(i)] = 0
+
+    def begin_episodes(self, env_ids: Sequence[int]) -> None:
+        """Count a new episode of each env of ``env_ids`` (at every reset of those envs)."""
+        self._episodes[np.asarray(env_ids, dtype=np.int64)] += 1
 
     def clear(self) -> None:
         """Every camera back to neutral settings (at each scene build: its cameras are new)."""
@@ -74,16 +83,19 @@ class ImageNoise:
         for name, value in values.items():
             current[name][env_ids] = value
 
-    def apply(self, images: dict) -> dict:
+    def apply(self, images: dict, steps: np.ndarray) -> dict:
         """``images`` (``{camera: {texture: array (N, H, W, C)}}``, as captured) with each
         camera's ``"rgb"`` (uint8 (N, H, W, 3)) replaced by its noisy picture where a setting of
-        that camera is not neutral; the other entries are the same objects."""
+        that camera is not neutral; the other entries are the same objects. ``steps``: int (N,),
+        each env's steps since its last reset (``BaseEnv.elapsed_steps``)."""
         noisy = [name for name in images if "rgb" in images[name] and self._active(name)]
         if not noisy:
             return images
         out = {name: dict(textures) for name, textures in images.items()}
         for name in noisy:
             out[name]["rgb"] = out[name]["rgb"].copy()
+        cameras = {name: j for j, name in enumerate(images)}
+        steps = np.asarray(steps, dtype=np.int64).reshape(-1)
         for env in range(self.num_envs):
             for name in noisy:
                 s = self._settings[name]
@@ -93,7 +105,8 @@ class ImageNoise:
                 picture = out[name]["rgb"][env]
                 x = picture.astype(np.float32) * (c / 255.0) + (0.5 - 0.5 * c + b)
                 if std > 0.0:
-                    x += std * self._gens[env].standard_normal(picture.shape, dtype=np.float32)
+                    key = [self._seeds[env], NOISE_TAG, int(self._episodes[env]), int(steps[env]), cameras[name]]
+                    x += std * np.random.default_rng(key).standard_normal(picture.shape, dtype=np.float32)
                 picture[...] = np.rint(np.clip(x, 0.0, 1.0) * 255.0).astype(np.uint8)
         return out
 

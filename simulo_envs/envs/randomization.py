@@ -325,6 +325,11 @@ class Randomizer:
         return _rebuild.seeded_reset_rebuilds(self.build_time_params, env_idx, self._env.num_envs, self._env.backend)
 
     # ------------------------------------------------------------------ applying
+    def begin_episodes(self, env_ids: np.ndarray) -> None:
+        """At every reset of ``env_ids`` (int64 (k,)), a restored state's too: a new episode for
+        their image noise (``simulo_envs/envs/image_noise.py``)."""
+        self._image_noise.begin_episodes(env_ids)
+
     def reset(self, env_ids: np.ndarray) -> None:
         """Draw and write the ``reset`` entries for ``env_ids`` only (int64 (k,))."""
         self._apply([b for b in self._bound if b.term.when == "reset"], env_ids)
@@ -407,7 +412,7 @@ class Randomizer:
     def noisy_images(self, images: dict) -> dict:
         """The sensor pictures of an observation (``{camera: {texture: array}}``) with each
         camera's image noise applied to its ``"rgb"`` (``simulo_envs/envs/image_noise.py``)."""
-        return self._image_noise.apply(images)
+        return self._image_noise.apply(images, self._env.elapsed_steps.cpu().numpy())
 
     # ------------------------------------------------------------------ records
     def values(self) -> dict[str, torch.Tensor]:

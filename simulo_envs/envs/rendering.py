@@ -261,9 +261,9 @@ class RenderingMixin:
         """``{camera: {texture: uint8 (N, H, W, 3)}}``: what the sensors see, as pictures (the
         obs mode's textures; conversions in ``simulo_envs/envs/sensor_images.py``). Empty without
         sensor cameras. The cameras' image noise is left out (``render()`` shows these pictures)
-        unless ``image_noise`` is True: then the RGB pictures are noisy as an observation's are,
-        drawn from the same per-env noise streams (so the next observations' noise differs from
-        that of a run that did not ask)."""
+        unless ``image_noise`` is True: then the RGB pictures are noisy as an observation's of the
+        same step are (the noise depends on each env's seed, episode and step alone, so asking
+        changes no later observation)."""
         data = self._capture_sensors(self._textures, noisy=image_noise)
         return {name: {texture: texture_image(texture, image) for texture, image in images.items()}
                 for name, images in data.items()}

@@ -133,6 +133,7 @@ class ResetMixin:
         idx = torch.from_numpy(env_idx).to(self.device)
         if len(env_idx):
             self._restart_step_counts(idx)
+            self.randomization.begin_episodes(env_idx)  # the image noise's episode count
             self.faults.restore(env_idx)  # a quarantined env gets its home state back first
             if restore is None:
                 self.randomization.reset(env_idx)  # before the task's episode draws

@@ -4,7 +4,10 @@ Video: every frame is ``env.render()`` (make the env with ``render_mode="rgb_arr
 envs tiled in a grid (``ceil(sqrt(N))`` columns, row-major, env 0 top left), written as H.264
 mp4 by imageio-ffmpeg's bundled ffmpeg at the env's control frequency. A video holds one
 episode: the frame after ``reset`` then one frame per step (``steps + 1`` frames); with
-``save_on_reset`` each full reset closes the current file and starts a new one. Partial resets
+``save_on_reset`` each full reset closes the current file and starts a new one; without it a
+file goes on across full resets, and a full reset with no step since the previous one replaces
+that reset's frame (an episode never stepped, such as a vector env's own reset before a seeded
+one, leaves no frame). Partial resets
 (``options["env_idx"]``) do not split videos. ``max_steps_per_video`` closes a file after that
 many steps and goes on in a new one (``<episode>_part<k>.mp4``, starting mid-episode, so only
 the first part has the reset frame); ``video_trigger(episode_index) -> bool`` picks which
@@ -88,7 +91,8 @@ class RecordEpisode(gym.Wrapper):
     # ------------------------------------------------------------------ gym API
     def reset(self, *, seed=None, options=None):
         """Reset as the env does. A full reset closes the current video and trajectory episode
-        (with ``save_on_reset``) and records the first frame; a partial reset is recorded in the
+        (with ``save_on_reset``; without it, it replaces the frame of a reset with no step since)
+        and records the first frame; a partial reset is recorded in the
         trajectory (``partial_reset``) and does not split the video."""
         partial = options is not None and options.get("env_idx") is not None
         obs, info = self.env.reset(seed=seed, options=options)
@@ -99,6 +103,8 @@ class RecordEpisode(gym.Wrapper):
         if self.save_on_reset:
             self.flush_video()
             self.flush_trajectory()
+        if self._frames and not self._video_steps:  # the previous reset's episode was never stepped
+            self._frames.pop()
         self.episode_index += 1
         self._video_part = 0
         if self._filming():
