@@ -216,6 +216,5 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    status = main()
+    main()
     after_the_work("every episode is done and every file written")
-    sys.exit(status)

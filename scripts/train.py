@@ -257,6 +257,5 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    status = main()
+    main()
     after_the_work("everything is saved")
-    sys.exit(status)

@@ -247,6 +247,5 @@ def _saved_pixels(log_dir: str, env_kwargs: dict):
 
 
 if __name__ == "__main__":
-    status = main()
+    main()
     after_the_work("everything is saved")
-    sys.exit(status)

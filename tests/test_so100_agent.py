@@ -286,7 +286,7 @@ def test_unknown_robot_uid_lists_the_registered_ones():
 
 
 def test_a_task_refuses_a_robot_it_does_not_support():
-    with pytest.raises(ValueError, match=r"FrankaLiftEnv supports \['panda'\]"):
+    with pytest.raises(ValueError, match=r"FrankaLiftEnv supports \['panda', 'panda_wristcam'\]"):
         gym.make("FrankaLift-v1", robot_uids="so100")
     with pytest.raises(ValueError, match=r"supports \['so100'\]"):
         _CubeEnv(num_envs=1, robot_uids="panda")
