@@ -67,7 +67,8 @@ written (nor a folder made for them left behind), and the exit status is 130 (SI
 (SIGTERM). The results of checkpoints finished before were printed already. In the first seconds,
 while torch, SAPIEN and the tasks load, a stop signal prints ``interrupted by SIGINT while loading:
 nothing was run or written``; once every result is printed and written, one says so and the
-process ends at once (``scripts/start_signals.py``).
+process ends at once, or, in the last second while Python frees the libraries, the signal is
+ignored and the process ends with status 0 (``scripts/start_signals.py``).
 """
 
 from __future__ import annotations

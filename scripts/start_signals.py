@@ -4,10 +4,11 @@ The scripts handle Ctrl-C (SIGINT) and SIGTERM while they work (``simulo_envs.tr
 but that module, like every ``simulo_envs`` module, loads torch, SAPIEN and the tasks first, which
 takes seconds. ``loading`` covers those seconds: a stop signal then prints one line, ``interrupted by
 SIGINT while loading: nothing was run or written``, instead of a traceback through the import
-machinery, and the script exits with ``128 + the signal's number`` (130, 143), the shell's
-convention. ``after_the_work`` covers the end: once every result is printed and written, a stop
-signal while Python closes the envs and frees the libraries prints what was kept and ends the
-process at once.
+machinery, and the script exits at once with ``128 + the signal's number`` (130, 143), the
+shell's convention. ``after_the_work`` covers the end: once every result is printed and written, a
+stop signal prints what was kept and ends the process at once; in the last second, while Python
+frees torch and SAPIEN after its exit functions, a stop signal is ignored and the process ends as
+it would have (status 0: the work is complete).
 
 Only this file's standard-library imports run before the handlers are in place; it is imported
 by path (``scripts/`` is put on ``sys.path`` by the script itself), so it works the same from any
@@ -16,6 +17,7 @@ folder. A module imported by a test (``__name__`` is not ``"__main__"``) changes
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import signal
@@ -40,7 +42,7 @@ def loading(module_name: str) -> Iterator[None]:
 
     def stop(number, frame):
         print(f"interrupted by {_name(number)} while loading: nothing was run or written", file=sys.stderr, flush=True)
-        sys.exit(128 + number)   # SystemExit unwinds the imports without a traceback
+        os._exit(128 + number)   # at once: an exception raised here could be swallowed by a library's import
 
     before = {number: signal.signal(number, stop) for number in SIGNALS}
     try:
@@ -54,7 +56,8 @@ def after_the_work(kept: str) -> None:
     """From now on a stop signal prints ``interrupted by SIGINT after the work was done: <kept>`` on
     stderr and ends the process at once (``os._exit``, status ``128 + number``), skipping the rest of
     the clean-up: every result is already printed and written. ``kept`` says what, e.g. ``every
-    result printed; runs/x.csv written``."""
+    result printed; runs/x.csv written``. After Python's exit functions the signals are ignored
+    (module docstring)."""
     def stop(number, frame):
         sys.stdout.flush()
         print(f"interrupted by {_name(number)} after the work was done: {kept}", file=sys.stderr, flush=True)
@@ -62,3 +65,12 @@ def after_the_work(kept: str) -> None:
 
     for number in SIGNALS:
         signal.signal(number, stop)
+    atexit.register(_ignore_signals)
+
+
+def _ignore_signals() -> None:
+    """Python's last step after the exit functions gives every Python signal handler back to the
+    system's default (which would end the process silently, by the signal) while torch and SAPIEN
+    free their memory; an ignored signal stays ignored, so the process ends as it would have."""
+    for number in SIGNALS:
+        signal.signal(number, signal.SIG_IGN)

@@ -55,3 +55,24 @@ def test_loading_changes_no_handler_of_a_module_that_is_imported():
     with start_signals.loading("__main__"):
         assert signal.getsignal(signal.SIGTERM) not in before
     assert [signal.getsignal(number) for number in start_signals.SIGNALS] == before
+
+
+def test_a_stop_signal_while_loading_ends_the_process_even_where_a_library_swallows_exceptions():
+    code = ("import os, signal, sys, time; sys.path.insert(0, sys.argv[1]); import start_signals\n"
+            "with start_signals.loading('__main__'):\n"
+            "    try:   # an import that catches everything, as some libraries' optional imports do\n"
+            "        os.kill(os.getpid(), signal.SIGTERM); time.sleep(30)\n"
+            "    except BaseException:\n"
+            "        pass\n"
+            "print('went on')")
+    done = subprocess.run([sys.executable, "-c", code, SCRIPTS], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 143 and done.stdout == ""
+    assert done.stderr == "interrupted by SIGTERM while loading: nothing was run or written\n"
+
+
+def test_a_stop_signal_while_python_frees_the_libraries_is_ignored():
+    code = ("import atexit, os, signal, sys; sys.path.insert(0, sys.argv[1]); import start_signals\n"
+            "atexit.register(os.kill, os.getpid(), signal.SIGINT)   # runs after the ones registered later\n"
+            "start_signals.after_the_work('everything is saved'); print('result')")
+    done = subprocess.run([sys.executable, "-c", code, SCRIPTS], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "result\n", "")
