@@ -39,13 +39,17 @@ def test_a_stop_signal_while_the_libraries_load_prints_one_line(script, number):
     assert err == f"interrupted by {signal.Signals(number).name} while loading: nothing was run or written\n"
 
 
-def test_a_stop_signal_after_the_work_says_what_was_kept():
-    code = ("import os, signal, sys, time; sys.path.insert(0, sys.argv[1]); import start_signals; print('result'); "
-            "start_signals.after_the_work('every result is printed and written'); "
-            "os.kill(os.getpid(), signal.SIGINT); time.sleep(30)")
+def run_python(body: str) -> tuple:
+    """(exit status, stdout, stderr) of a fresh Python running ``body`` with start_signals importable."""
+    code = "import atexit, os, signal, sys, time; sys.path.insert(0, sys.argv[1]); import start_signals\n" + body
     done = subprocess.run([sys.executable, "-c", code, SCRIPTS], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 130 and done.stdout == "result\n"
-    assert done.stderr == "interrupted by SIGINT after the work was done: every result is printed and written\n"
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_a_stop_signal_after_the_work_says_what_was_kept():
+    assert run_python("print('result'); start_signals.after_the_work('every result is printed and written')\n"
+                      "os.kill(os.getpid(), signal.SIGINT); time.sleep(30)") == (
+        130, "result\n", "interrupted by SIGINT after the work was done: every result is printed and written\n")
 
 
 def test_loading_changes_no_handler_of_a_module_that_is_imported():
@@ -58,21 +62,15 @@ def test_loading_changes_no_handler_of_a_module_that_is_imported():
 
 
 def test_a_stop_signal_while_loading_ends_the_process_even_where_a_library_swallows_exceptions():
-    code = ("import os, signal, sys, time; sys.path.insert(0, sys.argv[1]); import start_signals\n"
-            "with start_signals.loading('__main__'):\n"
-            "    try:   # an import that catches everything, as some libraries' optional imports do\n"
-            "        os.kill(os.getpid(), signal.SIGTERM); time.sleep(30)\n"
-            "    except BaseException:\n"
-            "        pass\n"
-            "print('went on')")
-    done = subprocess.run([sys.executable, "-c", code, SCRIPTS], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 143 and done.stdout == ""
-    assert done.stderr == "interrupted by SIGTERM while loading: nothing was run or written\n"
+    assert run_python("with start_signals.loading('__main__'):\n"
+                      "    try:   # an import that catches everything, as some libraries' optional imports do\n"
+                      "        os.kill(os.getpid(), signal.SIGTERM); time.sleep(30)\n"
+                      "    except BaseException:\n"
+                      "        pass\n"
+                      "print('went on')") == (
+        143, "", "interrupted by SIGTERM while loading: nothing was run or written\n")
 
 
 def test_a_stop_signal_while_python_frees_the_libraries_is_ignored():
-    code = ("import atexit, os, signal, sys; sys.path.insert(0, sys.argv[1]); import start_signals\n"
-            "atexit.register(os.kill, os.getpid(), signal.SIGINT)   # runs after the ones registered later\n"
-            "start_signals.after_the_work('everything is saved'); print('result')")
-    done = subprocess.run([sys.executable, "-c", code, SCRIPTS], capture_output=True, text=True, timeout=60)
-    assert (done.returncode, done.stdout, done.stderr) == (0, "result\n", "")
+    assert run_python("atexit.register(os.kill, os.getpid(), signal.SIGINT)   # runs after those registered later\n"
+                      "start_signals.after_the_work('everything is saved'); print('result')") == (0, "result\n", "")
