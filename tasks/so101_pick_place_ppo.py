@@ -31,6 +31,4 @@ import copy
 
 from simulo_envs.tasks.so101_lift_ppo import TRAIN_CONFIG as _SO101_LIFT
 
-TRAIN_CONFIG = copy.deepcopy(_SO101_LIFT)
-TRAIN_CONFIG["runner"]["actor"]["hidden_dims"] = [128, 128, 128]
-TRAIN_CONFIG["runner"]["critic"]["hidden_dims"] = [128, 128, 128]
+TRAIN_CONFIG = copy.deepcopy(_SO101_LIFT)   # its 3 x 128-unit networks included
