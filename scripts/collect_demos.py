@@ -17,6 +17,10 @@ mode: ``pd_joint_pos``, ``pd_joint_delta_pos``): each expert episode is converte
 as ``scripts/replay.py --target-control-mode`` converts a dataset, and the summary says how many of
 the expert's successes still succeed after the conversion.
 
+``--full-episodes`` ignores the task's terminations: every episode runs to its time limit and is
+kept when the task is solved at its last step, so a policy trained on it also sees what the
+expert does once the task is done (holds the cube, lets go, stays clear).
+
 ``--action-noise STD`` records as DART does (Laskey et al., CoRL 2017): the envs execute the
 expert's actions plus Gaussian noise of standard deviation STD (in the recorded actions' units:
 the experts' own actions lie in [-1, 1], an SO arm's LeRobot schema takes degrees; every column
@@ -85,6 +89,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="execute the expert's actions plus Gaussian noise of this std (the recorded actions' "
                              "units: [-1, 1] for the experts' mode, degrees for an SO arm's LeRobot schema; not the "
                              "gripper), record its clean actions (DART; default 0: no noise)")
+    parser.add_argument("--full-episodes", action="store_true",
+                        help="ignore the task's terminations: record every episode to its time limit and count it "
+                             "a success when the task is solved at its last step (what to do after the task is done)")
     parser.add_argument("--no-states", action="store_true",
                         help="do not record env states (smaller; replay then follows the actions only)")
     cli.add_recording_options(parser)
@@ -105,7 +112,7 @@ def main(argv=None) -> int:
         num_workers=args.num_workers, seed=args.seed, obs_mode=args.obs_mode, control_mode=args.control_mode,
         append=args.append, keep_failures=args.keep_failures, max_tries=args.max_tries, env_kwargs=env_kwargs,
         record_states=not args.no_states, exact=not args.shared_physics, action_noise=args.action_noise,
-        recording=cli.recording_options(args, parser))
+        full_episodes=args.full_episodes, recording=cli.recording_options(args, parser))
     return cli.run_job(parser, args, collect, settings, describe)
 
 
@@ -113,6 +120,7 @@ def describe(s: dict) -> str:
     """The one-line summary."""
     state = " (interrupted)" if s["interrupted"] else (" (gave up: --max-tries reached)" if s["gave_up"] else "")
     noise = f" with action noise std {s['action_noise']:g} {s['action_noise_units']}" if s["action_noise"] else ""
+    noise += " (full episodes: success at the last step)" if s["full_episodes"] else ""
     line = (f"{s['env_id']}: wrote {s['episodes']} episodes ({s['frames']} frames) to {s['out']} [{s['format']}]"
             f"{noise}{state}; success rate {s['success_rate']:.1%} over {s['tries']} tries; {s['seconds']:.1f} s, "
             f"{s['episodes_per_s']:.2f} episodes/s, {s['frames_per_s']:.0f} frames/s")

@@ -69,6 +69,22 @@ def test_failures_are_dropped_unless_kept(tmp_path):
     assert ds.lengths.tolist() == [3, 3, 3] and ds[0].done.tolist() == [False, False, True]
 
 
+def test_full_episodes_run_to_the_time_limit_and_count_success_at_their_last_step(tmp_path):
+    limit = 70
+    full = collect(CollectSettings("FrankaLift-v1", num_episodes=2, out=str(tmp_path / "full"), fmt="hdf5", num_envs=2,
+                                   seed=7, env_kwargs={"max_episode_steps": limit}, full_episodes=True), progress=False)
+    ds = load_dataset(str(tmp_path / "full"))
+    assert full["full_episodes"] and full["episodes"] == 2 and ds.lengths.tolist() == [limit, limit]
+    assert ds.successes.all() and ds[0].done.tolist() == [False] * (limit - 1) + [True]
+    from simulo_envs.datasets.hdf5 import read_group
+
+    group = read_group(str(tmp_path / "full" / "trajectory.h5"), 0)
+    assert not np.asarray(group["terminated"]).any() and np.asarray(group["success"]).sum() > 1  # held, not ended
+    ended = collect(CollectSettings("FrankaLift-v1", num_episodes=2, out=str(tmp_path / "ended"), fmt="hdf5",
+                                    num_envs=2, seed=7, env_kwargs={"max_episode_steps": limit}), progress=False)
+    assert not ended["full_episodes"] and (load_dataset(str(tmp_path / "ended")).lengths < limit).all()
+
+
 @pytest.mark.e2e
 def test_rgb_episodes_in_two_worker_processes(tmp_path):
     out = tmp_path / "rgb"

@@ -127,7 +127,8 @@ def test_a_seed_gives_the_same_episode_in_another_slot_and_in_a_worker(recording
         assert np.array_equal(again[key], episodes[4][key]), key
     # a worker's generator (run here): seeds from the shared counter, its own env
     counter, stop = multiprocessing.Value("q", 3), threading.Event()
-    items = worker_episodes(0, ENV, env_kwargs_of(settings("unused")), 1, counter, 4, False, "hdf5", STD, False, stop)
+    items = worker_episodes(0, ENV, env_kwargs_of(settings("unused")), 1, counter, 4, False, "hdf5", STD, False, False,
+                            stop)
     assert next(items) is READY
     seed, succeeded, episode = next(items)   # (its seed, the expert's success, the recorded episode)
     items.close()

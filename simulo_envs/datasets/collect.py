@@ -93,6 +93,9 @@ class CollectSettings:
         action_noise: standard deviation of the Gaussian noise on the executed actions, action
             units (the experts' actions lie in [-1, 1]); every column but the gripper's. The
             recorded actions are the expert's clean ones. 0.0: no noise (the default).
+        full_episodes: terminations ignored: every episode runs to the task's time limit and
+            counts as a success when the task is solved at its last step (``rollout.run_expert``);
+            such episodes show a policy what to do after the task is done (hold, release).
         recording: frequency, robot type, cameras and ``next.*`` columns of the dataset
             (``recording.RecordingOptions``: what makes it merge with real recordings).
     """
@@ -113,6 +116,7 @@ class CollectSettings:
     record_states: bool = True
     exact: bool = True
     action_noise: float = 0.0
+    full_episodes: bool = False
     recording: recording.RecordingOptions = field(default_factory=recording.RecordingOptions)
 
 
@@ -273,7 +277,7 @@ def _run(s: CollectSettings, env, writer, first_seed: int, started: float, progr
             counter = worker_context().Value("q", first_seed)
             shares = [len(r) for r in np.array_split(np.arange(s.num_envs), s.num_workers)]
             args = [(s.env_id, env_kwargs_of(s), n, counter, max_tries + first_seed, s.record_states, s.fmt,
-                     s.action_noise, s.keep_failures) for n in shares]
+                     s.action_noise, s.keep_failures, s.full_episodes) for n in shares]
             pool = WorkerPool(worker_episodes, args)
             source = pool.items()
         if pool is None:
@@ -335,7 +339,7 @@ def _run(s: CollectSettings, env, writer, first_seed: int, started: float, progr
             "num_envs": s.num_envs, "num_workers": s.num_workers, "first_seed": first_seed,
             "dataset_episodes": writer.num_episodes, "interrupted": interrupted, "action_noise": s.action_noise,
             "action_noise_units": noise_units(writer.schema.action_noise_columns) if s.action_noise else None,
-            "gave_up": tries >= max_tries and counts["queued"] < target,
+            "full_episodes": bool(s.full_episodes), "gave_up": tries >= max_tries and counts["queued"] < target,
             "error": None if error is None else f"{type(error).__name__}: {error}"}
 
 
@@ -349,17 +353,17 @@ def _in_process(env, s: CollectSettings, first_seed: int, counts: dict, max_trie
         return state["next"] - 1
 
     return expert_items(env, s.env_id, env_kwargs_of(s), next_seed, s.record_states, s.fmt, s.action_noise,
-                        s.keep_failures)
+                        s.keep_failures, s.full_episodes)
 
 
 def expert_items(env, env_id: str, kwargs: dict, next_seed, record_states: bool, fmt: str, action_noise: float,
-                 keep_failures: bool) -> Iterator[tuple[int, bool, Optional[Episode]]]:
+                 keep_failures: bool, full_episodes: bool = False) -> Iterator[tuple[int, bool, Optional[Episode]]]:
     """``(seed, expert_succeeded, episode)`` for every episode the expert finishes on seeds from
     ``next_seed``: recorded in ``env`` (the dataset's modes, made with ``kwargs``) where it is in
     the expert's control mode or records a real robot's schema (``fmt``; the expert then drives
     the robot's mode through ``JointDrive``), else converted into it (``expert_conversion.py``:
     ``episode`` None for an expert failure not converted). The helper envs of a conversion are
-    closed when the items end."""
+    closed when the items end. ``full_episodes``: as ``rollout.run_expert``'s."""
     base = env.unwrapped
     frames = real_robot_frames(env, fmt)
     if base.control_mode == EXPERT_CONTROL_MODE or frames is not None:
@@ -367,7 +371,7 @@ def expert_items(env, env_id: str, kwargs: dict, next_seed, record_states: bool,
         expert = EXPERTS[env_id](env if drive is None else drive.policy_env())
         policy = expert.act if drive is None else (lambda info: drive(expert.act(info)))
         for episode in run_expert(env, policy, next_seed, record_states=record_states, frames=frames,
-                                  action_noise=action_noise):
+                                  action_noise=action_noise, full_episodes=full_episodes):
             yield int(episode.seed), episode.succeeded, episode
         return
     cls, kwargs = type(base), expert_kwargs(kwargs, EXPERT_CONTROL_MODE)
@@ -375,7 +379,7 @@ def expert_items(env, env_id: str, kwargs: dict, next_seed, record_states: bool,
     source = cls(num_envs=base.num_envs, **kwargs)
     try:
         expert = EXPERTS[env_id](expert_env)
-        episodes = run_expert(expert_env, expert.act, next_seed, record_states=True)
+        episodes = run_expert(expert_env, expert.act, next_seed, record_states=True, full_episodes=full_episodes)
         yield from converted_episodes(episodes, source, env, keep_failures)
     finally:
         expert_env.close()
@@ -383,7 +387,8 @@ def expert_items(env, env_id: str, kwargs: dict, next_seed, record_states: bool,
 
 
 def worker_episodes(index: int, env_id: str, kwargs: dict, num_envs: int, counter, seed_limit: int,
-                    record_states: bool, fmt: str, action_noise: float, keep_failures: bool, stop):
+                    record_states: bool, fmt: str, action_noise: float, keep_failures: bool, full_episodes: bool,
+                    stop):
     """A worker's ``expert_items`` (``WorkerPool`` target): its own batched env and expert, seeds
     from the shared ``counter`` until ``seed_limit`` or ``stop``; ``action_noise`` as
     ``run_expert``'s."""
@@ -403,7 +408,8 @@ def worker_episodes(index: int, env_id: str, kwargs: dict, num_envs: int, counte
         return value
 
     try:
-        for item in expert_items(env, env_id, kwargs, next_seed, record_states, fmt, action_noise, keep_failures):
+        for item in expert_items(env, env_id, kwargs, next_seed, record_states, fmt, action_noise, keep_failures,
+                                 full_episodes):
             yield item
             if stop.is_set():
                 return

@@ -172,7 +172,7 @@ def check_frames_mode(env, frames) -> None:
 
 def run_expert(env, policy: Callable[[dict], torch.Tensor], next_seed: Callable[[], Optional[int]],
                record_states: bool = True, success_key: str = "success", frames=None,
-               action_noise: float = 0.0) -> Iterator[Episode]:
+               action_noise: float = 0.0, full_episodes: bool = False) -> Iterator[Episode]:
     """Run ``policy`` on every env of the batched ``env`` and yield each finished episode.
 
     Args:
@@ -189,6 +189,10 @@ def run_expert(env, policy: Callable[[dict], torch.Tensor], next_seed: Callable[
             (action units; ``action_noise.ActionNoise``: every column but the gripper's, clipped
             to the action space, drawn from a generator seeded by the episode's reset seed);
             the recorded actions stay the policy's. 0: none, the policy's actions are executed.
+        full_episodes: ignore terminations (as ``SimuloVectorEnv(ignore_terminations=True)``):
+            every episode runs to the env's time limit, its recorded ``terminated`` flags are all
+            False, and ``Episode.succeeded`` is the task's success at that last step (what a
+            policy that must hold the task's end state learns from).
 
     A finished env is reset at once with the next seed, or, where seeded resets must cover every
     env (``seeded_resets_per_env``) or episodes run in fresh physics (``fresh_scenes``), waits for
@@ -225,6 +229,8 @@ def run_expert(env, policy: Callable[[dict], torch.Tensor], next_seed: Callable[
         executed = noise.apply(action, active) if noise is not None else action
         obs, reward, terminated, truncated, info = env.step(executed)
         obs = as_obs(obs)
+        if full_episodes:
+            terminated = torch.zeros_like(terminated)
         success = info.get(success_key, torch.zeros(n, dtype=torch.bool))
         recorder.step(action, obs, reward, terminated, truncated, success,
                       local_state_dict(env) if record_states else None)
