@@ -67,6 +67,7 @@ from simulo_envs.training.interrupt import StopOnSignals, TrainingInterrupted, n
 from simulo_envs.training.run_files import OutputError, claim_log_dir, delete_run_files, latest_checkpoint
 from simulo_envs.training import saved_runs as _saved_runs
 from simulo_envs.training.saved_runs import SetupError as _SetupError
+from simulo_envs.training.saved_runs import cannot_build
 from simulo_envs.training.start_states import check_start_states
 from simulo_envs.training.task_lookup import import_task_modules, resolve_task, train_config_for
 from simulo_envs.wrappers import warn_moved
@@ -363,8 +364,7 @@ def train(env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional
             env = make_rsl_env(plan.env_id, plan.envs_per_rank, config, rank_seeds(seed, rank, plan.envs_per_rank))
         except (ValueError, TypeError, KeyError, RuntimeError) as error:
             keywords = {**config.get("env_kwargs", {}), **config.get("vector_kwargs", {})}
-            raise _SetupError(f"cannot build {plan.env_id} with {keywords}: "
-                             f"{error.args[0] if error.args else error!r}") from error
+            raise cannot_build(plan.env_id, keywords, error) from error
         # What reproduces the checkpoint: versions, commit, the env's settings, the training seed.
         infos["provenance"] = provenance(env, env_id=plan.env_id, env_kwargs=config.get("env_kwargs", {}), seeds=[seed])
         try:
