@@ -127,6 +127,8 @@ def test_max_minutes_stops_an_off_policy_run(tmp_path, capsys):
     line = capsys.readouterr().out.splitlines()[1]
     steps = int(line.split("trained ")[1].split(" env steps")[0].replace(",", ""))
     assert 4 <= steps < 1_000_000 and steps % 4 == 0
+    assert line.endswith(f"; the wall-clock limit stopped it at {steps:,} of the budget's 1,000,000 env steps: "
+                         "continue with --resume")
     assert int(table(log_dir)[-1]["env_steps"]) == steps and saved(log_dir / "model.zip")["num_timesteps"] == steps
 
 

@@ -354,7 +354,8 @@ def train_sb3(plan: TrainPlan, seed: int = 0, log_dir: str = "runs/sb3", device:
     success = run.recent["success_once"]
     return SB3Result(checkpoint, run.env_steps, wall, run.episodes,
                      sum(success) / len(success) if success else None, run.iterations,
-                     interrupted, run.env_steps - done, "PPO", algorithm.name, state.get("gradient_steps"))
+                     interrupted, run.env_steps - done, "PPO", plan.env_steps, algo=algorithm.name,
+                     gradient_steps=state.get("gradient_steps"))
 
 
 def _jsonable(kwargs: dict) -> dict:
