@@ -147,6 +147,11 @@ class TrainPlan:
             return ""
         return f" (budget {self.requested_steps:,} rounded down to {self.ROUNDED_TO})"
 
+    def warning(self) -> Optional[str]:
+        """A line to print after the plan when its budget cannot train anything useful, else None
+        (a PPO budget always holds at least one whole iteration)."""
+        return None
+
     def describe(self) -> str:
         """One line: what will be trained, and how the budget was rounded."""
         ranks = f" on {self.world_size} ranks x {self.envs_per_rank} envs" if self.world_size > 1 else ""

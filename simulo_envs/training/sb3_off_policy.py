@@ -134,10 +134,16 @@ class OffPolicyPlan(TrainPlan):
                 f"envs, "
                 f"each followed by {g} gradient step{'s' if g != 1 else ''} of {d['batch_size']} transitions from "
                 f"env step {d['learning_starts']:,} on")
-        if self.env_steps <= d["learning_starts"]:   # a smoke-test budget: say it learns nothing
-            text += (f" (this budget ends before the first gradient step: random actions only, nothing learned; "
-                     f"give --total-timesteps above {d['learning_starts']:,} to train)")
         return text + self.rounding()
+
+    def warning(self) -> Optional[str]:
+        """For a budget that ends before the first gradient step (a smoke test): that it learns
+        nothing, and the budget that would; else None."""
+        starts = {**OFF_POLICY_DEFAULTS, **(self.config.get("pixels") or {})}["learning_starts"]
+        if self.env_steps > starts:
+            return None
+        return (f"warning: this budget ends before the first gradient step (env step {starts:,}): random actions "
+                f"only, nothing learned; give --total-timesteps above {starts:,} to train")
 
 
 def plan_off_policy(algo: str, env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional[int] = None,
