@@ -8,7 +8,9 @@ twin trained under visual randomization (``tasks/so100_lift_student_randomized.p
 randomized scenes: 8 of 8, 0.82 over 100), the SO101Lift-v1 image student
 (``tasks/so101_lift_student.pt``), the SO100Lift-v1 student trained under the full visual preset
 (``tasks/so100_lift_student_visual.pt``) and FrankaStack-v2 (``tasks/franka_stack_v2_ppo.pt``), each
-trained by the recipe beside it (``tasks/*_ppo.py``; ``docs/training.md``).
+trained by the recipe beside it (``tasks/*_ppo.py``; ``docs/training.md``), and the SO101Push-v1
+and SO101Pull-v1 state Diffusion Policies (``tasks/so101_push_diffusion_state.pt``,
+``tasks/so101_pull_diffusion_state.pt``; ``docs/training_so_arms.md``).
 
 A change to a task, an arm, its controller, the grasp test or the physics that breaks a trained
 policy shows up here. When committed, on these evaluation seeds: the Franka lift policy succeeded
@@ -96,3 +98,18 @@ def test_committed_stack_policy_stacks():
     assert summary["success_rate"] >= 5 / 8
     # grasp, carry, place and let go: never within 20 steps; the failures run to the 120-step limit
     assert 20 <= summary["mean_length"] <= 90
+
+
+
+# State Diffusion Policies trained on full-episode expert demonstrations (docs/training_so_arms.md).
+# When committed, on these 8 full episodes: the push 8 of 8 once and 8 of 8 at the last step (1.00 /
+# 0.91 over 100), the pull 8 of 8 and 7 of 8 (1.00 / 0.97 over 100).
+@pytest.mark.parametrize("checkpoint, env_id", [("so101_push_diffusion_state.pt", "SO101Push-v1"),
+                                                ("so101_pull_diffusion_state.pt", "SO101Pull-v1")])
+def test_committed_imitation_policy_does_the_task_and_holds_it(checkpoint, env_id):
+    from simulo_envs.imitation.rollout import evaluate as evaluate_imitation
+
+    held = evaluate_imitation(os.path.join(TASKS, checkpoint), episodes=8, seed=10_000, full_episodes=True)
+    assert (held["env_id"], held["policy"], held["obs"]) == (env_id, "diffusion", "state")
+    assert held["mean_length"] == 80   # terminations ignored: every episode runs to the limit
+    assert held["success_rate"] >= 7 / 8 and held["success_at_end"] >= 7 / 8
