@@ -7,10 +7,10 @@ from the SO-100 policy (``tasks/so100_lift_student.pt``, 7 of the first 8 seeds,
 twin trained under visual randomization (``tasks/so100_lift_student_randomized.pt``, evaluated on
 randomized scenes: 8 of 8, 0.82 over 100), the SO101Lift-v1 image student
 (``tasks/so101_lift_student.pt``), the SO100Lift-v1 student trained under the full visual preset
-(``tasks/so100_lift_student_visual.pt``) and FrankaStack-v2 (``tasks/franka_stack_v2_ppo.pt``), each
-trained by the recipe beside it (``tasks/*_ppo.py``; ``docs/training.md``), and the SO101Push-v1
-and SO101Pull-v1 state Diffusion Policies (``tasks/so101_push_diffusion_state.pt``,
-``tasks/so101_pull_diffusion_state.pt``; ``docs/training_so_arms.md``).
+(``tasks/so100_lift_student_visual.pt``) and FrankaStack-v2 (``tasks/franka_stack_v2_ppo.pt``),
+and the Diffusion Policies of SO101Stack-v1, FrankaStack-v1, FrankaOpenDrawer-v1, SO101Push-v1 and
+SO101Pull-v1 (``tasks/*_diffusion_state.pt``, trained on expert demonstrations; ``docs/training.md``), each
+trained by the recipe beside it (``tasks/*_ppo.py``; ``docs/training.md``).
 
 A change to a task, an arm, its controller, the grasp test or the physics that breaks a trained
 policy shows up here. When committed, on these evaluation seeds: the Franka lift policy succeeded
@@ -100,16 +100,21 @@ def test_committed_stack_policy_stacks():
     assert 20 <= summary["mean_length"] <= 90
 
 
-
-# State Diffusion Policies trained on full-episode expert demonstrations (docs/training_so_arms.md).
-# When committed, on these 8 full episodes: the push 8 of 8 once and 8 of 8 at the last step (1.00 /
-# 0.91 over 100), the pull 8 of 8 and 7 of 8 (1.00 / 0.97 over 100).
-@pytest.mark.parametrize("checkpoint, env_id", [("so101_push_diffusion_state.pt", "SO101Push-v1"),
-                                                ("so101_pull_diffusion_state.pt", "SO101Pull-v1")])
-def test_committed_imitation_policy_does_the_task_and_holds_it(checkpoint, env_id):
+# Diffusion Policies on the state, trained on 200 expert demonstrations recorded to the time limit
+# (``collect_demos.py --full-episodes``; docs/training.md): they do the task and keep it done to the
+# last step. When committed: 4 of these 4 at the end each (over 100 episodes at the end: SO101Stack-v1
+# 0.99, FrankaStack-v1 0.96, FrankaOpenDrawer-v1 1.00; SO101Push-v1 0.91 and SO101Pull-v1 0.97, from 100
+# such demonstrations: docs/training_so_arms.md).
+@pytest.mark.parametrize("checkpoint, env_id, limit", [
+    ("so101_stack_diffusion_state.pt", "SO101Stack-v1", 100),
+    ("franka_stack_diffusion_state.pt", "FrankaStack-v1", 120),
+    ("franka_open_drawer_diffusion_state.pt", "FrankaOpenDrawer-v1", 100),
+    ("so101_push_diffusion_state.pt", "SO101Push-v1", 80),
+    ("so101_pull_diffusion_state.pt", "SO101Pull-v1", 80)])
+def test_committed_imitation_policy_keeps_the_task_done_to_the_last_step(checkpoint, env_id, limit):
     from simulo_envs.imitation.rollout import evaluate as evaluate_imitation
 
-    held = evaluate_imitation(os.path.join(TASKS, checkpoint), episodes=8, seed=10_000, full_episodes=True)
-    assert (held["env_id"], held["policy"], held["obs"]) == (env_id, "diffusion", "state")
-    assert held["mean_length"] == 80   # terminations ignored: every episode runs to the limit
-    assert held["success_rate"] >= 7 / 8 and held["success_at_end"] >= 7 / 8
+    summary = evaluate_imitation(os.path.join(TASKS, checkpoint), episodes=4, seed=10_000, full_episodes=True)
+    assert (summary["env_id"], summary["policy"], summary["obs"]) == (env_id, "diffusion", "state")
+    assert summary["mean_length"] == limit   # terminations ignored: every episode runs to the limit
+    assert summary["success_rate"] >= 3 / 4 and summary["success_at_end"] >= 3 / 4
