@@ -1,6 +1,7 @@
 """The committed RL policies still do their tasks: FrankaLift-v1 (``tasks/franka_lift_ppo.pt``),
 SO100Lift-v1 (``tasks/so100_lift_ppo.pt``), SO101Lift-v1 (``tasks/so101_lift_ppo.pt``),
-SO101PickPlace-v1 (``tasks/so101_pick_place_ppo.pt``),
+SO101PickPlace-v1 (``tasks/so101_pick_place_ppo.pt``), the SO101PlaceInBowl-v1 Diffusion Policy
+(``tasks/so101_place_in_bowl_diffusion_state.pt``, ``docs/training_so_arms.md``),
 FrankaPush-v1 (``tasks/franka_push_ppo.pt``), FrankaPickPlace-v1 (``tasks/franka_pick_place_ppo.pt``),
 FrankaOpenDrawer-v1 (``tasks/franka_open_drawer_ppo.pt``), the SO100Lift-v1 image student distilled
 from the SO-100 policy (``tasks/so100_lift_student.pt``, 7 of the first 8 seeds, 0.92 over 100) and its
@@ -84,3 +85,14 @@ def test_committed_stack_policy_stacks():
     assert summary["success_rate"] >= 5 / 8
     # grasp, carry, place and let go: never within 20 steps; the failures run to the 120-step limit
     assert 20 <= summary["mean_length"] <= 90
+
+
+def test_committed_bowl_diffusion_policy_leaves_the_cube_in_the_bowl():
+    """tasks/so101_place_in_bowl_diffusion_state.pt: a state Diffusion Policy trained on 100 expert
+    episodes recorded to the time limit (0.91 once and at the end over 100; 4 of these 4)."""
+    from simulo_envs.imitation.rollout import evaluate as evaluate_imitation
+
+    summary = evaluate_imitation(os.path.join(TASKS, "so101_place_in_bowl_diffusion_state.pt"), episodes=4,
+                                 seed=10_003, full_episodes=True)
+    assert (summary["env_id"], summary["policy"], summary["obs"]) == ("SO101PlaceInBowl-v1", "diffusion", "state")
+    assert summary["mean_length"] == 100 and summary["success_at_end"] == 1.0
