@@ -53,7 +53,9 @@ level, which can flip a contact-rich episode. The summary records what reproduce
 scripts) override the settings the checkpoint was trained with: ``--randomization visual`` evaluates
 on visually randomized scenes (lights, colours, camera pose), drawn from the evaluation seeds. An
 image policy reads its own image size: another ``--camera-size`` is refused; a state policy reads no
-image: ``--camera-size`` is refused for it (it would change nothing).
+image: ``--camera-size`` is refused for it (it would change nothing). The result line ends with
+``under randomization visual`` (or the preset used) whenever the scenes are not the task's own,
+including a checkpoint trained under a preset and evaluated in it by default.
 
 ``--device`` and every output (``--video-dir``, ``--csv``) are checked before anything is
 evaluated: a missing ``--video-dir`` is made with its parents, the missing folder of ``--csv``
@@ -233,6 +235,9 @@ def _describe(summary: dict, several: bool) -> str:
     text = (f"{where}{summary['env_id']}: success rate {summary['success_rate']:.1%} over {summary['episodes']} "
             f"episodes (success at end {summary['success_at_end']:.1%}, mean return {summary['mean_return']:.2f}, "
             f"mean length {summary['mean_length']:.1f})")
+    preset = ((summary.get("provenance") or {}).get("env") or {}).get("env_kwargs", {}).get("randomization")
+    if preset is not None and preset != "default":   # the scenes differ from the task's own: say so
+        text += f" under randomization {preset if isinstance(preset, str) else json.dumps(preset)!s}"
     return text
 
 

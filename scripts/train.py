@@ -6,7 +6,8 @@
 Hyperparameters come from the task (``train_config`` next to it; see
 ``simulo_envs/training/rsl_rl_train.py``); ``--num-envs`` / ``--total-timesteps`` override its defaults.
 ``--max-minutes`` caps the training's wall-clock: it stops before an iteration that would end past
-the cap, whatever is left of the step budget, and saves ``model_final.pt`` as usual.
+the cap, whatever is left of the step budget, saves ``model_final.pt`` as usual, and its last line
+says how many of the budget's env steps it trained (``--resume`` trains the rest).
 PPO trains whole iterations (num_envs x the config's steps per env): the budget is rounded down to
 them, and the first line printed says exactly what will be trained.
 

@@ -1,12 +1,15 @@
 """The committed RL policies still do their tasks: FrankaLift-v1 (``tasks/franka_lift_ppo.pt``),
 SO100Lift-v1 (``tasks/so100_lift_ppo.pt``), SO101Lift-v1 (``tasks/so101_lift_ppo.pt``),
-SO101PickPlace-v1 (``tasks/so101_pick_place_ppo.pt``), the SO101PlaceInBowl-v1 Diffusion Policy
-(``tasks/so101_place_in_bowl_diffusion_state.pt``, ``docs/training_so_arms.md``),
+SO101PickPlace-v1 (``tasks/so101_pick_place_ppo.pt``),
 FrankaPush-v1 (``tasks/franka_push_ppo.pt``), FrankaPickPlace-v1 (``tasks/franka_pick_place_ppo.pt``),
 FrankaOpenDrawer-v1 (``tasks/franka_open_drawer_ppo.pt``), the SO100Lift-v1 image student distilled
 from the SO-100 policy (``tasks/so100_lift_student.pt``, 7 of the first 8 seeds, 0.92 over 100) and its
 twin trained under visual randomization (``tasks/so100_lift_student_randomized.pt``, evaluated on
-randomized scenes: 8 of 8, 0.82 over 100) and FrankaStack-v2 (``tasks/franka_stack_v2_ppo.pt``), each
+randomized scenes: 8 of 8, 0.82 over 100), the SO101Lift-v1 image student
+(``tasks/so101_lift_student.pt``), the SO100Lift-v1 student trained under the full visual preset
+(``tasks/so100_lift_student_visual.pt``) and FrankaStack-v2 (``tasks/franka_stack_v2_ppo.pt``),
+and the Diffusion Policies of SO101Stack-v1, FrankaStack-v1, FrankaOpenDrawer-v1 and SO101PlaceInBowl-v1
+(``tasks/*_diffusion_state.pt``, trained on expert demonstrations; ``docs/training.md``), each
 trained by the recipe beside it (``tasks/*_ppo.py``; ``docs/training.md``).
 
 A change to a task, an arm, its controller, the grasp test or the physics that breaks a trained
@@ -44,7 +47,8 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py
      ("franka_pick_place_ppo.pt", "FrankaPickPlace-v1", 5, 50),
      ("franka_open_drawer_ppo.pt", "FrankaOpenDrawer-v1", 3, 30),
      ("so100_lift_student.pt", "SO100Lift-v1", 8, 50),    # the image student: 32x32 cameras + proprioception
-     ("so100_lift_student_randomized.pt", "SO100Lift-v1", 8, 50)],   # trained and evaluated under "visual_v1"
+     ("so100_lift_student_randomized.pt", "SO100Lift-v1", 8, 50),   # trained and evaluated under "visual_v1"
+     ("so101_lift_student.pt", "SO101Lift-v1", 8, 50)],   # the SO-101's image student: 8 of 8 (0.94 over 100)
 )
 def test_committed_policy_succeeds(checkpoint, env_id, shortest, longest):
     summary = evaluate(os.path.join(TASKS, checkpoint), episodes=8, seed=10_000)
@@ -62,6 +66,15 @@ def test_committed_franka_image_student_lifts():
     assert 5 <= summary["mean_length"] <= 40
     env_kwargs = summary["provenance"]["env"]["env_kwargs"]
     assert env_kwargs["obs_mode"] == "rgb" and env_kwargs["robot_uids"] == "panda_wristcam"
+
+
+def test_committed_full_preset_student_lifts_in_randomized_scenes():
+    """tasks/so100_lift_student_visual.pt: trained under the full visual preset and evaluated in it
+    by default (lights, colours, textures, camera pose, distractors, image noise of the evaluation
+    seeds): 5 of these 8, 0.73 over 100 held-out episodes."""
+    summary = evaluate(os.path.join(TASKS, "so100_lift_student_visual.pt"), episodes=8, seed=10_000)
+    assert summary["env_id"] == "SO100Lift-v1" and summary["success_rate"] >= 4 / 8
+    assert summary["provenance"]["env"]["env_kwargs"]["randomization"] == "visual"
 
 
 def test_committed_policy_holds_the_cube_up():
@@ -87,12 +100,19 @@ def test_committed_stack_policy_stacks():
     assert 20 <= summary["mean_length"] <= 90
 
 
-def test_committed_bowl_diffusion_policy_leaves_the_cube_in_the_bowl():
-    """tasks/so101_place_in_bowl_diffusion_state.pt: a state Diffusion Policy trained on 100 expert
-    episodes recorded to the time limit (0.91 once and at the end over 100; 4 of these 4)."""
+# Diffusion Policies on the state, trained on expert demonstrations recorded to the time limit
+# (``collect_demos.py --full-episodes``; docs/training.md): they do the task and keep it done to the
+# last step. When committed: 4 of these 4 at the end each, SO101PlaceInBowl-v1 3 of 4 (over 100 episodes at
+# the end: SO101Stack-v1 0.99, FrankaStack-v1 0.96, FrankaOpenDrawer-v1 1.00, SO101PlaceInBowl-v1 0.91).
+@pytest.mark.parametrize("checkpoint, env_id, limit", [
+    ("so101_stack_diffusion_state.pt", "SO101Stack-v1", 100),
+    ("franka_stack_diffusion_state.pt", "FrankaStack-v1", 120),
+    ("franka_open_drawer_diffusion_state.pt", "FrankaOpenDrawer-v1", 100),
+    ("so101_place_in_bowl_diffusion_state.pt", "SO101PlaceInBowl-v1", 100)])
+def test_committed_imitation_policy_keeps_the_task_done_to_the_last_step(checkpoint, env_id, limit):
     from simulo_envs.imitation.rollout import evaluate as evaluate_imitation
 
-    summary = evaluate_imitation(os.path.join(TASKS, "so101_place_in_bowl_diffusion_state.pt"), episodes=4,
-                                 seed=10_003, full_episodes=True)
-    assert (summary["env_id"], summary["policy"], summary["obs"]) == ("SO101PlaceInBowl-v1", "diffusion", "state")
-    assert summary["mean_length"] == 100 and summary["success_at_end"] == 1.0
+    summary = evaluate_imitation(os.path.join(TASKS, checkpoint), episodes=4, seed=10_000, full_episodes=True)
+    assert (summary["env_id"], summary["policy"], summary["obs"]) == (env_id, "diffusion", "state")
+    assert summary["mean_length"] == limit   # terminations ignored: every episode runs to the limit
+    assert summary["success_rate"] >= 3 / 4 and summary["success_at_end"] >= 3 / 4

@@ -50,6 +50,8 @@ def test_robot_uids_picks_the_agent_by_name_and_refuses_others():
         env.close()
     with pytest.raises(ValueError, match=r"unknown agent 'fetch'; registered agents: \['panda', 'panda_wristcam', 'so100', 'so101'\]"):
         make(num_envs=1, robot_uids="fetch")
+    with pytest.raises(ValueError, match=r"unknown agent 'panda_wristcm' \(did you mean 'panda_wristcam'\?\)"):
+        make(num_envs=1, robot_uids="panda_wristcm")
     with pytest.raises(ValueError, match=r"supports \['panda', 'panda_wristcam'\]"):
         make(num_envs=1, robot_uids=("panda", "panda"))
     assert FrankaLiftEnv.SUPPORTED_ROBOTS == ("panda", "panda_wristcam")

@@ -235,6 +235,16 @@ def test_evaluation_results_are_printed_before_the_video_is_written(tmp_path, ca
     assert max(row[4] for row in summary["per_episode"]) <= 4 and summary["provenance"]["env"]["max_episode_steps"] == 4
 
 
+@pytest.mark.parametrize("preset, said", [("visual", " under randomization visual"), ("default", ""), (None, "")])
+def test_the_evaluation_line_names_a_randomization_other_than_the_tasks_own(preset, said):
+    summary = {"env_id": "SO100Lift-v1", "episodes": 2, "success_rate": 0.5, "success_at_end": 0.5, "mean_return": 1.0,
+               "mean_length": 10.0, "env_steps": None,
+               "provenance": {"env": {"env_kwargs": {} if preset is None else {"randomization": preset}}}}
+    line = load_script("evaluate")._describe(summary, several=False)
+    assert line == ("SO100Lift-v1: success rate 50.0% over 2 episodes (success at end 50.0%, mean return 1.00, "
+                    "mean length 10.0)" + said)
+
+
 def test_a_run_without_a_checkpoint_is_no_earlier_run_to_keep(tmp_path):
     """A run stopped before its first iteration leaves run.json and an empty log: a new run takes
     the folder (its leftovers to delete), and --resume says there is nothing to continue."""

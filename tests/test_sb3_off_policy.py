@@ -127,6 +127,8 @@ def test_max_minutes_stops_an_off_policy_run(tmp_path, capsys):
     line = capsys.readouterr().out.splitlines()[1]
     steps = int(line.split("trained ")[1].split(" env steps")[0].replace(",", ""))
     assert 4 <= steps < 1_000_000 and steps % 4 == 0
+    assert line.endswith(f"; the wall-clock limit stopped it at {steps:,} of the budget's 1,000,000 env steps: "
+                         "continue with --resume")
     assert int(table(log_dir)[-1]["env_steps"]) == steps and saved(log_dir / "model.zip")["num_timesteps"] == steps
 
 
@@ -144,9 +146,8 @@ def test_bad_algo_and_budget_fail_at_parse_time(tmp_path, capsys):
 
 def test_a_budget_that_ends_before_the_first_update_is_named_in_the_plan():
     plan = sb3_off_policy.plan_off_policy("sac", "FrankaReach-v1", num_envs=4, total_timesteps=100)
-    assert plan.describe().startswith(
-        "FrankaReach-v1: 100 env steps = 25 steps of 4 envs, each followed by 1 gradient step of 32 transitions from "
-        "env step 100 on (this budget ends before the first gradient step: random actions only, nothing learned; "
-        "give --total-timesteps above 100 to train)")
-    assert "nothing learned" not in sb3_off_policy.plan_off_policy("sac", "FrankaReach-v1", num_envs=4,
-                                                                   total_timesteps=104).describe()
+    assert plan.describe() == ("FrankaReach-v1: 100 env steps = 25 steps of 4 envs, each followed by 1 gradient step "
+                               "of 32 transitions from env step 100 on")
+    assert plan.warning() == ("warning: this budget ends before the first gradient step (env step 100): random "
+                              "actions only, nothing learned; give --total-timesteps above 100 to train")
+    assert sb3_off_policy.plan_off_policy("sac", "FrankaReach-v1", num_envs=4, total_timesteps=104).warning() is None

@@ -128,3 +128,25 @@ def test_a_tiny_pixel_run_saves_and_evaluates_from_images_alone(tmp_path, capsys
     with pytest.raises(SystemExit) as refused:
         load_script("evaluate").main(["--checkpoint", path, "--episodes", "1", "--camera-size", "32", "32"])
     assert refused.value.code == 2 and "the actor reads camera images of" in capsys.readouterr().err
+
+
+def test_the_vec_envs_proprio_is_the_rgb_observations_state_and_state_the_whole_flat_state():
+    from simulo_envs.envs.observations import flatten_obs
+    from simulo_envs.vector import make_vector_env
+
+    venv = make_vector_env("FrankaLift-v1", num_envs=2, obs_mode="rgb+state_dict",
+                           sensor_configs={"width": 16, "height": 16})
+    env = sb3_pixels.SB3PixelVecEnv(venv)
+    try:
+        obs = env.reset()
+        raw = venv.base_env.get_obs(unflattened=True)
+        kept = {k: v for k, v in raw["extra"].items() if k in venv.base_env.image_obs_extra}
+        assert set(kept) and set(kept) != set(raw["extra"])   # some extras are privileged
+        proprio = flatten_obs({"agent": raw["agent"], "extra": kept}).numpy()
+        state = flatten_obs({"agent": raw["agent"], "extra": raw["extra"]}).numpy()
+        assert np.array_equal(obs["proprio"], proprio) and np.array_equal(obs["state"], state)
+        assert env.observation_space["proprio"].shape == (proprio.shape[1],)
+        assert env.observation_space["state"].shape == (state.shape[1],)
+        assert obs["base_camera"].shape == (2, 3, 16, 16) and obs["base_camera"].dtype == np.uint8
+    finally:
+        env.close()

@@ -63,6 +63,8 @@ def test_the_wall_clock_cap_counts_trained_rollouts_only(tmp_path, capsys):
     steps = int(line.split("trained ")[1].split(" env steps")[0].replace(",", ""))
     rows = table(log_dir)
     assert 100 <= steps < 100000 and steps % 100 == 0
+    assert line.endswith(f"; the wall-clock limit stopped it at {steps:,} of the budget's 100,000 env steps: "
+                         "continue with --resume")
     assert int(rows[-1]["env_steps"]) == steps and len(rows) == steps // 100
     assert saved_steps(log_dir / "model.zip") == (steps, steps)
 

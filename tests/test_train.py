@@ -247,10 +247,16 @@ def test_plot_titles_and_labels_come_from_the_runs(tmp_path):
 def test_envs_that_cannot_be_built_raise_setup_error_before_any_file(tmp_path):
     from simulo_envs.training.saved_runs import SetupError
 
-    with pytest.raises(SetupError, match=r"cannot build FrankaReach-v1 with .*'no_such_option': 1.*unknown keyword argument\(s\) \['no_such_option'\]"):
+    with pytest.raises(SetupError, match=r"cannot build FrankaReach-v1: .*unknown keyword argument\(s\) \['no_such_option'\].*\(keywords: .*'no_such_option': 1"):
         train("FrankaReach-v1", num_envs=2, total_timesteps=50, log_dir=str(tmp_path / "run"), progress=False,
               env_kwargs={"no_such_option": 1})
     assert not (tmp_path / "run").exists()   # nothing written
+    with pytest.raises(SetupError) as refused:   # the env's reason first, as written (not quoted), then the keywords
+        train("FrankaLift-v1", num_envs=2, total_timesteps=100, log_dir=str(tmp_path / "run"), progress=False,
+              env_kwargs={"robot_uids": "so100"})
+    assert str(refused.value).startswith("cannot build FrankaLift-v1: robot_uids='so100': FrankaLiftEnv supports "
+                                         "['panda', 'panda_wristcam'] (keywords: {")
+    assert not (tmp_path / "run").exists()
 
 
 def test_ctrl_c_during_the_evaluation_after_a_resumed_session_leaves_no_stale_evaluation(

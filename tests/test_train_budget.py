@@ -10,7 +10,7 @@ import torch
 pytest.importorskip("rsl_rl")
 
 import simulo_envs  # noqa: F401,E402
-from simulo_envs.training.rsl_rl_train import train  # noqa: E402
+from simulo_envs.training.rsl_rl_train import describe_result, train  # noqa: E402
 
 
 def _rows(log_dir) -> list[dict]:
@@ -27,6 +27,11 @@ def test_wall_clock_cap_stops_between_iterations(tmp_path):
     assert [row["env_steps"] for row in _rows(tmp_path)] == ["100"]
     saved = torch.load(result.checkpoint, weights_only=False)
     assert saved["infos"]["env_steps"] == 100
+    assert describe_result(result).endswith("; the wall-clock limit stopped it at 100 of the budget's 500 env steps: "
+                                            "continue with --resume")
+    resumed = train("FrankaReach-v1", num_envs=4, total_timesteps=500, seed=0, log_dir=str(tmp_path),
+                    progress=False, resume=True)
+    assert resumed.env_steps == 500 and "wall-clock" not in describe_result(resumed)
 
 
 def test_generous_cap_trains_the_whole_budget(tmp_path):

@@ -56,10 +56,11 @@ def check_robot_uids(cls: type, robot_uids):
     registry and the task's ``SUPPORTED_ROBOTS``. A 1-tuple means its one uid (the seed's rule).
 
     Raises:
-        ValueError: an unknown uid (the message lists the registered ones) or one the task does
-            not support.
+        ValueError: an unknown uid (the message lists the registered ones and names the closest
+            one) or one the task does not support.
     """
     from simulo_envs.agents import REGISTERED_AGENTS
+    from simulo_envs.envs.env_keywords import did_you_mean
 
     uids = cls.default_robot_uids if robot_uids is None else robot_uids
     if isinstance(uids, list):
@@ -72,7 +73,10 @@ def check_robot_uids(cls: type, robot_uids):
         if isinstance(uid, type):
             continue  # an agent class given directly
         if uid not in REGISTERED_AGENTS:
-            raise ValueError(f"robot_uids: unknown agent {uid!r}; registered agents: {sorted(REGISTERED_AGENTS)}")
+            close = did_you_mean(uid, REGISTERED_AGENTS)
+            raise ValueError(f"robot_uids: unknown agent {uid!r}"
+                             + (f" (did you mean {close!r}?)" if close else "")
+                             + f"; registered agents: {sorted(REGISTERED_AGENTS)}")
     supported = cls.SUPPORTED_ROBOTS
     if supported is not None and uids not in supported:
         raise ValueError(f"robot_uids={uids!r}: {cls.__name__} supports {list(supported)}")

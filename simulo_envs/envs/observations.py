@@ -133,6 +133,37 @@ def flatten_obs(obs: dict):
     return flat if flat.dtype == torch.float32 else flat.to(torch.float32)
 
 
+def proprio_columns(state: dict, image_obs_extra) -> np.ndarray:
+    """int64 indices of the columns of ``flatten_obs(state)`` that an image mode observes (module
+    docstring): every ``agent`` leaf and the ``extra`` keys listed in ``image_obs_extra``, in the
+    flattened order.
+
+    Args:
+        state: ``{"agent": ..., "extra": ...}`` as observed: nested dicts of ``(N, ...)`` tensors
+            or arrays (not a Gymnasium space: a ``Dict`` space may hold its keys sorted, in
+            another order than the observation's).
+        image_obs_extra: the task's ``image_obs_extra`` keys.
+    """
+    keep, columns, start = set(image_obs_extra), [], 0
+    for part in ("agent", "extra"):
+        for path, leaf in _leaf_paths(state[part], ""):
+            width = int(np.prod(leaf.shape[1:])) if leaf.ndim > 1 else 1
+            if part == "agent" or path.split("/")[0] in keep:
+                columns.extend(range(start, start + width))
+            start += width
+    return np.asarray(columns, dtype=np.int64)
+
+
+def _leaf_paths(node: dict, prefix: str):
+    """``(path, leaf)`` of every leaf of a nested dict, depth first in key order (``flatten_obs``'s)."""
+    for key, value in node.items():
+        path = f"{prefix}/{key}" if prefix else key
+        if isinstance(value, dict):
+            yield from _leaf_paths(value, path)
+        else:
+            yield path, value
+
+
 def _collect_leaves(node: dict, leaves: list) -> None:
     """Append the leaves of the dict ``node`` to ``leaves`` as ``(N, k)`` arrays, depth first."""
     for value in node.values():

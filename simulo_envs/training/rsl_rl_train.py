@@ -67,6 +67,7 @@ from simulo_envs.training.interrupt import StopOnSignals, TrainingInterrupted, n
 from simulo_envs.training.run_files import OutputError, claim_log_dir, delete_run_files, latest_checkpoint
 from simulo_envs.training import saved_runs as _saved_runs
 from simulo_envs.training.saved_runs import SetupError as _SetupError
+from simulo_envs.training.saved_runs import cannot_build
 from simulo_envs.training.start_states import check_start_states
 from simulo_envs.training.task_lookup import import_task_modules, resolve_task, train_config_for
 from simulo_envs.wrappers import warn_moved
@@ -145,6 +146,11 @@ class TrainPlan:
         if self.env_steps == self.requested_steps:
             return ""
         return f" (budget {self.requested_steps:,} rounded down to {self.ROUNDED_TO})"
+
+    def warning(self) -> Optional[str]:
+        """A line to print after the plan when its budget cannot train anything useful, else None
+        (a PPO budget always holds at least one whole iteration)."""
+        return None
 
     def describe(self) -> str:
         """One line: what will be trained, and how the budget was rounded."""
@@ -232,6 +238,7 @@ class TrainResult:
     interrupted: Optional[str] = None   # the stop signal's name ("SIGINT", "SIGTERM"), if one stopped it
     session_steps: int = 0          # env steps trained by this session
     iteration_kind: str = "PPO"     # what an iteration ran ("PPO", "distillation"): TrainPlan.iteration_kind
+    budget_steps: int = 0           # the plan's whole budget [env steps]; more than env_steps after a wall-clock stop
 
     @property
     def steps_per_second(self) -> float:
@@ -241,7 +248,8 @@ class TrainResult:
 
 def describe_result(result: TrainResult) -> str:
     """One line on what a training did: what it trained, how fast, its training success and its
-    checkpoint; or, stopped by a signal, where it stopped, what it saved and how to go on."""
+    checkpoint (and, stopped by the wall-clock cap, how much of the budget is left); or, stopped by a
+    signal, where it stopped, what it saved and how to go on."""
     plural = "s" if result.iterations != 1 else ""
     if result.interrupted is not None:
         kind = result.iteration_kind
@@ -252,8 +260,19 @@ def describe_result(result: TrainResult) -> str:
     success = ("no training episode finished" if result.success_once is None
                else f"training success (last 100 episodes) {result.success_once:.2f}")
     total = f", {result.env_steps:,} in all" if result.session_steps != result.env_steps else ""
-    return (f"trained {result.session_steps:,} env steps{total} in {result.wall_s:.0f} s "
+    line = (f"trained {result.session_steps:,} env steps{total} in {result.wall_s:.0f} s "
             f"({result.steps_per_second:,.0f} steps/s); {success}; checkpoint {result.checkpoint}")
+    return line + budget_left(result)
+
+
+def budget_left(result: TrainResult) -> str:
+    """``"; the wall-clock limit stopped it at N of the budget's M env steps: continue with --resume"``
+    for a training the wall-clock cap ended before its budget (``train(max_wall_s=...)``, the SB3
+    trainings' alike), else ``""``."""
+    if result.interrupted is not None or result.env_steps >= result.budget_steps:
+        return ""
+    return (f"; the wall-clock limit stopped it at {result.env_steps:,} of the budget's {result.budget_steps:,} "
+            f"env steps: continue with --resume")
 
 
 def resume_infos(log_dir: str, plan: TrainPlan, device: str = "cpu") -> tuple[str, dict]:
@@ -363,8 +382,7 @@ def train(env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional
             env = make_rsl_env(plan.env_id, plan.envs_per_rank, config, rank_seeds(seed, rank, plan.envs_per_rank))
         except (ValueError, TypeError, KeyError, RuntimeError) as error:
             keywords = {**config.get("env_kwargs", {}), **config.get("vector_kwargs", {})}
-            raise _SetupError(f"cannot build {plan.env_id} with {keywords}: "
-                             f"{error.args[0] if error.args else error!r}") from error
+            raise cannot_build(plan.env_id, keywords, error) from error
         # What reproduces the checkpoint: versions, commit, the env's settings, the training seed.
         infos["provenance"] = provenance(env, env_id=plan.env_id, env_kwargs=config.get("env_kwargs", {}), seeds=[seed])
         try:
@@ -422,7 +440,7 @@ def _train_built(env, plan: TrainPlan, rank, device: str, log_dir: str, infos: d
     success = logger.recent["success_once"]
     return TrainResult(checkpoint, logger.env_steps, wall, logger.episodes,
                        sum(success) / len(success) if success else None, logger.iterations_done, interrupted,
-                       logger.env_steps - start_steps, plan.iteration_kind)
+                       logger.env_steps - start_steps, plan.iteration_kind, plan.env_steps)
 
 
 def _resume_state(runner, resumed: Optional[tuple], rank) -> None:

@@ -29,13 +29,20 @@ from simulo_envs.training.run_files import OutputError, latest_checkpoint, run_f
 from simulo_envs.training.task_lookup import registered_kwargs, resolve_task
 
 __all__ = ["SavedRun", "saved_run", "take_saved_run", "resolved_env_kwargs", "same_env_setting", "ENV_OPTIONS",
-           "SetupError", "read_sb3_infos", "sb3_classes"]
+           "SetupError", "cannot_build", "read_sb3_infos", "sb3_classes"]
 
 
 class SetupError(ValueError):
     """A training could not start from the request (a bad env keyword, a backend or device this
     machine lacks, a checkpoint that does not fit); the message says which and why. Raised before
     anything is trained."""
+
+
+def cannot_build(env_id: str, keywords: Mapping, error: BaseException) -> SetupError:
+    """The ``SetupError`` for envs of ``env_id`` that ``keywords`` could not build: the env's own
+    reason first (its message as written), then the keywords tried."""
+    reason = error.args[0] if error.args and isinstance(error.args[0], str) else repr(error)
+    return SetupError(f"cannot build {env_id}: {reason} (keywords: {dict(keywords)})")
 
 
 def sb3_classes() -> dict:

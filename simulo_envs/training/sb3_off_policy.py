@@ -57,7 +57,7 @@ from simulo_envs.training.sb3_train import EPISODE_KEYS, SB3Algorithm, SB3Result
 from simulo_envs.training.interrupt import nothing_saved
 from simulo_envs.training.run_files import progress_row
 from simulo_envs.training.task_lookup import resolve_task, train_config_for
-from simulo_envs.training.rsl_rl_train import TrainPlan
+from simulo_envs.training.rsl_rl_train import TrainPlan, budget_left
 
 __all__ = ["OFF_POLICY_ALGORITHMS", "OFF_POLICY_DEFAULTS", "OFF_POLICY_NUM_ENVS", "ROW_STEPS",
            "sb3_off_policy_kwargs", "plan_off_policy", "OffPolicyPlan", "OffPolicyRun", "describe_off_policy_result"]
@@ -134,10 +134,16 @@ class OffPolicyPlan(TrainPlan):
                 f"envs, "
                 f"each followed by {g} gradient step{'s' if g != 1 else ''} of {d['batch_size']} transitions from "
                 f"env step {d['learning_starts']:,} on")
-        if self.env_steps <= d["learning_starts"]:   # a smoke-test budget: say it learns nothing
-            text += (f" (this budget ends before the first gradient step: random actions only, nothing learned; "
-                     f"give --total-timesteps above {d['learning_starts']:,} to train)")
         return text + self.rounding()
+
+    def warning(self) -> Optional[str]:
+        """For a budget that ends before the first gradient step (a smoke test): that it learns
+        nothing, and the budget that would; else None."""
+        starts = {**OFF_POLICY_DEFAULTS, **(self.config.get("pixels") or {})}["learning_starts"]
+        if self.env_steps > starts:
+            return None
+        return (f"warning: this budget ends before the first gradient step (env step {starts:,}): random actions "
+                f"only, nothing learned; give --total-timesteps above {starts:,} to train")
 
 
 def plan_off_policy(algo: str, env_id: str, num_envs: Optional[int] = None, total_timesteps: Optional[int] = None,
@@ -273,7 +279,8 @@ def describe_off_policy_result(result: SB3Result) -> str:
                else f"training success (last 100 episodes) {result.success_once:.2f}")
     total = f" ({result.env_steps:,} and {grads} in all)" if result.session_steps != result.env_steps else f" and {grads}"
     return (f"trained {result.session_steps:,} env steps{total} in {result.wall_s:.0f} s "
-            f"({result.steps_per_second:,.0f} env steps/s); {success}; checkpoint {result.checkpoint}")
+            f"({result.steps_per_second:,.0f} env steps/s); {success}; checkpoint {result.checkpoint}"
+            + budget_left(result))
 
 
 OFF_POLICY_ALGORITHMS = {

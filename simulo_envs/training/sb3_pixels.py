@@ -53,7 +53,7 @@ from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from stable_baselines3.sac.policies import SACPolicy
 from torch import nn
 
-from simulo_envs.envs.observations import flatten_obs
+from simulo_envs.envs.observations import flatten_obs, proprio_columns
 from simulo_envs.imitation.encoders import ConvEncoder, random_shift
 from simulo_envs.wrappers.sb3 import SB3VecEnv
 
@@ -225,13 +225,14 @@ class SB3PixelVecEnv(SB3VecEnv):
         self.proprio_keys = tuple(task.image_obs_extra)
         space = self.venv.single_observation_space
         self.cameras = [name for name, textures in space["sensor_data"].spaces.items() if "rgb" in textures.spaces]
-        width = {key: _width(leaf) for group in ("agent", "extra") for key, leaf in _leaves(space[group], group)}
+        self.proprio_columns = None   # from the first observation (a Dict space may order its keys otherwise)
         boxes = {name: spaces.Box(0, 255, (3, *space["sensor_data"][name]["rgb"].shape[:2]), np.uint8)
                  for name in self.cameras}
-        boxes[PROPRIO] = _vector(sum(w for key, w in width.items()
-                                     if key.startswith("agent/") or key.split("/")[1] in self.proprio_keys))
+        extra = space["extra"].spaces
+        boxes[PROPRIO] = _vector(spaces.flatdim(space["agent"])
+                                 + sum(spaces.flatdim(extra[key]) for key in self.proprio_keys if key in extra))
         if self.with_state:
-            boxes[STATE] = _vector(sum(width.values()))
+            boxes[STATE] = _vector(spaces.flatdim(space["agent"]) + spaces.flatdim(space["extra"]))
         self.observation_space = spaces.Dict(boxes)
 
     def observations_to_numpy(self, obs: dict) -> dict:
@@ -239,25 +240,14 @@ class SB3PixelVecEnv(SB3VecEnv):
         [, "state": float32 (N, S)]}``."""
         out = {name: obs["sensor_data"][name]["rgb"][..., :3].permute(0, 3, 1, 2).contiguous().cpu().numpy()
                for name in self.cameras}
-        extra = obs["extra"]
-        out[PROPRIO] = _numpy(flatten_obs({"agent": obs["agent"],
-                                           "extra": {k: v for k, v in extra.items() if k in self.proprio_keys}}))
+        state_obs = {"agent": obs["agent"], "extra": obs["extra"]}
+        if self.proprio_columns is None:
+            self.proprio_columns = proprio_columns(state_obs, self.proprio_keys)
+        state = _numpy(flatten_obs(state_obs))   # flattened once; proprioception is some of its columns
+        out[PROPRIO] = state[:, self.proprio_columns]
         if self.with_state:
-            out[STATE] = _numpy(flatten_obs({"agent": obs["agent"], "extra": extra}))
+            out[STATE] = state
         return out
-
-
-def _leaves(space, prefix: str):
-    """``(path, Box)`` of every leaf of a Dict space, depth first in key order (``flatten_obs``'s)."""
-    for key, sub in space.spaces.items():
-        if isinstance(sub, spaces.Dict):
-            yield from _leaves(sub, f"{prefix}/{key}")
-        else:
-            yield f"{prefix}/{key}", sub
-
-
-def _width(box) -> int:
-    return int(np.prod(box.shape)) if box.shape else 1
 
 
 def _vector(size: int) -> spaces.Box:

@@ -45,7 +45,7 @@ from simulo_envs.wrappers.sb3 import SB3VecEnv
 from simulo_envs.training.task_lookup import registered_kwargs
 from simulo_envs.training.rsl_rl_train import TrainPlan, TrainResult
 from simulo_envs.training import saved_runs as _saved_runs
-from simulo_envs.training.saved_runs import SetupError, sb3_classes
+from simulo_envs.training.saved_runs import SetupError, cannot_build, sb3_classes
 from simulo_envs.wrappers import warn_moved
 from simulo_envs.training.start_states import start_states_wrapper
 from simulo_envs.vector.vector_env import make_vector_env
@@ -303,8 +303,7 @@ def train_sb3(plan: TrainPlan, seed: int = 0, log_dir: str = "runs/sb3", device:
                                                                     env_kwargs, vector_kwargs.get("num_workers", 1))
             venv = make_vector_env(plan.env_cls, num_envs=plan.num_envs, **vector_kwargs, **env_kwargs)
         except (ValueError, TypeError, KeyError, RuntimeError) as error:
-            raise SetupError(f"cannot build {plan.env_id} with {env_kwargs}: "
-                             f"{error.args[0] if error.args else error!r}") from error
+            raise cannot_build(plan.env_id, env_kwargs, error) from error
         if config.get("pixels"):   # SAC from camera images: Dict observations (sb3_pixels.py)
             from simulo_envs.training.sb3_pixels import SB3PixelVecEnv
 
@@ -355,7 +354,8 @@ def train_sb3(plan: TrainPlan, seed: int = 0, log_dir: str = "runs/sb3", device:
     success = run.recent["success_once"]
     return SB3Result(checkpoint, run.env_steps, wall, run.episodes,
                      sum(success) / len(success) if success else None, run.iterations,
-                     interrupted, run.env_steps - done, "PPO", algorithm.name, state.get("gradient_steps"))
+                     interrupted, run.env_steps - done, "PPO", plan.env_steps, algo=algorithm.name,
+                     gradient_steps=state.get("gradient_steps"))
 
 
 def _jsonable(kwargs: dict) -> dict:

@@ -39,7 +39,7 @@ from gymnasium.vector import AutoresetMode
 from rsl_rl.env import VecEnv
 from tensordict import TensorDict
 
-from simulo_envs.envs.observations import flatten_obs
+from simulo_envs.envs.observations import flatten_obs, proprio_columns
 from simulo_envs.envs.sensors import obs_mode_state
 from simulo_envs.tensors import as_step_counts
 from simulo_envs.vector.vector_env import SimuloVectorEnv
@@ -122,14 +122,7 @@ class RslRlVecEnv(VecEnv):
             raw, extras = base.get_obs(unflattened=True), base.image_obs_extra
         else:   # envs in worker processes (ShardedEnv): ask them; the extras are the task class's
             raw, extras = base.call("get_obs", unflattened=True), base.env_cls.image_obs_extra
-        keep, columns, start = set(extras), [], 0
-        for part in ("agent", "extra"):
-            for key, leaf in _leaves(raw[part]):
-                width = int(leaf.reshape(leaf.shape[0], -1).shape[1]) if leaf.ndim > 1 else 1
-                if part == "agent" or key.split("/")[0] in keep:
-                    columns.extend(range(start, start + width))
-                start += width
-        return torch.as_tensor(columns, dtype=torch.long)
+        return torch.from_numpy(proprio_columns(raw, extras))
 
     def _wrap(self, obs, info: dict) -> TensorDict:
         if isinstance(obs, dict):
@@ -188,13 +181,3 @@ class RslRlVecEnv(VecEnv):
         """Close the env."""
         self.venv.close()
 
-
-def _leaves(node: dict, prefix: str = ""):
-    """``(path, tensor)`` of every leaf of a nested observation dict, depth first in key order
-    (``flatten_obs``'s order)."""
-    for key, value in node.items():
-        path = f"{prefix}/{key}" if prefix else key
-        if isinstance(value, dict):
-            yield from _leaves(value, path)
-        else:
-            yield path, value
