@@ -8,8 +8,9 @@ twin trained under visual randomization (``tasks/so100_lift_student_randomized.p
 randomized scenes: 8 of 8, 0.82 over 100), the SO101Lift-v1 image student
 (``tasks/so101_lift_student.pt``), the SO100Lift-v1 student trained under the full visual preset
 (``tasks/so100_lift_student_visual.pt``) and FrankaStack-v2 (``tasks/franka_stack_v2_ppo.pt``),
-and the Diffusion Policies of SO101Stack-v1, FrankaStack-v1, FrankaOpenDrawer-v1, SO101Push-v1 and
-SO101Pull-v1 (``tasks/*_diffusion_state.pt``, trained on expert demonstrations; ``docs/training.md``), each
+and the Diffusion Policies of SO101Stack-v1, FrankaStack-v1, FrankaOpenDrawer-v1, SO101Push-v1,
+SO101Pull-v1 and SO101PlaceInBowl-v1 (``tasks/*_diffusion_state.pt``, trained on expert demonstrations;
+``docs/training.md``), each
 trained by the recipe beside it (``tasks/*_ppo.py``; ``docs/training.md``).
 
 A change to a task, an arm, its controller, the grasp test or the physics that breaks a trained
@@ -100,17 +101,18 @@ def test_committed_stack_policy_stacks():
     assert 20 <= summary["mean_length"] <= 90
 
 
-# Diffusion Policies on the state, trained on 200 expert demonstrations recorded to the time limit
+# Diffusion Policies on the state, trained on expert demonstrations recorded to the time limit
 # (``collect_demos.py --full-episodes``; docs/training.md): they do the task and keep it done to the
-# last step. When committed: 4 of these 4 at the end each (over 100 episodes at the end: SO101Stack-v1
-# 0.99, FrankaStack-v1 0.96, FrankaOpenDrawer-v1 1.00; SO101Push-v1 0.91 and SO101Pull-v1 0.97, from 100
-# such demonstrations: docs/training_so_arms.md).
+# last step. When committed: 4 of these 4 at the end each, SO101PlaceInBowl-v1 3 of 4 (over 100 episodes at
+# the end: SO101Stack-v1 0.99, FrankaStack-v1 0.96, FrankaOpenDrawer-v1 1.00; SO101Push-v1 0.91,
+# SO101Pull-v1 0.97 and SO101PlaceInBowl-v1 0.91, from 100 such demonstrations: docs/training_so_arms.md).
 @pytest.mark.parametrize("checkpoint, env_id, limit", [
     ("so101_stack_diffusion_state.pt", "SO101Stack-v1", 100),
     ("franka_stack_diffusion_state.pt", "FrankaStack-v1", 120),
     ("franka_open_drawer_diffusion_state.pt", "FrankaOpenDrawer-v1", 100),
     ("so101_push_diffusion_state.pt", "SO101Push-v1", 80),
-    ("so101_pull_diffusion_state.pt", "SO101Pull-v1", 80)])
+    ("so101_pull_diffusion_state.pt", "SO101Pull-v1", 80),
+    ("so101_place_in_bowl_diffusion_state.pt", "SO101PlaceInBowl-v1", 100)])
 def test_committed_imitation_policy_keeps_the_task_done_to_the_last_step(checkpoint, env_id, limit):
     from simulo_envs.imitation.rollout import evaluate as evaluate_imitation
 
