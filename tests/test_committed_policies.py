@@ -8,10 +8,10 @@ twin trained under visual randomization (``tasks/so100_lift_student_randomized.p
 randomized scenes: 8 of 8, 0.82 over 100), the SO101Lift-v1 image student
 (``tasks/so101_lift_student.pt``), the SO100Lift-v1 student trained under the full visual preset
 (``tasks/so100_lift_student_visual.pt``) and FrankaStack-v2 (``tasks/franka_stack_v2_ppo.pt``),
-and the Diffusion Policies of SO101Stack-v1, FrankaStack-v1, FrankaOpenDrawer-v1, SO101Push-v1,
-SO101Pull-v1 and SO101PlaceInBowl-v1 (``tasks/*_diffusion_state.pt``, trained on expert demonstrations;
-``docs/training.md``), each
-trained by the recipe beside it (``tasks/*_ppo.py``; ``docs/training.md``).
+each trained by the recipe beside it (``tasks/*_ppo.py``; ``docs/training.md``); and the Diffusion
+Policies of SO101Stack-v1, FrankaStack-v1, FrankaOpenDrawer-v1, SO101Push-v1, SO101Pull-v1 and
+SO101PlaceInBowl-v1 (``tasks/*_diffusion_state.pt``), trained on expert demonstrations with the
+commands of ``docs/training.md``'s table.
 
 A change to a task, an arm, its controller, the grasp test or the physics that breaks a trained
 policy shows up here. When committed, on these evaluation seeds: the Franka lift policy succeeded
