@@ -19,7 +19,8 @@ the expert's successes still succeed after the conversion.
 
 ``--full-episodes`` ignores the task's terminations: every episode runs to its time limit and is
 kept when the task is solved at its last step, so a policy trained on it also sees what the
-expert does once the task is done (holds the cube, lets go, stays clear).
+expert does once the task is done (holds the cube, lets go, stays clear). The dataset records it
+(``DatasetSchema.full_episodes``), and ``--append`` refuses to mix the two kinds of episodes.
 
 ``--action-noise STD`` records as DART does (Laskey et al., CoRL 2017): the envs execute the
 expert's actions plus Gaussian noise of standard deviation STD (in the recorded actions' units:

@@ -83,6 +83,11 @@ def test_full_episodes_run_to_the_time_limit_and_count_success_at_their_last_ste
     ended = collect(CollectSettings("FrankaLift-v1", num_episodes=2, out=str(tmp_path / "ended"), fmt="hdf5",
                                     num_envs=2, seed=7, env_kwargs={"max_episode_steps": limit}), progress=False)
     assert not ended["full_episodes"] and (load_dataset(str(tmp_path / "ended")).lengths < limit).all()
+    assert ds.schema.full_episodes and not load_dataset(str(tmp_path / "ended")).schema.full_episodes
+    with pytest.raises(ValueError, match="full_episodes: False != True|full_episodes: True != False"):
+        collect(CollectSettings("FrankaLift-v1", num_episodes=1, out=str(tmp_path / "full"), fmt="hdf5", num_envs=1,
+                                append=True, env_kwargs={"max_episode_steps": limit}), progress=False)
+    assert len(load_dataset(str(tmp_path / "full"))) == 2   # the refused append wrote nothing
 
 
 @pytest.mark.e2e

@@ -219,6 +219,8 @@ def collect(s: CollectSettings, progress: bool = True) -> dict:
             columns = noised_columns(probe.unwrapped.agent)
             schema = replace(schema, action_noise_std=float(s.action_noise),
                              action_noise_columns=tuple(schema.action_names[c] for c in columns))
+        if s.full_episodes:
+            schema = replace(schema, full_episodes=True)
         writer = open_writer(s.fmt, s.out, schema, append=s.append)
         seed = s.seed if s.seed is not None else _next_free_seed(s.out, s.append)
         record = provenance(probe, env_id=s.env_id, env_kwargs=kwargs, num_workers=s.num_workers,

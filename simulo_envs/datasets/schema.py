@@ -54,7 +54,7 @@ POSE_PARTS = ("x", "y", "z", "qw", "qx", "qy", "qz")
 """Names of a pose's 7 components (scalar-first quaternion, the framework's convention)."""
 XYZ = ("x", "y", "z")
 LATER_FIELDS = ("action_noise_std", "action_noise_columns", "state_source", "robot_units", "camera_sources",
-                "next_features", "names_version")
+                "next_features", "names_version", "full_episodes")
 """``DatasetSchema`` fields added after datasets were first written: absent from those, read as
 their defaults (recorded without action noise, the env's state, the env's camera names, with
 ``next.*`` columns; version-1 names renamed by ``from_json``)."""
@@ -100,6 +100,8 @@ class DatasetSchema:
             cameras whose names differ ({}: every camera keeps the env's name).
         next_features: the frames carry ``next.reward``, ``next.done``, ``next.success``.
         names_version: ``NAMES_VERSION`` of the column names.
+        full_episodes: every episode was recorded to the time limit, the task's terminations
+            ignored (``collect_demos.py --full-episodes``); False: episodes end at termination.
 
     Raises:
         ValueError: a negative or non-finite ``action_noise_std``, noise columns that are not
@@ -126,6 +128,7 @@ class DatasetSchema:
     camera_sources: dict = field(default_factory=dict)
     next_features: bool = True
     names_version: int = NAMES_VERSION
+    full_episodes: bool = False
 
     def __post_init__(self) -> None:
         if self.state_source not in STATE_SOURCES:
@@ -195,7 +198,7 @@ class DatasetSchema:
         out = []
         for name in ("env_id", "obs_mode", "control_mode", "reward_mode", "fps", "robot_type", "state_names",
                      "action_names", "cameras", "action_noise_std", "action_noise_columns", "state_source",
-                     "robot_units", "camera_sources", "next_features"):
+                     "robot_units", "camera_sources", "next_features", "full_episodes"):
             mine, theirs = getattr(self, name), getattr(other, name)
             if mine != theirs:
                 out.append(f"{name}: {_short(mine)} != {_short(theirs)}")
