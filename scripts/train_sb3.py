@@ -197,8 +197,9 @@ def main(argv=None) -> None:
         print(note, flush=True)
     print(f"training {plan.describe()} with Stable-Baselines3 {name}; logs in {log_dir}"
           f"{' (resumed)' if args.resume else ''}", flush=True)
-    if plan.warning():
-        print(plan.warning(), flush=True)
+    warning = plan.warning()
+    if warning:
+        print(warning, flush=True)
     try:
         with ctrl_c_while_starting():
             result = train_sb3(plan, seed=args.seed, log_dir=log_dir, device=device, progress=not args.no_progress,

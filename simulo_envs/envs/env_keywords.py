@@ -22,7 +22,7 @@ import inspect
 from functools import lru_cache
 from typing import Iterable, Optional
 
-__all__ = ["did_you_mean", "env_keywords", "check_env_keywords"]
+__all__ = ["did_you_mean", "did_you_mean_hint", "env_keywords", "check_env_keywords"]
 
 _NAMED = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 
@@ -34,6 +34,13 @@ def did_you_mean(name: object, known: Iterable[str]) -> Optional[str]:
         return None
     close = difflib.get_close_matches(name, list(known), n=1)
     return close[0] if close else None
+
+
+def did_you_mean_hint(name: object, known: Iterable[str]) -> str:
+    """``" (did you mean 'x'?)"`` for the entry of ``known`` closest to ``name``
+    (``did_you_mean``), or ``""`` when none is close: the hint a refusal of an unknown name ends with."""
+    close = did_you_mean(name, known)
+    return f" (did you mean {close!r}?)" if close else ""
 
 
 @lru_cache(maxsize=None)

@@ -60,7 +60,7 @@ def check_robot_uids(cls: type, robot_uids):
             one) or one the task does not support.
     """
     from simulo_envs.agents import REGISTERED_AGENTS
-    from simulo_envs.envs.env_keywords import did_you_mean
+    from simulo_envs.envs.env_keywords import did_you_mean_hint
 
     uids = cls.default_robot_uids if robot_uids is None else robot_uids
     if isinstance(uids, list):
@@ -73,10 +73,8 @@ def check_robot_uids(cls: type, robot_uids):
         if isinstance(uid, type):
             continue  # an agent class given directly
         if uid not in REGISTERED_AGENTS:
-            close = did_you_mean(uid, REGISTERED_AGENTS)
-            raise ValueError(f"robot_uids: unknown agent {uid!r}"
-                             + (f" (did you mean {close!r}?)" if close else "")
-                             + f"; registered agents: {sorted(REGISTERED_AGENTS)}")
+            raise ValueError(f"robot_uids: unknown agent {uid!r}{did_you_mean_hint(uid, REGISTERED_AGENTS)}; "
+                             f"registered agents: {sorted(REGISTERED_AGENTS)}")
     supported = cls.SUPPORTED_ROBOTS
     if supported is not None and uids not in supported:
         raise ValueError(f"robot_uids={uids!r}: {cls.__name__} supports {list(supported)}")

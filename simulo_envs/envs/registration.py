@@ -13,7 +13,7 @@ from typing import Callable, Optional
 
 import gymnasium as gym
 
-from simulo_envs.envs.env_keywords import did_you_mean
+from simulo_envs.envs.env_keywords import did_you_mean_hint
 
 REGISTERED: dict[str, type] = {}
 """Registered id -> task class (a ``BaseEnv`` subclass)."""
@@ -103,6 +103,5 @@ def make(env_id: str, **kwargs) -> gym.Env:
 def unknown_env_id(env_id: str, advice: str = "") -> KeyError:
     """The error for an id that is not registered: ``unknown env id 'SO101PickPlce-v1' (did you
     mean 'SO101PickPlace-v1'?); registered: ...``, then ``advice`` (what else to try)."""
-    close = did_you_mean(env_id, REGISTERED)
-    hint = f" (did you mean {close!r}?)" if close else ""
+    hint = did_you_mean_hint(env_id, REGISTERED)
     return KeyError(f"unknown env id {env_id!r}{hint}; registered: {', '.join(sorted(REGISTERED))}{advice}")

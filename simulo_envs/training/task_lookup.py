@@ -179,7 +179,7 @@ def check_variant(env_id: str, cls: type, variant: Optional[str]) -> None:
     Raises:
         ValueError: the message names the task's variants (and the closest one), or says it has none.
     """
-    from simulo_envs.envs.env_keywords import did_you_mean
+    from simulo_envs.envs.env_keywords import did_you_mean_hint
 
     if variant is None:
         return
@@ -188,6 +188,5 @@ def check_variant(env_id: str, cls: type, variant: Optional[str]) -> None:
         raise ValueError(f"--variant {variant}: {env_id} has no variants (the SO table-top suite's tasks have "
                          f"them: docs/writing_a_task.md); leave it out")
     if variant not in variants:
-        close = did_you_mean(variant, variants)
         raise ValueError(f"--variant {variant}: {env_id} has the variants {', '.join(variants)}"
-                         + (f" (did you mean {close!r}?)" if close else ""))
+                         + did_you_mean_hint(variant, variants))
