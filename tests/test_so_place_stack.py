@@ -153,6 +153,24 @@ def test_the_scripted_expert_succeeds(env_id, variant):
         env.close()
 
 
+
+def test_place_on_target_expert_waits_high_above_the_placed_cube():
+    """After letting go the expert rises ``retreat_hover`` (0.10 m) above the resting place, well
+    above its 0.04 m pre-grasp hover, and waits there to the time limit with the cube in place:
+    recorded to the time limit, the wait never looks like the hover before a grasp."""
+    env = gym.make("SO101PlaceOnTarget-v1", num_envs=1, control_mode="pd_ee_delta_pos")
+    try:
+        expert = EXPERTS["SO101PlaceOnTarget-v1"](env)
+        assert expert.cfg.retreat_hover == pytest.approx(0.10) and expert.cfg.hover == pytest.approx(0.04)
+        _, info = env.reset(seed=0)
+        for _ in range(env.unwrapped.cfg.max_episode_steps):  # terminations ignored
+            _, _, _, _, info = env.step(expert.act(info))
+        assert info["success"].tolist() == [True]
+        rest_z = (info["cube_pose"][0, 2] + info["cube_to_place"][0, 2]).item()
+        assert info["tcp_pose"][0, 2].item() == pytest.approx(rest_z + 0.10, abs=0.003)
+    finally:
+        env.close()
+
 def test_demo_runs_the_expert_in_the_variant_asked_for():
     spec = importlib.util.spec_from_file_location("script_demo", os.path.join(ROOT, "scripts", "demo.py"))
     demo = importlib.util.module_from_spec(spec)
