@@ -223,6 +223,14 @@ def take_resumed_run(args: argparse.Namespace, overrides: dict) -> None:
     args.out = args.out or os.path.dirname(os.path.abspath(args.resume))
 
 
+BLIND_STATE_WARNING = (
+    "warning: a state policy on this dataset reads the robot's joints alone (the dataset records what the real "
+    "arm gives, no object), so it cannot see where the objects are: train from the cameras (--obs rgb) or record "
+    "the task's full state (scripts/collect_demos.py --format hdf5)")
+"""Printed (stderr) after the plan line when a state policy trains on a robot-only dataset (a LeRobot dataset of
+an SO arm): it trains and runs, but succeeds only by chance (docs/imitation.md measures 0.06 on SO100Lift-v1)."""
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -276,6 +284,8 @@ def main(argv=None) -> int:
               f"{demos.spec.describe()} -> {out}"
               + (f" (resumed at iteration {resumed:,} of {config.iterations:,})" if resumed is not None else ""),
               flush=True)
+        if demos.spec.obs == "state" and demos.spec.state_source == "robot":
+            print(BLIND_STATE_WARNING, file=sys.stderr, flush=True)
         with ctrl_c_while_starting():
             result = train(demos, config, out, seed=args.seed, max_minutes=args.max_minutes,
                            max_cpu_minutes=args.max_cpu_minutes,

@@ -5,6 +5,8 @@ arm's action space, and evaluation runs it in the sim through the same units."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -89,3 +91,18 @@ def test_a_dataset_of_another_calibration_is_refused_with_the_difference(so100_d
         json.dump(schema, f)
     with pytest.raises(DemonstrationError, match=r"robot units differ from SO100Lift-v1's agent in \['offset'\]"):
         load_demonstrations(copy, "state")
+
+
+@pytest.mark.parametrize("obs", ["state", "rgb"])
+def test_train_il_warns_that_a_state_policy_on_the_joints_alone_cannot_see_the_cube(so100_demos, tmp_path, capsys,
+                                                                                      obs, monkeypatch):
+    monkeypatch.syspath_prepend(os.path.join(os.path.dirname(os.path.dirname(__file__)), "scripts"))
+    import train_il
+
+    args = ["--dataset", so100_demos, "--obs", obs, "--policy", "bc", "--iterations", "1", "--no-progress",
+            "--out", str(tmp_path / "run")] + [f"--set={name}={value}" for name, value in TINY.items()
+                                                if name != "iterations"]
+    assert train_il.main(args) == 0
+    err = capsys.readouterr().err
+    assert (train_il.BLIND_STATE_WARNING in err) == (obs == "state")  # an image policy sees the cube
+    assert "--format hdf5" in train_il.BLIND_STATE_WARNING
