@@ -10,8 +10,8 @@ randomized scenes: 8 of 8, 0.82 over 100), the SO101Lift-v1 image student
 (``tasks/so100_lift_student_visual.pt``) and FrankaStack-v2 (``tasks/franka_stack_v2_ppo.pt``),
 each trained by the recipe beside it (``tasks/*_ppo.py``; ``docs/training.md``); and the Diffusion
 Policies of SO101Stack-v1, FrankaStack-v1, FrankaOpenDrawer-v1, SO101Push-v1, SO101Pull-v1,
-SO101PlaceInBowl-v1 and SO101OpenDrawer-v1 (``tasks/*_diffusion_state.pt``), trained on expert
-demonstrations with the commands of ``docs/training.md``'s table.
+SO101PlaceInBowl-v1, SO101PlaceOnTarget-v1 and SO101OpenDrawer-v1 (``tasks/*_diffusion_state.pt``),
+trained on expert demonstrations with the commands of ``docs/training.md``'s table.
 
 A change to a task, an arm, its controller, the grasp test or the physics that breaks a trained
 policy shows up here. When committed, on these evaluation seeds: the Franka lift policy succeeded
@@ -105,8 +105,8 @@ def test_committed_stack_policy_stacks():
 # (``collect_demos.py --full-episodes``; docs/training.md): they do the task and keep it done to the
 # last step. When committed: 4 of these 4 at the end each, SO101PlaceInBowl-v1 3 of 4 (over 100 episodes at
 # the end: SO101Stack-v1 0.99, FrankaStack-v1 0.96, FrankaOpenDrawer-v1 1.00; SO101Push-v1 0.91,
-# SO101Pull-v1 0.97, SO101PlaceInBowl-v1 0.91 and SO101OpenDrawer-v1 0.97, from 100 such demonstrations:
-# docs/training_so_arms.md).
+# SO101Pull-v1 0.97, SO101PlaceInBowl-v1 0.91 and SO101OpenDrawer-v1 0.97, from 100 such demonstrations;
+# SO101PlaceOnTarget-v1 0.96 from 200: docs/training_so_arms.md).
 @pytest.mark.parametrize("checkpoint, env_id, limit", [
     ("so101_stack_diffusion_state.pt", "SO101Stack-v1", 100),
     ("franka_stack_diffusion_state.pt", "FrankaStack-v1", 120),
@@ -114,6 +114,7 @@ def test_committed_stack_policy_stacks():
     ("so101_push_diffusion_state.pt", "SO101Push-v1", 80),
     ("so101_pull_diffusion_state.pt", "SO101Pull-v1", 80),
     ("so101_place_in_bowl_diffusion_state.pt", "SO101PlaceInBowl-v1", 100),
+    ("so101_place_on_target_diffusion_state.pt", "SO101PlaceOnTarget-v1", 100),
     ("so101_open_drawer_diffusion_state.pt", "SO101OpenDrawer-v1", 80)])
 def test_committed_imitation_policy_keeps_the_task_done_to_the_last_step(checkpoint, env_id, limit):
     from simulo_envs.imitation.rollout import evaluate as evaluate_imitation

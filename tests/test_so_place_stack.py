@@ -14,6 +14,7 @@ import torch
 
 import simulo_envs  # noqa: F401
 from simulo_envs.policies import EXPERTS
+from simulo_envs.policies.pick_experts import RELEASE
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TASKS = {  # env id: (state observation size, instruction pattern)
@@ -152,6 +153,30 @@ def test_the_scripted_expert_succeeds(env_id, variant):
     finally:
         env.close()
 
+
+
+def test_place_on_target_expert_lets_go_in_the_air_and_waits_high_above_the_cube():
+    """The expert lets go of the cube ``place_gap`` (15 mm) above its resting place, then rises
+    ``retreat_hover`` (0.10 m) above it, well above its 0.04 m pre-grasp hover, and waits there to
+    the time limit with the cube in place: recorded to the time limit, neither looks like grasping
+    the cube on the table or the hover before it."""
+    env = gym.make("SO101PlaceOnTarget-v1", num_envs=1, control_mode="pd_ee_delta_pos")
+    try:
+        expert = EXPERTS["SO101PlaceOnTarget-v1"](env)
+        assert expert.cfg.retreat_hover == pytest.approx(0.10) and expert.cfg.hover == pytest.approx(0.04)
+        _, info = env.reset(seed=0)
+        let_go_at = None  # the cube's height above its resting place when the jaw starts opening [m]
+        for _ in range(env.unwrapped.cfg.max_episode_steps):  # terminations ignored
+            action = expert.act(info)
+            if let_go_at is None and int(expert.phase[0]) == RELEASE:
+                let_go_at = -info["cube_to_place"][0, 2].item()
+            _, _, _, _, info = env.step(action)
+        assert 0.010 <= let_go_at <= 0.020
+        assert info["success"].tolist() == [True]
+        rest_z = (info["cube_pose"][0, 2] + info["cube_to_place"][0, 2]).item()
+        assert info["tcp_pose"][0, 2].item() == pytest.approx(rest_z + 0.10, abs=0.003)
+    finally:
+        env.close()
 
 def test_demo_runs_the_expert_in_the_variant_asked_for():
     spec = importlib.util.spec_from_file_location("script_demo", os.path.join(ROOT, "scripts", "demo.py"))

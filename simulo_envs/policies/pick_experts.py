@@ -10,7 +10,8 @@ Both begin like ``LiftExpert``, per env (``PhaseExpert``):
 
 then ``PickPlaceExpert`` carries it (CARRY: the TCP straight to the goal point, gripper closed),
 and ``StackExpert`` lifts it clear of the other cube (LIFT), moves above it (OVER), lowers it
-onto it (PLACE, until it rests there), opens the gripper (RELEASE, ``open_time`` seconds) and rises away (RETREAT). A
+onto it (PLACE, until it rests there), opens the gripper (RELEASE, ``open_time`` seconds) and rises
+away (RETREAT, ``retreat_hover`` above the resting place). A
 cube that falls out of the gripper on the way (its grip point ``drop_tol`` from the TCP) sends
 the env back to APPROACH.
 
@@ -52,6 +53,9 @@ class PickExpertConfig:
     open_action: float = OPEN    # gripper action while open, in [-1, 1]: +1 wide open; less keeps a
                                  # hinged jaw from sweeping into things beside the cube
     carry_z: float = 0.07        # sorting: the TCP's height while carrying and after releasing [m]
+    retreat_hover: Optional[float] = None  # stacking: RETREAT rises this far above the resting place [m];
+                                 # None: ``hover``. Higher keeps the wait after letting go apart from the
+                                 # hover before a grasp (a policy learnt from it tells the two apart)
     gain: float = 0.6            # fraction of the remaining error commanded per step
     pos_bound: Optional[float] = None  # the controller's translation per unit action [m]; None: the env's
 
@@ -120,7 +124,8 @@ class StackExpert(_GraspExpert):
         lift = tcp.clone()
         lift[:, 2] = over[:, 2]
         retreat = tcp.clone()  # straight up, to a height fixed by the other cube
-        retreat[:, 2] = info["b_pose"][:, 2] + cfg.hover + cfg.grasp_offset
+        rise = cfg.hover if cfg.retreat_hover is None else cfg.retreat_hover
+        retreat[:, 2] = info["b_pose"][:, 2] + rise + cfg.grasp_offset
         goal = self.pick(self.phase, {**self._grasp_goals(cube, tcp), LIFT: lift, OVER: over, PLACE: on_top,
                                       RELEASE: tcp, RETREAT: retreat})
         phase = self.phase
