@@ -43,7 +43,7 @@ when every env has finished its episode, at its success for a task that terminat
 Episodes are reproducible: by default every env runs in a PhysX system of its own
 (``sim_config.isolate_envs``), rebuilt before each batch, and the policy acts env by env, so each
 episode, and the summary, is the same bit for bit whatever ``--max-envs`` and ``--num-workers``
-(README, "Reproducibility"). ``--shared-physics`` puts all envs in one PhysX system with one
+(docs/reproducibility.md). ``--shared-physics`` puts all envs in one PhysX system with one
 batched policy call instead: faster, but episodes then change with the batch at float-rounding
 level, which can flip a contact-rich episode. The summary records what reproduces it
 (``provenance``: software versions, repository commit, env settings, seeds) and, with

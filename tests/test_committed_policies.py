@@ -101,12 +101,13 @@ def test_committed_stack_policy_stacks():
     assert 20 <= summary["mean_length"] <= 90
 
 
-# Diffusion Policies on the state, trained on expert demonstrations recorded to the time limit
+# State policies (Diffusion Policy; BC for SO101Sort-v1), trained on expert demonstrations recorded to the time limit
 # (``collect_demos.py --full-episodes``; docs/training.md): they do the task and keep it done to the
 # last step. When committed: 4 of these 4 at the end each, SO101PlaceInBowl-v1 3 of 4 (over 100 episodes at
 # the end: SO101Stack-v1 0.99, FrankaStack-v1 0.96, FrankaOpenDrawer-v1 1.00; SO101Push-v1 0.91,
 # SO101Pull-v1 0.97, SO101PlaceInBowl-v1 0.91 and SO101OpenDrawer-v1 0.97, from 100 such demonstrations;
-# SO101PlaceOnTarget-v1 0.96 from 200: docs/training_so_arms.md).
+# SO101PlaceOnTarget-v1 0.96 from 200: docs/training_so_arms.md); and BC on 2,000 for SO101Sort-v1 (0.96:
+# docs/training_so101_sort.md).
 @pytest.mark.parametrize("checkpoint, env_id, limit", [
     ("so101_stack_diffusion_state.pt", "SO101Stack-v1", 100),
     ("franka_stack_diffusion_state.pt", "FrankaStack-v1", 120),
@@ -115,11 +116,13 @@ def test_committed_stack_policy_stacks():
     ("so101_pull_diffusion_state.pt", "SO101Pull-v1", 80),
     ("so101_place_in_bowl_diffusion_state.pt", "SO101PlaceInBowl-v1", 100),
     ("so101_place_on_target_diffusion_state.pt", "SO101PlaceOnTarget-v1", 100),
-    ("so101_open_drawer_diffusion_state.pt", "SO101OpenDrawer-v1", 80)])
+    ("so101_open_drawer_diffusion_state.pt", "SO101OpenDrawer-v1", 80),
+    ("so101_sort_bc_state.pt", "SO101Sort-v1", 160)])
 def test_committed_imitation_policy_keeps_the_task_done_to_the_last_step(checkpoint, env_id, limit):
     from simulo_envs.imitation.rollout import evaluate as evaluate_imitation
 
     summary = evaluate_imitation(os.path.join(TASKS, checkpoint), episodes=4, seed=10_000, full_episodes=True)
-    assert (summary["env_id"], summary["policy"], summary["obs"]) == (env_id, "diffusion", "state")
+    policy = checkpoint.rsplit("_", 2)[-2]   # <task>_<policy>_state.pt
+    assert (summary["env_id"], summary["policy"], summary["obs"]) == (env_id, policy, "state")
     assert summary["mean_length"] == limit   # terminations ignored: every episode runs to the limit
     assert summary["success_rate"] >= 3 / 4 and summary["success_at_end"] >= 3 / 4

@@ -1,6 +1,6 @@
 """Evaluations that do not depend on the batch: ``evaluate`` (PPO and imitation checkpoints) gives
 each episode, bit for bit, whatever ``max_envs`` and ``num_workers`` (one PhysX system per env,
-rebuilt before each batch, the policy acting env by env; README, "Reproducibility").
+rebuilt before each batch, the policy acting env by env; docs/reproducibility.md).
 
 When written, the committed SO-100 lift policy on seeds 10000..10003: returns 3.8917575,
 4.4276981, 3.6389546, 4.4380488 (successes after 11, 12, 10 and 12 steps) with 4 envs, 1 env and

@@ -89,7 +89,7 @@ def test_pick_place_success_fail_and_the_hidden_goal():
 @pytest.mark.parametrize("backend", ["physx_cpu", "physx_cuda_emulated"])
 @pytest.mark.parametrize("env_id", sorted(TASKS))
 def test_the_scripted_expert_succeeds(env_id, backend):
-    """One episode in each of 16 envs (seeds 0..15); the full figure (64 seeds) is in README."""
+    """One episode in each of 16 envs (seeds 0..15); the full figure (64 seeds) is in docs/so100.md."""
     env = gym.make(env_id, num_envs=16, control_mode="pd_ee_delta_pos", sim_backend=backend)
     try:
         expert = EXPERTS[env_id](env)
