@@ -18,7 +18,7 @@ training state (resumable with ``--resume``), the older ones their acting weight
 ``progress.csv`` (iteration, training seconds, loss, learning rate, iterations/s), TensorBoard
 events, and with ``--eval-episodes K`` ``evaluations.csv``: success over K episodes of every
 checkpoint (evaluation time is not counted as training time). ``--export FILE`` also writes the
-final policy's acting weights alone (a small file for sharing). Hyperparameters: ``--set
+final policy's acting weights alone (a small file for sharing; an existing file is refused, never replaced). Hyperparameters: ``--set
 name=value`` (``simulo_envs/imitation/config.py`` lists them, with units).
 
 Ctrl-C (or SIGTERM) stops the training at the next iteration, saves ``model_<iteration>.pt`` and prints
@@ -102,8 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a hyperparameter")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     parser.add_argument("--export", default=None, metavar="FILE",
-                        help="also write the final acting weights here (its folder is made if missing, in an "
-                             "existing folder)")
+                        help="also write the final acting weights here, a new file (its folder is made if missing, "
+                             "in an existing folder)")
     add_scene_options(parser)
     parser.add_argument("--no-progress", action="store_true")
     parser.add_argument("--json", action="store_true", help="print a JSON summary as the last line")
@@ -255,8 +255,11 @@ def main(argv=None) -> int:
         check_policy_reads_cameras({"--camera-size": args.camera_size, "--camera": args.camera},
                                    reads_images=args.obs == "rgb")
         check_policy_sees_randomization(args.randomization, reads_images=args.obs == "rgb")
-        if args.export:   # before any work: a path that cannot be written is refused now
+        if args.export:   # before any work: a path that cannot be written, or a file there, is refused now
             check_output_file(args.export, "export file")
+            if os.path.exists(args.export):
+                raise ValueError(f"--export {args.export}: the file exists (a policy of its own?); choose a new "
+                                 "path or remove it first; nothing was written")
         try:
             config = default_config(args.policy, args.obs, overrides)
         except ValueError as error:   # only a --set value can make the defaults invalid

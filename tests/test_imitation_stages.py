@@ -111,6 +111,11 @@ def test_settings_that_do_not_apply_are_refused():
         ILConfig(policy="bc", obs_horizon=1, pred_horizon=1, action_horizon=1, state_aux_weight=1.0)
     with pytest.raises(ValueError, match="Diffusion Policy settings"):
         ILConfig(policy="bc", obs_horizon=1, pred_horizon=1, action_horizon=1, state_noise=0.1)
+    with pytest.raises(ValueError, match=r"denoiser='unet': Diffusion Policy settings"):  # no U-Net in BC
+        ILConfig(policy="bc", obs_horizon=1, pred_horizon=1, action_horizon=1, denoiser="unet")
+    with pytest.raises(ValueError, match=r"inference_steps=5: Diffusion Policy settings"):
+        default_config("bc", "state", {"inference_steps": 5})
+    assert default_config("bc", "state", {"hidden": 64}).hidden == 64   # a setting BC reads is taken
     with pytest.raises(ValueError, match="state_noise must be >= 0"):
         ILConfig(state_noise=-0.1)
     with pytest.raises(ValueError, match="encoder_pretrain must be in"):

@@ -70,3 +70,11 @@ def test_a_dataset_folder_that_cannot_be_created_names_the_reason(capsys):
                      capsys)
     last = error.strip().splitlines()[-1]
     assert "/proc/ds" in last and not last.endswith("error: 2")
+
+
+def test_train_il_refuses_to_export_over_an_existing_file(tmp_path, a_file, capsys):
+    # It replaced the file after training (a committed policy, when a recipe's --export named it).
+    error = _refused("train_il", ["--dataset", str(tmp_path / "demos"), "--out", str(tmp_path / "run"),
+                                  "--export", str(a_file)], capsys)
+    assert f"--export {a_file}: the file exists" in error and "nothing was written" in error
+    assert a_file.read_text() == "a regular file" and not (tmp_path / "run").exists()

@@ -154,7 +154,6 @@ def test_the_scripted_expert_succeeds(env_id, variant):
         env.close()
 
 
-
 def test_place_on_target_expert_lets_go_in_the_air_and_waits_high_above_the_cube():
     """The expert lets go of the cube ``place_gap`` (15 mm) above its resting place, then rises
     ``retreat_hover`` (0.10 m) above it, well above its 0.04 m pre-grasp hover, and waits there to
@@ -177,6 +176,7 @@ def test_place_on_target_expert_lets_go_in_the_air_and_waits_high_above_the_cube
         assert info["tcp_pose"][0, 2].item() == pytest.approx(rest_z + 0.10, abs=0.003)
     finally:
         env.close()
+
 
 def test_demo_runs_the_expert_in_the_variant_asked_for():
     spec = importlib.util.spec_from_file_location("script_demo", os.path.join(ROOT, "scripts", "demo.py"))

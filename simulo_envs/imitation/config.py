@@ -20,6 +20,9 @@ from simulo_envs.imitation.encoders import IMAGE_ENCODERS
 __all__ = ["ILConfig", "default_config", "POLICIES"]
 
 POLICIES = ("bc", "diffusion")
+DIFFUSION_ONLY = ("denoiser", "down_dims", "train_timesteps", "inference_steps", "aux_bc_weight",
+                  "state_aux_weight", "encoder_pretrain", "state_noise")
+"""Settings only Diffusion Policy reads: a BC config that changes one from its default is refused."""
 
 
 @dataclass(frozen=True)
@@ -106,10 +109,12 @@ class ILConfig:
         if self.state_aux_weight < 0 or self.state_noise < 0:
             raise ValueError(f"state_aux_weight and state_noise must be >= 0, got {self.state_aux_weight} "
                              f"and {self.state_noise}")
-        if self.policy == "bc" and (self.aux_bc_weight > 0 or self.encoder_pretrain > 0 or self.state_aux_weight > 0
-                                    or self.state_noise > 0):
-            raise ValueError("aux_bc_weight, state_aux_weight, state_noise and encoder_pretrain are Diffusion "
-                             "Policy settings")
+        if self.policy == "bc":
+            changed = {name: getattr(self, name) for name in DIFFUSION_ONLY
+                       if getattr(self, name) != _DEFAULTS[name]}
+            if changed:
+                raise ValueError(f"{', '.join(f'{k}={v!r}' for k, v in changed.items())}: Diffusion Policy settings "
+                                 f"(BC uses none of {', '.join(DIFFUSION_ONLY)})")
 
     def to_dict(self) -> dict:
         """The hyperparameters as plain data (a checkpoint's ``config``)."""
@@ -131,6 +136,9 @@ class ILConfig:
         if unknown:
             raise KeyError(f"unknown setting(s) {unknown}; known: {sorted(known)}")
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+
+_DEFAULTS = {f.name: f.default for f in fields(ILConfig) if f.name in DIFFUSION_ONLY}
 
 
 def default_config(policy: str, obs: str, overrides: Optional[dict] = None) -> ILConfig:
