@@ -108,21 +108,20 @@ def test_committed_stack_policy_stacks():
 # SO101Pull-v1 0.97, SO101PlaceInBowl-v1 0.91 and SO101OpenDrawer-v1 0.97, from 100 such demonstrations;
 # SO101PlaceOnTarget-v1 0.96 from 200: docs/training_so_arms.md); and BC on 2,000 for SO101Sort-v1 (0.96:
 # docs/training_so101_sort.md).
-@pytest.mark.parametrize("checkpoint, env_id, limit", [
-    ("so101_stack_diffusion_state.pt", "SO101Stack-v1", 100),
-    ("franka_stack_diffusion_state.pt", "FrankaStack-v1", 120),
-    ("franka_open_drawer_diffusion_state.pt", "FrankaOpenDrawer-v1", 100),
-    ("so101_push_diffusion_state.pt", "SO101Push-v1", 80),
-    ("so101_pull_diffusion_state.pt", "SO101Pull-v1", 80),
-    ("so101_place_in_bowl_diffusion_state.pt", "SO101PlaceInBowl-v1", 100),
-    ("so101_place_on_target_diffusion_state.pt", "SO101PlaceOnTarget-v1", 100),
-    ("so101_open_drawer_diffusion_state.pt", "SO101OpenDrawer-v1", 80),
-    ("so101_sort_bc_state.pt", "SO101Sort-v1", 160)])
-def test_committed_imitation_policy_keeps_the_task_done_to_the_last_step(checkpoint, env_id, limit):
+@pytest.mark.parametrize("checkpoint, env_id, policy, limit", [
+    ("so101_stack_diffusion_state.pt", "SO101Stack-v1", "diffusion", 100),
+    ("franka_stack_diffusion_state.pt", "FrankaStack-v1", "diffusion", 120),
+    ("franka_open_drawer_diffusion_state.pt", "FrankaOpenDrawer-v1", "diffusion", 100),
+    ("so101_push_diffusion_state.pt", "SO101Push-v1", "diffusion", 80),
+    ("so101_pull_diffusion_state.pt", "SO101Pull-v1", "diffusion", 80),
+    ("so101_place_in_bowl_diffusion_state.pt", "SO101PlaceInBowl-v1", "diffusion", 100),
+    ("so101_place_on_target_diffusion_state.pt", "SO101PlaceOnTarget-v1", "diffusion", 100),
+    ("so101_open_drawer_diffusion_state.pt", "SO101OpenDrawer-v1", "diffusion", 80),
+    ("so101_sort_bc_state.pt", "SO101Sort-v1", "bc", 160)])
+def test_committed_imitation_policy_keeps_the_task_done_to_the_last_step(checkpoint, env_id, policy, limit):
     from simulo_envs.imitation.rollout import evaluate as evaluate_imitation
 
     summary = evaluate_imitation(os.path.join(TASKS, checkpoint), episodes=4, seed=10_000, full_episodes=True)
-    policy = checkpoint.rsplit("_", 2)[-2]   # <task>_<policy>_state.pt
     assert (summary["env_id"], summary["policy"], summary["obs"]) == (env_id, policy, "state")
     assert summary["mean_length"] == limit   # terminations ignored: every episode runs to the limit
     assert summary["success_rate"] >= 3 / 4 and summary["success_at_end"] >= 3 / 4

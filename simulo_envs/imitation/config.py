@@ -27,7 +27,13 @@ DIFFUSION_ONLY = ("denoiser", "down_dims", "train_timesteps", "inference_steps",
 
 @dataclass(frozen=True)
 class ILConfig:
-    """Hyperparameters of one training (saved in its checkpoints)."""
+    """Hyperparameters of one training (saved in its checkpoints); units beside each field.
+
+    Raises:
+        ValueError: a value of the wrong type or out of range (named with the value), an action
+            horizon that does not fit in the prediction, or, for ``policy="bc"``, any setting of
+            ``DIFFUSION_ONLY`` changed from its default (BC would ignore it).
+    """
 
     policy: str = "diffusion"                 # "bc" or "diffusion"
     obs_horizon: int = 2                      # observations the policy reads, ending at the current one [steps]
@@ -139,6 +145,7 @@ class ILConfig:
 
 
 _DEFAULTS = {f.name: f.default for f in fields(ILConfig) if f.name in DIFFUSION_ONLY}
+"""The defaults BC keeps (read by ``ILConfig.__post_init__`` at construction, after this module loaded)."""
 
 
 def default_config(policy: str, obs: str, overrides: Optional[dict] = None) -> ILConfig:
